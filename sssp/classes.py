@@ -1,0 +1,145 @@
+"""The paper's graph classes: size labels (``24k``, ``49k``, ``98k``, ...) and degree classes.
+
+Size ladder
+    The paper's sizes are 24 576, 49 152 and 98 304 nodes (3·2^13, 3·2^14, 3·2^15), written
+    ``24k``, ``49k`` and ``98k``. The ladder continues by doubling in both directions
+    (``12k``, ``6k``, ... and ``196k``, ``393k``, ``786k``, ``1572k``, ...); a label is the node
+    count divided by 1000, truncated, as the paper writes them. A graph's size label is the ladder
+    step nearest to its node count in log2 (ties go to the larger step).
+
+Degree classes
+    By mean out-degree ``d = m / n``: the paper's classes are 2, 20, 200 and "1000 or more"
+    (``deg2``, ``deg20``, ``deg200``, ``deg1000``). A graph belongs to the class nearest in
+    log10, so the boundaries are the geometric midpoints: ``deg2`` for d < √40 ≈ 6.3,
+    ``deg20`` for d < √4000 ≈ 63.2, ``deg200`` for d < √200000 ≈ 447, ``deg1000`` above.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .errors import UnknownClassError
+
+BASE_SIZE = 24_576  # 3 * 2**13, the paper's smallest class
+PAPER_SIZES = ("24k", "49k", "98k")
+DEGREE_CLASSES: dict[str, int] = {"deg2": 2, "deg20": 20, "deg200": 200, "deg1000": 1000}
+PAPER_DEGREES = tuple(DEGREE_CLASSES)
+_LADDER_RANGE = range(-8, 13)  # 96 nodes ... 100M nodes
+
+
+def _ladder_nodes(step: int) -> int:
+    return BASE_SIZE * 2**step if step >= 0 else BASE_SIZE // 2 ** (-step)
+
+
+def _ladder_label(step: int) -> str:
+    return f"{_ladder_nodes(step) // 1000}k" if _ladder_nodes(step) >= 1000 else str(_ladder_nodes(step))
+
+
+SIZE_LABELS: dict[str, int] = {_ladder_label(k): _ladder_nodes(k) for k in _LADDER_RANGE}
+
+
+def parse_size(text: str | int) -> int:
+    """Node count for a size given as a ladder label (``"49k"``), ``"<k>M"`` (k·2^20, the sizes
+    of Martín's graphs) or a plain positive integer.
+
+    Raises
+    ------
+    UnknownClassError
+        For anything else, listing the accepted labels.
+    """
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        if int(text) == text and text > 0:
+            return int(text)
+        raise UnknownClassError(f"unknown size {text!r}: expected a positive integer")
+    s = str(text).strip()
+    if s in SIZE_LABELS:
+        return SIZE_LABELS[s]
+    if re.fullmatch(r"[1-9][0-9]*", s):
+        return int(s)
+    m = re.fullmatch(r"([1-9][0-9]*)M", s)
+    if m:
+        return int(m.group(1)) * 2**20
+    raise UnknownClassError(
+        f"unknown size {text!r}: expected a ladder label (24k, 49k, 98k, 196k, ...), "
+        "'<k>M' for k*2^20 nodes, "
+        "or a positive integer"
+    )
+
+
+def size_label(n: int) -> str:
+    """The ladder label nearest to ``n`` nodes in log2."""
+    if n <= 0:
+        raise UnknownClassError(f"unknown size {n!r}: a graph class needs at least one node")
+    step = math.floor(math.log2(n / BASE_SIZE) + 0.5)
+    step = min(max(step, _LADDER_RANGE.start), _LADDER_RANGE.stop - 1)
+    return _ladder_label(step)
+
+
+def degree_class(mean_degree: float) -> str:
+    """The paper's degree class nearest to ``mean_degree`` in log10."""
+    if mean_degree <= 0:
+        return "deg2"
+    names = list(DEGREE_CLASSES)
+    for lo, hi in zip(names, names[1:], strict=False):
+        if mean_degree < math.sqrt(DEGREE_CLASSES[lo] * DEGREE_CLASSES[hi]):
+            return lo
+    return names[-1]
+
+
+def parse_degree(text: str | int) -> str:
+    """Normalise ``"deg200"``, ``"200"`` or ``200`` to a degree-class name."""
+    s = str(text).strip()
+    if s in DEGREE_CLASSES:
+        return s
+    if re.fullmatch(r"[1-9][0-9]*", s) and f"deg{s}" in DEGREE_CLASSES:
+        return f"deg{s}"
+    raise UnknownClassError(
+        f"unknown degree class {text!r}: expected one of {', '.join(DEGREE_CLASSES)}"
+    )
+
+
+@dataclass(frozen=True, order=True)
+class GraphClass:
+    """A (size, degree) class such as ``GraphClass("49k", "deg200")``."""
+
+    size: str
+    degree: str
+
+    def __post_init__(self) -> None:
+        if self.size not in SIZE_LABELS:
+            parse_size(self.size)  # raises with the standard message for non-labels
+            raise UnknownClassError(
+                f"unknown size {self.size!r}: a graph class needs a ladder label such as 49k"
+            )
+        parse_degree(self.degree)
+        if self.degree not in DEGREE_CLASSES:
+            object.__setattr__(self, "degree", parse_degree(self.degree))
+
+    @classmethod
+    def parse(cls, size: str | int, degree: str | int) -> GraphClass:
+        """Build from user input: any size :func:`parse_size` accepts, snapped to the ladder."""
+        return cls(size_label(parse_size(size)), parse_degree(degree))
+
+    @property
+    def nodes(self) -> int:
+        return SIZE_LABELS[self.size]
+
+    @property
+    def mean_degree(self) -> int:
+        return DEGREE_CLASSES[self.degree]
+
+    def distance(self, other: GraphClass) -> float:
+        """Distance in (log2 size, log10 degree) space; used to find the nearest stored class."""
+        ds = math.log2(self.nodes / other.nodes)
+        dd = math.log10(self.mean_degree / other.mean_degree)
+        return math.hypot(ds, dd)
+
+    def __str__(self) -> str:
+        return f"{self.size}/{self.degree}"
+
+
+def paper_classes() -> list[GraphClass]:
+    """The paper's 12 tuning classes: 24k/49k/98k x deg2/deg20/deg200/deg1000."""
+    return [GraphClass(s, d) for s in PAPER_SIZES for d in PAPER_DEGREES]

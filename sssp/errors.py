@@ -1,0 +1,73 @@
+"""The one error family of the project.
+
+Every error a user can cause derives from :class:`SSSPError`, so callers (and the CLIs) can catch
+one type. Messages name the offending file, line or value; the same condition is always worded
+the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SSSPError(Exception):
+    """Root of every error raised on purpose by ``sssp``, ``kernels``, ``tuner`` and ``tuning_db``."""
+
+
+class GraphFormatError(SSSPError):
+    """A graph file is malformed. Carries the file and, where known, the 1-based line."""
+
+    def __init__(self, path: str | Path | None, message: str, *, line: int | None = None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.reason = message
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+class InvalidGraphError(SSSPError):
+    """Arrays or parameters do not describe a valid graph (negative weight, id out of range...)."""
+
+
+class UnknownClassError(SSSPError, ValueError):
+    """A size or degree label that is not one of the known graph classes."""
+
+
+class BackendUnavailableError(SSSPError):
+    """A requested backend cannot run here (no pycuda, no CUDA device, ...)."""
+
+    INSTALL_HINT = "install the GPU extra on a CUDA host: pip install 'sssp-tune[gpu]'"
+
+    def __init__(self, backend: str, reason: str, *, hint: str | None = None):
+        self.backend = backend
+        self.reason = reason
+        self.hint = self.INSTALL_HINT if hint is None else hint
+        msg = f"backend {backend!r} is unavailable: {reason}"
+        if self.hint:
+            msg += f" ({self.hint})"
+        super().__init__(msg)
+
+
+class KernelCompileError(SSSPError):
+    """``nvcc``/NVRTC rejected a kernel source. Keeps source, options and the compiler log."""
+
+    def __init__(self, message: str, *, source: str = "", options: tuple[str, ...] = (), log: str = ""):
+        self.source = source
+        self.options = tuple(options)
+        self.log = log
+        text = message
+        if options:
+            text += f"\noptions: {' '.join(options)}"
+        if log:
+            text += f"\ncompiler log:\n{log.strip()}"
+        super().__init__(text)
+
+
+class TuningError(SSSPError):
+    """The tuning pipeline cannot proceed (no workload, bad search space, ...)."""
+
+
+class StoreError(SSSPError):
+    """The tuning database is unreachable, corrupt or of another schema version."""

@@ -1,0 +1,122 @@
+"""Plain, typed values that go in and out of the store (no SQLAlchemy objects leak out)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from enum import Enum
+
+from sssp.classes import GraphClass
+from sssp.config import KernelConfig, LaunchConfig
+
+
+class TrialStatus(str, Enum):
+    """Outcome of measuring one configuration. A failure is data, not an exception."""
+
+    OK = "ok"
+    COMPILE_FAILED = "compile_failed"
+    LAUNCH_FAILED = "launch_failed"
+    INVALID = "invalid"  # rejected by a restriction or by the device's limits
+    WRONG_RESULT = "wrong_result"  # outputs differ from the default configuration's
+
+
+class RunStatus(str, Enum):
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class DeviceRecord:
+    """A GPU as the tuner saw it."""
+
+    name: str
+    uuid: str
+    compute_capability: str  # "9.0"
+    sm_count: int
+    driver_version: str
+    cuda_version: str
+
+
+@dataclass(frozen=True)
+class KernelVersionRecord:
+    """The exact kernel sources (digest) and the compile options applied to every config."""
+
+    digest: str
+    compile_options: str = ""
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """What identifies a tuning run, so an interrupted one can be found and resumed."""
+
+    device: DeviceRecord
+    kernel_version: KernelVersionRecord
+    graph_class: GraphClass
+    algorithm: str = "crauser"
+    variant: str = "successors"
+    kernel: str = "all"  # "relax" | "min" | "update" | "all"
+    strategy: str = "exhaustive"
+    instance: str = ""  # how the class instance was made, e.g. "random n=49152 d=200 seed=0"
+    replay: bool = False
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    key: RunKey
+    status: RunStatus
+    budget: int | None
+    seed: int
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    wall_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One measured (or failed) configuration of one kernel."""
+
+    kernel: str
+    config: KernelConfig
+    status: TrialStatus
+    times_ms: tuple[float, ...] = ()
+    """Per-repetition kernel times (ms), summed over the workload's captured states."""
+    applied_l1: str = ""
+    """What the driver reported after applying the L1 state (attribute read back)."""
+    message: str = ""
+    number: int | None = None  # position in the run, assigned by the store
+
+    @property
+    def median_ms(self) -> float | None:
+        if not self.times_ms:
+            return None
+        s = sorted(self.times_ms)
+        k = len(s) // 2
+        return s[k] if len(s) % 2 else 0.5 * (s[k - 1] + s[k])
+
+
+@dataclass(frozen=True)
+class BestRecord:
+    """The configuration to use for (device, kernel version, graph class, algorithm, variant),
+    with the end-to-end check that justified it."""
+
+    device: DeviceRecord
+    kernel_version: KernelVersionRecord
+    graph_class: GraphClass
+    algorithm: str
+    variant: str
+    config: LaunchConfig
+    """What `solve(tuned=True)` runs: the tuned picks, or the default when tuning did not help."""
+    tuned_config: LaunchConfig
+    """The per-kernel picks of the search, kept even when the default won the end-to-end check."""
+    tuned_median_ms: float
+    default_median_ms: float
+    speedup: float  # default_median_ms / tuned_median_ms
+    n_sources: int
+    kept_default: bool
+    replay: bool = False
+    """True when built from recorded measurements rather than measured in this run."""
+    run_id: int | None = None
+    updated_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
