@@ -31,7 +31,7 @@ class SSSPResult:
     source : int
     algorithm : {"dijkstra", "martin", "crauser"}
     variant : {"successors", "predecessors"}
-    backend : {"scipy", "cpu", "gpu"}
+    backend : {"cpu", "gpu"}
     iterations : int
         Outer-loop steps (phases) of Martín/Crauser; for Dijkstra, the number of settled nodes.
     timings : mapping of str to float

@@ -1,0 +1,328 @@
+"""The paper's sequential CPU versions of Martín's and Crauser's parallel Dijkstra.
+
+Compiled with numba; each iteration is three O(n) scans (relax, min, update), exactly as the
+GPU kernels do it one thread per node, so the cost the benchmarks measure is the paper's.
+
+Semantics (shared with the GPU kernels, whose iteration counts the tests compare)::
+
+    UNSETTLED = int32 max; INF = int64 max (UNREACHABLE)
+    settled_at[v] = UNSETTLED; dist[v] = INF; dist[s] = 0; settled_at[s] = 0
+    omega[v] = min outgoing weight of v, INF if v has no out-edges
+    for i = 1, 2, ...:
+        relax  (successors):   every u with settled_at[u] == i-1, each edge (u, v, w):
+                               if settled_at[v] == UNSETTLED: dist[v] = min(dist[v], dist[u] + w)
+        relax  (predecessors): every v with settled_at[v] == UNSETTLED, each incoming (u, v, w)
+                               with settled_at[u] == i-1: dist[v] = min(dist[v], dist[u] + w)
+        min    over unsettled v with dist[v] != INF:
+                   crauser: Δ = min(dist[v] + omega[v]) (INF where omega[v] == INF)
+                   martin:  Δ = min(dist[v])            (Δ = INF if there is no such v)
+        if Δ == INF: stop; iterations = i - 1
+        update every unsettled v with (crauser: dist[v] <= Δ; martin: dist[v] == Δ):
+               settled_at[v] = i
+    pred[v] (v != s, dist[v] != INF) = the smallest u with an edge (u, v, w), dist[u] != INF,
+        dist[u] + w == dist[v] and settled_at[u] < settled_at[v]; -1 for s and unreached nodes.
+
+At the end some nodes with a finite distance may remain unsettled (Crauser: sinks, whose ω is
+infinite); their distances are final. The predecessor rule yields an acyclic tree even with
+zero-weight edges, because a node's predecessor was settled strictly earlier.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Literal
+
+import numpy as np
+from numba import njit
+
+from ..errors import InvalidGraphError, SSSPError
+from ..graph import Graph
+from ..result import UNREACHABLE, VARIANTS, SSSPResult
+from .reference import check_source
+
+log = logging.getLogger(__name__)
+
+UNSETTLED: int = int(np.iinfo(np.int32).max)
+"""``settled_at`` value of a node that has not been settled."""
+INF: int = UNREACHABLE
+
+CRITERIA = ("martin", "crauser")
+Criterion = Literal["martin", "crauser"]
+Variant = Literal["successors", "predecessors"]
+
+_CRAUSER = 1
+_MARTIN = 0
+
+
+# -- the three per-iteration scans ----------------------------------------------------------------
+@njit(cache=True)
+def _relax_successors(indptr, indices, weights, dist, settled_at, frontier):  # pragma: no cover
+    """Frontier nodes (``settled_at == frontier``) push along their out-edges."""
+    unsettled = np.int32(UNSETTLED)
+    for u in range(dist.size):
+        if settled_at[u] != frontier:
+            continue
+        du = dist[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if settled_at[v] == unsettled:
+                nd = du + np.int64(weights[e])
+                if nd < dist[v]:
+                    dist[v] = nd
+
+
+@njit(cache=True)
+def _relax_predecessors(
+    rindptr, rindices, rweights, dist, settled_at, frontier
+):  # pragma: no cover
+    """Unsettled nodes pull from their frontier in-neighbours (reverse CSR)."""
+    unsettled = np.int32(UNSETTLED)
+    for v in range(dist.size):
+        if settled_at[v] != unsettled:
+            continue
+        best = dist[v]
+        for e in range(rindptr[v], rindptr[v + 1]):
+            u = rindices[e]
+            if settled_at[u] == frontier:
+                nd = dist[u] + np.int64(rweights[e])
+                if nd < best:
+                    best = nd
+        dist[v] = best
+
+
+@njit(cache=True)
+def _min_threshold(dist, settled_at, omega, criterion):  # pragma: no cover
+    """Δ over unsettled nodes with finite distance (INF if none / all terms infinite)."""
+    inf = np.int64(INF)
+    unsettled = np.int32(UNSETTLED)
+    delta = inf
+    for v in range(dist.size):
+        if settled_at[v] != unsettled:
+            continue
+        d = dist[v]
+        if d == inf:
+            continue
+        if criterion == 1:
+            o = omega[v]
+            if o == inf:
+                continue
+            d = d + o
+        if d < delta:
+            delta = d
+    return delta
+
+
+@njit(cache=True)
+def _update(dist, settled_at, delta, criterion, iteration):  # pragma: no cover
+    """Settle unsettled nodes under the threshold; returns how many were settled."""
+    unsettled = np.int32(UNSETTLED)
+    count = 0
+    for v in range(dist.size):
+        if settled_at[v] != unsettled:
+            continue
+        if (criterion == 1 and dist[v] <= delta) or (criterion == 0 and dist[v] == delta):
+            settled_at[v] = iteration
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _predecessors(indptr, indices, weights, dist, settled_at, source):  # pragma: no cover
+    """The smallest qualifying in-neighbour of every reached node (scanning u in increasing
+    order, the first hit is the smallest)."""
+    n = dist.size
+    inf = np.int64(INF)
+    pred = np.full(n, -1, dtype=np.int32)
+    for u in range(n):
+        du = dist[u]
+        if du == inf:
+            continue
+        su = settled_at[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if v == source or pred[v] != -1:
+                continue
+            if du + np.int64(weights[e]) == dist[v] and su < settled_at[v]:
+                pred[v] = np.int32(u)
+    return pred
+
+
+@njit(cache=True)
+def _solve(
+    indptr, indices, weights, rindptr, rindices, rweights, omega, source, criterion, pull
+):  # pragma: no cover
+    """The whole outer loop. Returns (dist, pred, settled_at, iterations, settled_counts)."""
+    n = indptr.size - 1
+    dist = np.full(n, np.int64(INF), dtype=np.int64)
+    settled_at = np.full(n, np.int32(UNSETTLED), dtype=np.int32)
+    counts = np.zeros(n + 1, dtype=np.int64)  # counts[i]: nodes settled at iteration i
+    dist[source] = 0
+    settled_at[source] = 0
+    counts[0] = 1
+    i = 1
+    while True:
+        frontier = np.int32(i - 1)
+        if pull:
+            _relax_predecessors(rindptr, rindices, rweights, dist, settled_at, frontier)
+        else:
+            _relax_successors(indptr, indices, weights, dist, settled_at, frontier)
+        delta = _min_threshold(dist, settled_at, omega, criterion)
+        if delta == np.int64(INF):
+            break
+        counts[i] = _update(dist, settled_at, delta, criterion, np.int32(i))
+        i += 1
+    pred = _predecessors(indptr, indices, weights, dist, settled_at, source)
+    return dist, pred, settled_at, i - 1, counts[:i]
+
+
+# -- Python front end -----------------------------------------------------------------------------
+_warmed: set[tuple[np.dtype, np.dtype]] = set()
+
+
+def _warm(wdtype: np.dtype, rwdtype: np.dtype) -> None:
+    """Compile (or load from numba's cache) the kernels for these weight dtypes on a tiny graph,
+    so that the timed call excludes compilation."""
+    key = (np.dtype(wdtype), np.dtype(rwdtype))
+    if key in _warmed:
+        return
+    tiny = Graph(np.array([0, 1, 1]), np.array([1]), np.array([1], dtype=key[0]), name="warm")
+    rtiny = Graph(np.array([0, 0, 1]), np.array([0]), np.array([1], dtype=key[1]), name="warm^T")
+    om = np.array([1, INF], dtype=np.int64)
+    for criterion in (_MARTIN, _CRAUSER):
+        for pull in (False, True):
+            _solve(
+                tiny.indptr, tiny.indices, tiny.weights,
+                rtiny.indptr, rtiny.indices, rtiny.weights,
+                om, 0, criterion, pull,
+            )  # fmt: skip
+    _warmed.add(key)
+
+
+def _omega_inf(graph: Graph) -> np.ndarray:
+    """ω with :data:`INF` (not -1) for nodes without out-edges; int64, shape (n,)."""
+    om = graph.omega()
+    om[om < 0] = INF
+    return om
+
+
+def check_int64_safe(graph: Graph) -> None:
+    """Raise :class:`InvalidGraphError` unless ``max_weight * n < 2**63 - 1``.
+
+    Every distance is at most ``max_weight * (n - 1)``, so every ``dist[u] + w`` and every
+    Crauser term ``dist[v] + omega[v]`` is at most ``max_weight * n``: below this bound int64
+    arithmetic cannot overflow nor collide with the :data:`INF` sentinel.
+    """
+    bound = graph.max_weight * graph.n
+    if bound >= INF:
+        raise InvalidGraphError(
+            f"max_weight * n = {graph.max_weight} * {graph.n} = {bound} does not fit below the "
+            "int64 range: distances could overflow"
+        )
+
+
+def parallel_dijkstra(
+    graph: Graph,
+    source: int,
+    *,
+    criterion: Criterion = "crauser",
+    variant: Variant = "successors",
+) -> SSSPResult:
+    """Martín's or Crauser's outer-parallel Dijkstra, sequential CPU version.
+
+    Parameters
+    ----------
+    graph : Graph
+        Parallel edges, self-loops and zero weights are allowed.
+    source : int
+        In ``[0, graph.n)``.
+    criterion : {"crauser", "martin"}
+        Crauser's OUT criterion (settle ``dist <= min(dist + ω)``) or Martín's (settle
+        ``dist == min(dist)``).
+    variant : {"successors", "predecessors"}
+        Push along out-edges from the frontier, or pull along in-edges (``graph.reverse()``,
+        built and cached before timing starts) into unsettled nodes. Both give identical
+        results and iteration counts.
+
+    Returns
+    -------
+    SSSPResult
+        ``dist`` int64 shape (n,), ``pred`` int32 shape (n,), ``algorithm=criterion``,
+        ``backend="cpu"``, ``iterations`` as in the module docstring, ``timings["total"]``
+        (seconds of the compiled call: the loop and the predecessor pass; compilation and the
+        reverse graph excluded), and ``stats``:
+
+        ``"settled"`` : int
+            Nodes settled (source included); reached sinks may stay unsettled under Crauser.
+        ``"reached"`` : int
+            Nodes with a finite distance.
+        ``"mean_frontier_share"`` : float
+            Mean over iterations i = 1..iterations of |{v : settled_at[v] == i}| / n (0.0 when
+            there were no iterations).
+        ``"max_frontier"`` : int
+            The largest such set.
+
+    Raises
+    ------
+    InvalidGraphError
+        Source out of range, or ``max_weight * n`` too large for int64 distances.
+    SSSPError
+        Unknown ``criterion`` or ``variant``.
+    """
+    if criterion not in CRITERIA:
+        raise SSSPError(f"unknown criterion {criterion!r}: expected one of {', '.join(CRITERIA)}")
+    if variant not in VARIANTS:
+        raise SSSPError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    s = check_source(graph, source)
+    check_int64_safe(graph)
+    pull = variant == "predecessors"
+    rev = graph.reverse() if pull else graph
+    _warm(graph.weights.dtype, rev.weights.dtype)
+    omega = _omega_inf(graph)
+    crit = _CRAUSER if criterion == "crauser" else _MARTIN
+    t0 = time.perf_counter()
+    dist, pred, settled_at, iterations, counts = _solve(
+        graph.indptr, graph.indices, graph.weights,
+        rev.indptr, rev.indices, rev.weights,
+        omega, s, crit, pull,
+    )  # fmt: skip
+    total = time.perf_counter() - t0
+    iterations = int(iterations)
+    n = graph.n
+    per_iter = counts[1:]
+    stats = {
+        "settled": int(counts.sum()),
+        "reached": int(np.count_nonzero(dist != INF)),
+        "mean_frontier_share": float(per_iter.mean() / n) if iterations else 0.0,
+        "max_frontier": int(per_iter.max()) if iterations else 0,
+    }
+    log.debug(
+        "%s/%s on %s from %d: %d iterations, %.3g s",
+        criterion,
+        variant,
+        graph.name,
+        s,
+        iterations,
+        total,
+    )
+    return SSSPResult(
+        dist=dist,
+        pred=pred,
+        source=s,
+        algorithm=criterion,
+        variant=variant,
+        backend="cpu",
+        iterations=iterations,
+        timings={"total": total},
+        stats=stats,
+    )
+
+
+def crauser(graph: Graph, source: int, *, variant: Variant = "successors") -> SSSPResult:
+    """Crauser's criterion; see :func:`parallel_dijkstra`."""
+    return parallel_dijkstra(graph, source, criterion="crauser", variant=variant)
+
+
+def martin(graph: Graph, source: int, *, variant: Variant = "successors") -> SSSPResult:
+    """Martín's criterion; see :func:`parallel_dijkstra`."""
+    return parallel_dijkstra(graph, source, criterion="martin", variant=variant)
