@@ -1,0 +1,129 @@
+"""Parse throughput of ``sssp.formats`` on the real graphs and on a large synthetic METIS file.
+
+For every file in the graphs folder (default ``<repo>/../shared/graphs``, or ``SSSP_GRAPHS_DIR``)
+it times, best of ``--repeat`` runs:
+
+- ``parse``: the format reader alone on the already decompressed bytes (text -> arcs);
+- ``load``: ``sssp.formats.load`` end to end (read, decompress, parse, weights, CSR ``Graph``).
+
+Throughput is MB (10**6 bytes) of decompressed text per second. Then a synthetic METIS text of
+``--synthetic-mb`` MB is generated in memory (vectorised), written uncompressed to a temporary
+file, and timed the same way.
+
+Usage: ``python benchmarks/bench_parse.py [--repeat 3] [--synthetic-mb 60] [--graphs DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from sssp.formats import _PARSERS, detect_format, load
+from sssp.formats._text import read_bytes
+
+DEFAULT_DIR = Path(os.environ.get("SSSP_GRAPHS_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "graphs")
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def format_ints(values: np.ndarray, seps: np.ndarray) -> bytes:
+    """Decimal text of non-negative ``values`` (int64), each followed by the byte in ``seps``."""
+    width = np.ones(values.size, dtype=np.int64)
+    rest = values // 10
+    while rest.any():
+        width += rest > 0
+        rest //= 10
+    ends = np.cumsum(width + 1)
+    starts = ends - width - 1
+    buf = np.empty(int(ends[-1]), dtype=np.uint8)
+    rest = values.copy()
+    for k in range(int(width.max())):
+        live = width > k
+        buf[(starts + width - 1 - k)[live]] = (48 + rest[live] % 10).astype(np.uint8)
+        rest //= 10
+    buf[starts + width] = seps
+    return buf.tobytes()
+
+
+def synthetic_metis(target_mb: float, seed: int = 1) -> bytes:
+    """A random undirected multigraph (ring + random edges) as METIS text of about target_mb MB."""
+    rng = np.random.default_rng(seed)
+    n = max(1000, int(target_mb * 1e6 / 69))  # ~69 bytes per vertex line at mean degree 10
+    extra = 4 * n
+    src = np.concatenate([np.arange(n), rng.integers(0, n, extra)])
+    dst = np.concatenate([(np.arange(n) + 1) % n, rng.integers(0, n, extra)])
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    s, d = np.concatenate([src, dst]), np.concatenate([dst, src])
+    order = np.argsort(s, kind="stable")
+    s, d = s[order], d[order]
+    seps = np.full(s.size, ord(" "), dtype=np.uint8)
+    seps[np.r_[s[1:] != s[:-1], True]] = ord("\n")
+    return f"{n} {s.size // 2}\n".encode() + format_ints(d + 1, seps)
+
+
+def row(label: str, fmt: str, size: int, t_parse: float, t_load: float) -> str:
+    mb = size / 1e6
+    return (f"{label:42s} {fmt:6s} {mb:8.2f} {t_parse * 1e3:9.1f} {mb / t_parse:8.1f} "
+            f"{t_load * 1e3:9.1f} {mb / t_load:8.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--synthetic-mb", type=float, default=60.0)
+    args = ap.parse_args(argv)
+    if not args.graphs.is_dir():
+        print(f"graphs folder {args.graphs} is missing", file=sys.stderr)
+        return 2
+    files = sorted(p for p in args.graphs.rglob("*") if p.is_file() and p.suffix in (".gz", ".bz2", ".xz"))
+    header = (f"{'file':42s} {'format':6s} {'MB':>8s} {'parse ms':>9s} {'MB/s':>8s} "
+              f"{'load ms':>9s} {'MB/s':>8s}")
+    print(header)
+    print("-" * len(header))
+    total = t_parse_all = t_load_all = 0.0
+    for path in files:
+        fmt = detect_format(path)
+        data = read_bytes(path)
+        parser = _PARSERS[fmt]
+        t_parse = best_of(lambda data=data, parser=parser, path=path: parser(data, path), args.repeat)
+        t_load = best_of(lambda path=path: load(path), args.repeat)
+        total += len(data)
+        t_parse_all += t_parse
+        t_load_all += t_load
+        print(row(path.relative_to(args.graphs).as_posix(), fmt, len(data), t_parse, t_load))
+    print("-" * len(header))
+    print(row(f"aggregate ({len(files)} files)", "", int(total), t_parse_all, t_load_all))
+
+    if args.synthetic_mb > 0:
+        t0 = time.perf_counter()
+        data = synthetic_metis(args.synthetic_mb)
+        gen = time.perf_counter() - t0
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "synthetic.graph"
+            path.write_bytes(data)
+            t_parse = best_of(lambda: _PARSERS["metis"](data, path), args.repeat)
+            t_load = best_of(lambda: load(path), args.repeat)
+            g = load(path)
+        print(f"synthetic METIS: n={g.n}, arcs={g.m}, generated in {gen:.1f} s")
+        print(row("synthetic.graph", "metis", len(data), t_parse, t_load))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
