@@ -1,0 +1,733 @@
+"""The tuning database, on in-memory and file SQLite."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+import tuning_db
+import tuning_db.store as store_mod
+from sssp.classes import GraphClass
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.errors import SSSPError, StoreError
+from tuning_db import (
+    SCHEMA_VERSION,
+    BestRecord,
+    DeviceRecord,
+    KernelVersionRecord,
+    RunKey,
+    RunStatus,
+    Store,
+    TrialRecord,
+    TrialStatus,
+    default_url,
+)
+
+pytestmark = pytest.mark.timeout(60)
+REAL_SHIPPED_EXPORTS = store_mod._shipped_exports  # before the autouse fixture patches it
+
+H200 = DeviceRecord("NVIDIA H200", "GPU-0000-aaaa", "9.0", 132, "580.65", "13.0")
+H200_B = DeviceRecord("NVIDIA H200", "GPU-0000-bbbb", "9.0", 132, "580.65", "13.0")
+A100 = DeviceRecord("NVIDIA A100-SXM4-80GB", "GPU-1111-cccc", "8.0", 108, "550.54", "12.4")
+KV = KernelVersionRecord("sha256:abc123", "-O3")
+KV2 = KernelVersionRecord("sha256:def456", "-O3")
+C49_200 = GraphClass("49k", "deg200")
+C24_2 = GraphClass("24k", "deg2")
+C98_20 = GraphClass("98k", "deg20")
+
+
+def key(**kw) -> RunKey:
+    base = dict(device=H200, kernel_version=KV, graph_class=C49_200, instance="random seed=0")
+    base.update(kw)
+    return RunKey(**base)
+
+
+def trial(label: str, kernel: str = "relax", times=(1.0, 3.0, 2.0), **kw) -> TrialRecord:
+    return TrialRecord(
+        kernel, KernelConfig.parse(label), kw.pop("status", TrialStatus.OK), tuple(times), **kw
+    )
+
+
+def best(**kw) -> BestRecord:
+    base = dict(
+        device=H200,
+        kernel_version=KV,
+        graph_class=C49_200,
+        algorithm="crauser",
+        variant="successors",
+        config=LaunchConfig(KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S")),
+        tuned_config=LaunchConfig(
+            KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S")
+        ),
+        tuned_median_ms=8.0,
+        default_median_ms=10.0,
+        speedup=1.25,
+        n_sources=32,
+        kept_default=False,
+        updated_at=dt.datetime(2026, 5, 1, 12, 0, 0, 123456, tzinfo=dt.UTC),
+    )
+    base.update(kw)
+    return BestRecord(**base)
+
+
+@pytest.fixture(params=["memory", "file"])
+def url(request, tmp_path) -> str:
+    if request.param == "memory":
+        return "sqlite://"
+    return f"sqlite:///{tmp_path / 'tuning.sqlite'}"
+
+
+@pytest.fixture
+def store(url):
+    with Store(url) as s:
+        yield s
+
+
+@pytest.fixture
+def file_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'tuning.sqlite'}"
+
+
+@pytest.fixture(autouse=True)
+def _no_user_database(monkeypatch, tmp_path):
+    # Never touch the developer's real database, and never seed from real shipped data.
+    monkeypatch.setattr(
+        store_mod.platformdirs, "user_data_dir", lambda *a, **k: str(tmp_path / "user")
+    )
+    monkeypatch.delenv(store_mod.ENV_VAR, raising=False)
+    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: [])
+
+
+def populate(store: Store) -> dict[str, int]:
+    """A small but complete database: two devices, two runs with trials, three bests."""
+    r1, _ = store.open_run(key(), budget=10, seed=1)
+    for label in ("256-N", "192-A", "128-S/x4"):
+        store.add_trial(r1.id, trial(label, applied_l1="PREFER_L1", times=(1.5, 1.25, 2.0)))
+    store.add_trial(r1.id, trial("512-N", kernel="min", times=()))
+    store.add_trial(
+        r1.id,
+        trial(
+            "1024-S",
+            kernel="update",
+            status=TrialStatus.LAUNCH_FAILED,
+            times=(),
+            message="too many resources",
+        ),
+    )
+    store.finish_run(r1.id, RunStatus.FINISHED, wall_seconds=12.5)
+    r2, _ = store.open_run(
+        key(device=A100, graph_class=C24_2, replay=True, strategy="tpe"), budget=None, seed=2
+    )
+    store.add_trial(r2.id, trial("64-N", times=(0.5,)))
+    store.put_best(best(run_id=r1.id))
+    store.put_best(
+        best(
+            graph_class=C24_2,
+            device=A100,
+            replay=True,
+            run_id=r2.id,
+            kept_default=True,
+            config=LaunchConfig(),
+        )
+    )
+    store.put_best(best(graph_class=C98_20, variant="predecessors"))
+    return {"r1": r1.id, "r2": r2.id}
+
+
+# -- opening ---------------------------------------------------------------------------------
+
+
+def test_new_database_is_created_and_reopened(file_url):
+    with Store(file_url) as s:
+        assert s.created
+        populate(s)
+    with Store(file_url) as s:
+        assert not s.created
+        assert [d.uuid for d in s.devices()] == [A100.uuid, H200.uuid]
+
+
+def test_foreign_keys_and_wal_are_on(file_url):
+    with Store(file_url) as s, s._engine.connect() as conn:
+        assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+
+
+def test_schema_version_mismatch_names_the_fix(tmp_path, file_url):
+    Store(file_url).close()
+    with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:
+        conn.execute("UPDATE sssp_schema SET version = 99")
+    with pytest.raises(StoreError) as info:
+        Store(file_url)
+    msg = str(info.value)
+    assert f"schema version 99; this code needs {SCHEMA_VERSION}" in msg
+    assert "move the file away" in msg
+    assert str(tmp_path) in msg
+
+
+def test_empty_schema_table_is_refused(tmp_path, file_url):
+    Store(file_url).close()
+    with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:
+        conn.execute("DELETE FROM sssp_schema")
+    with pytest.raises(StoreError, match="damaged sssp_schema"):
+        Store(file_url)
+
+
+def test_foreign_database_is_refused(tmp_path, file_url):
+    with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    with pytest.raises(StoreError, match="another application.*customers"):
+        Store(file_url)
+    with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:  # and nothing was added
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert names == {"customers"}
+
+
+def test_optuna_tables_may_share_the_file(tmp_path, file_url):
+    with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:
+        conn.execute("CREATE TABLE studies (study_id INTEGER PRIMARY KEY)")
+        conn.execute("CREATE TABLE version_info (version_info_id INTEGER PRIMARY KEY)")
+    with Store(file_url) as s:
+        assert s.created
+        populate(s)
+        assert len(s.runs()) == 2
+
+
+def test_garbage_file_is_not_a_database(tmp_path):
+    path = tmp_path / "garbage.sqlite"
+    path.write_bytes(b"this is not sqlite at all " * 200)
+    with pytest.raises(StoreError, match="not a SQLite database") as info:
+        Store(f"sqlite:///{path}")
+    assert str(path) in str(info.value)
+    assert info.value.__cause__ is not None
+
+
+def test_missing_directory_names_the_url(tmp_path):
+    url = f"sqlite:///{tmp_path / 'no' / 'such' / 'dir' / 'tuning.sqlite'}"
+    with pytest.raises(StoreError, match="cannot open the database file") as info:
+        Store(url)
+    assert url in str(info.value)
+
+
+def test_unreachable_server_names_the_url():
+    # Port 1 refuses at once; without a PostgreSQL driver installed, the driver is named instead.
+    url = "postgresql://tuner:secret@127.0.0.1:1/tuning"
+    with pytest.raises(StoreError) as info:
+        Store(url)
+    msg = str(info.value)
+    assert "127.0.0.1:1/tuning" in msg
+    assert "secret" not in msg  # passwords are hidden
+    assert isinstance(info.value, SSSPError)
+
+
+def test_unknown_dialect_is_a_store_error():
+    with pytest.raises(StoreError, match="nosuchdb://"):
+        Store("nosuchdb://somewhere/db")
+
+
+def test_plain_path_is_a_sqlite_file(tmp_path):
+    path = tmp_path / "plain.sqlite"
+    with Store(path) as s:
+        assert s.url == f"sqlite:///{path}"
+    assert path.is_file()
+
+
+# -- default database ---------------------------------------------------------------------------
+
+
+def test_default_url_honours_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("SSSP_TUNING_DB", "postgresql+psycopg://host/tuning")
+    assert default_url() == "postgresql+psycopg://host/tuning"
+    monkeypatch.setenv("SSSP_TUNING_DB", str(tmp_path / "env.sqlite"))
+    assert default_url() == f"sqlite:///{tmp_path / 'env.sqlite'}"
+
+
+def test_default_url_uses_platformdirs(monkeypatch, tmp_path):
+    seen = []
+
+    def fake_dir(appname, *a, **k):
+        seen.append(appname)
+        return str(tmp_path / "data")
+
+    monkeypatch.setattr(store_mod.platformdirs, "user_data_dir", fake_dir)
+    assert default_url() == f"sqlite:///{tmp_path / 'data' / 'tuning.sqlite'}"
+    assert seen == ["sssp-tune"]
+    with Store() as s:  # creates the directory and the file
+        assert s.created
+    assert (tmp_path / "data" / "tuning.sqlite").is_file()
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+
+def test_open_run_creates_a_running_run(store):
+    before = dt.datetime.now(dt.UTC)
+    run, resumed = store.open_run(key(), budget=50, seed=7)
+    assert not resumed
+    assert run.key == key()
+    assert (run.status, run.budget, run.seed, run.finished_at) == (RunStatus.RUNNING, 50, 7, None)
+    assert run.started_at.tzinfo is not None and run.started_at.utcoffset() == dt.timedelta(0)
+    assert before <= run.started_at <= dt.datetime.now(dt.UTC)
+    assert store.run(run.id) == run
+    assert store.devices() == [H200]
+
+
+def test_open_run_resumes_running_and_interrupted_runs(store):
+    first, _ = store.open_run(key(), budget=10, seed=1)
+    again, resumed = store.open_run(key(), budget=10, seed=1)
+    assert resumed and again.id == first.id
+
+    store.finish_run(first.id, RunStatus.INTERRUPTED)
+    assert store.run(first.id).finished_at is not None
+    back, resumed = store.open_run(key(), budget=20, seed=99)
+    assert resumed and back.id == first.id
+    assert back.status is RunStatus.RUNNING and back.finished_at is None
+    assert back.budget == 20  # a resumed run can be extended
+    assert back.seed == 1  # ... but keeps its own seed
+
+    store.finish_run(first.id, RunStatus.FINISHED)
+    fresh, resumed = store.open_run(key(), budget=20, seed=3)
+    assert not resumed and fresh.id != first.id
+
+    other, resumed = store.open_run(key(kernel="relax"), budget=20, seed=3)
+    assert not resumed and other.id not in (first.id, fresh.id)
+    assert len(store.runs()) == 3
+
+
+def test_failed_runs_are_not_resumed(store):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    store.finish_run(run.id, RunStatus.FAILED)
+    new, resumed = store.open_run(key(), budget=None, seed=0)
+    assert not resumed and new.id != run.id
+
+
+def test_open_run_keeps_the_latest_device_facts(store):
+    store.open_run(key(), budget=None, seed=0)
+    newer = dataclasses.replace(H200, driver_version="590.10")
+    store.open_run(key(device=newer, kernel="min"), budget=None, seed=0)
+    assert store.devices() == [newer]
+
+
+def test_finish_run(store):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    done = store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=3.25)
+    assert done.status is RunStatus.FINISHED and done.wall_seconds == 3.25
+    assert done.finished_at >= done.started_at
+    assert store.run(run.id) == done
+    with pytest.raises(StoreError, match="no tuning run with id 999"):
+        store.finish_run(999, RunStatus.FINISHED)
+
+
+def test_runs_filters(store):
+    ids = populate(store)
+    assert [r.id for r in store.runs()] == [ids["r1"], ids["r2"]]
+    assert [r.id for r in store.runs(device_name="NVIDIA H200")] == [ids["r1"]]
+    assert [r.id for r in store.runs(graph_class=C24_2)] == [ids["r2"]]
+    assert [r.id for r in store.runs(status=RunStatus.RUNNING)] == [ids["r2"]]
+    assert store.runs(device_name="NVIDIA H200", graph_class=C24_2) == []
+
+
+# -- trials -------------------------------------------------------------------------------------
+
+
+def test_add_trial_numbers_and_round_trips(store):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    t0 = store.add_trial(
+        run.id, trial("256-N", times=(2.0, 1.0, 4.0, 3.0), applied_l1="PREFER_NONE")
+    )
+    t1 = store.add_trial(run.id, trial("192-A/x8"))
+    t2 = store.add_trial(
+        run.id,
+        trial(
+            "64-S",
+            kernel="min",
+            status=TrialStatus.WRONG_RESULT,
+            times=(),
+            message="dist[7] differs",
+        ),
+    )
+    assert (t0.number, t1.number, t2.number) == (0, 1, 2)
+    assert t0 == dataclasses.replace(
+        trial("256-N", times=(2.0, 1.0, 4.0, 3.0), applied_l1="PREFER_NONE"), number=0
+    )
+    assert t1.config == KernelConfig(192, "A", 8)
+    assert store.trials(run.id) == [t0, t1, t2]
+    assert store.trials(run.id, kernel="min") == [t2]
+    assert store.trials(run.id, kernel="update") == []
+
+
+def test_add_trial_stores_statistics(store):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    store.add_trial(run.id, trial("256-N", times=(2.0, 1.0, 4.0, 3.0)))
+    store.add_trial(run.id, trial("128-N", times=()))
+    with store._engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT config_label, median_ms, mean_ms, std_ms, min_ms, max_ms FROM sssp_trials ORDER BY number"
+            )
+        ).all()
+    label, median, mean, std, lo, hi = rows[0]
+    assert (label, median, mean, lo, hi) == ("256-N", 2.5, 2.5, 1.0, 4.0)
+    assert std == pytest.approx(1.118033988749895)
+    assert rows[1][1:] == (None, None, None, None, None)
+
+
+def test_add_trial_is_idempotent(store):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    first = store.add_trial(run.id, trial("256-N", times=(1.0,)))
+    for _ in range(3):
+        again = store.add_trial(run.id, trial("256-N", times=(9.0, 9.0), message="remeasured"))
+        assert again == first  # the stored one, unchanged
+    other_kernel = store.add_trial(run.id, trial("256-N", kernel="min"))
+    assert other_kernel.number == 1
+    assert len(store.trials(run.id)) == 2
+    with store._engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM sssp_trials")).scalar() == 2
+
+
+def test_resumed_run_keeps_its_trials(store):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    store.add_trial(run.id, trial("256-N"))
+    store.finish_run(run.id, RunStatus.INTERRUPTED)
+    back, resumed = store.open_run(key(), budget=None, seed=0)
+    assert resumed
+    store.add_trial(back.id, trial("256-N"))  # offered again after the resume
+    store.add_trial(back.id, trial("512-N"))
+    assert [(t.config.label, t.number) for t in store.trials(back.id)] == [
+        ("256-N", 0),
+        ("512-N", 1),
+    ]
+
+
+def test_add_trial_rejects_bad_input(store):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    with pytest.raises(StoreError, match="no tuning run with id 12345"):
+        store.add_trial(12345, trial("256-N"))
+    with pytest.raises(StoreError, match="trial time nan ms is invalid"):
+        store.add_trial(run.id, trial("256-N", times=(1.0, float("nan"))))
+    assert store.trials(run.id) == []
+
+
+def test_concurrent_trials_get_distinct_numbers(file_url):
+    with Store(file_url) as s:
+        run, _ = s.open_run(key(), budget=None, seed=0)
+    labels = [f"{32 * k}-{l1}" for k in range(1, 9) for l1 in "NAS"]
+    errors: list[BaseException] = []
+
+    def worker(part: list[str]) -> None:
+        try:
+            with Store(file_url) as mine:
+                for label in part:
+                    mine.add_trial(run.id, trial(label))
+                    mine.add_trial(run.id, trial(labels[0]))  # everyone races on this one
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker, args=(labels[i::4],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with Store(file_url) as s:
+        stored = s.trials(run.id)
+    assert sorted(t.config.label for t in stored) == sorted(labels)
+    assert sorted(t.number for t in stored) == list(range(len(labels)))
+
+
+# -- best configurations ------------------------------------------------------------------------
+
+
+def test_put_best_and_best_round_trip(store):
+    b = best()
+    store.put_best(b)
+    assert store.best(H200.uuid, KV.digest, C49_200, "crauser", "successors") == b
+    assert store.best(H200.uuid, KV.digest, C49_200, "crauser", "predecessors") is None
+    assert store.best(H200.uuid, KV2.digest, C49_200, "crauser", "successors") is None
+    assert store.best(A100.uuid, KV.digest, C49_200, "crauser", "successors") is None
+
+
+def test_put_best_upserts(store):
+    store.put_best(best())
+    newer = best(
+        config=LaunchConfig(),
+        kept_default=True,
+        speedup=0.97,
+        updated_at=dt.datetime(2026, 6, 1, tzinfo=dt.UTC),
+    )
+    store.put_best(newer)
+    assert store.all_best() == [newer]
+    assert store.best(H200.uuid, KV.digest, C49_200, "crauser", "successors") == newer
+
+
+def test_put_best_keeps_instants_in_utc(store):
+    cest = dt.timezone(dt.timedelta(hours=2))
+    store.put_best(best(updated_at=dt.datetime(2026, 5, 1, 14, 0, tzinfo=cest)))
+    got = store.best(H200.uuid, KV.digest, C49_200, "crauser", "successors").updated_at
+    assert got == dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
+    assert got.utcoffset() == dt.timedelta(0)
+
+
+def test_put_best_with_unknown_run_writes_nothing(store):
+    with pytest.raises(StoreError, match="constraint"):
+        store.put_best(best(run_id=4242))
+    assert store.all_best() == []
+    assert store.devices() == []  # the device row of the failed call was rolled back too
+
+
+def test_best_for_device(store):
+    store.put_best(best(graph_class=C98_20))
+    store.put_best(best(graph_class=C24_2))
+    store.put_best(best(graph_class=C24_2, kernel_version=KV2))
+    store.put_best(best(graph_class=C49_200, variant="predecessors"))
+    store.put_best(best(device=H200_B, graph_class=C49_200))
+    got = store.best_for_device(H200.uuid, KV.digest)
+    assert [b.graph_class for b in got] == [C24_2, C98_20]
+    assert all(b.device == H200 and b.kernel_version == KV for b in got)
+    assert len(store.best_for_device(H200.uuid)) == 3  # both kernel versions
+    assert [b.graph_class for b in store.best_for_device(H200.uuid, variant="predecessors")] == [
+        C49_200
+    ]
+    assert store.best_for_device("GPU-unknown") == []
+
+
+def test_all_best_by_device_name(store):
+    populate(store)
+    everything = store.all_best()
+    assert len(everything) == 3
+    assert [b.device.name for b in everything] == [
+        "NVIDIA A100-SXM4-80GB",
+        "NVIDIA H200",
+        "NVIDIA H200",
+    ]
+    assert {b.graph_class for b in store.all_best("NVIDIA H200")} == {C49_200, C98_20}
+    assert store.all_best("GeForce 8800") == []
+
+
+# -- export / import ---------------------------------------------------------------------------
+
+
+def snapshot(store: Store):
+    runs = store.runs()
+    return (
+        store.devices(),
+        runs,
+        {r.id: store.trials(r.id) for r in runs},
+        store.all_best(),
+    )
+
+
+def test_export_import_round_trip(store, tmp_path):
+    populate(store)
+    out = tmp_path / "export.json"
+    store.export_json(out)
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == SCHEMA_VERSION
+    assert len(doc["runs"]) == 2 and len(doc["best"]) == 3
+    assert doc["runs"][0]["trials"][0]["config"] == "256-N"
+    assert out.read_text() == json.dumps(doc, indent=1, sort_keys=True) + "\n"
+
+    with Store("sqlite://") as fresh:
+        assert fresh.import_json(out) == 2 + 6 + 3
+        assert snapshot(fresh) == snapshot(store)
+        again = tmp_path / "again.json"
+        fresh.export_json(again)
+    assert again.read_text() == out.read_text()
+
+
+def test_double_import_does_not_duplicate(store, tmp_path):
+    populate(store)
+    out = tmp_path / "export.json"
+    store.export_json(out)
+    with Store("sqlite://") as fresh:
+        fresh.import_json(out)
+        first = snapshot(fresh)
+        assert fresh.import_json(out) == 0
+        assert snapshot(fresh) == first
+    assert store.import_json(out) == 0  # into the database it came from
+    assert len(store.runs()) == 2
+
+
+def test_import_merges_progress_of_a_run(store, tmp_path):
+    run, _ = store.open_run(key(), budget=None, seed=0)
+    store.add_trial(run.id, trial("256-N"))
+    early = tmp_path / "early.json"
+    store.export_json(early)
+    store.add_trial(run.id, trial("512-N"))
+    store.finish_run(run.id, RunStatus.FINISHED)
+    late = tmp_path / "late.json"
+    store.export_json(late)
+    with Store("sqlite://") as other:
+        assert other.import_json(early) == 2
+        assert other.runs()[0].status is RunStatus.RUNNING
+        assert other.import_json(late) == 2  # the new trial, and the run's finish
+        (merged,) = other.runs()
+        assert merged.status is RunStatus.FINISHED
+        assert [t.config.label for t in other.trials(merged.id)] == ["256-N", "512-N"]
+
+
+def test_import_keeps_the_newer_best(store, tmp_path):
+    old = best(updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    new = best(config=LaunchConfig(), updated_at=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
+    store.put_best(old)
+    old_file = tmp_path / "old.json"
+    store.export_json(old_file)
+    store.put_best(new)
+    new_file = tmp_path / "new.json"
+    store.export_json(new_file)
+    assert store.import_json(old_file) == 0
+    assert store.all_best() == [new]
+    with Store("sqlite://") as other:
+        other.put_best(old)
+        assert other.import_json(new_file) == 1
+        assert other.all_best() == [new]
+
+
+def _valid_doc(store: Store, tmp_path: Path) -> dict:
+    populate(store)
+    out = tmp_path / "export.json"
+    store.export_json(out)
+    return json.loads(out.read_text())
+
+
+def _break_trial_config(doc):
+    doc["runs"][1]["trials"][0]["config"] = "999-Q"
+
+
+def _break_best_run(doc):
+    doc["best"][-1]["run"] = 777
+
+
+def _break_device(doc):
+    doc["runs"][1]["device"] = "GPU-nobody"
+
+
+def _break_version(doc):
+    doc["schema_version"] = SCHEMA_VERSION + 1
+
+
+def _break_class(doc):
+    doc["best"][2]["graph_class"]["degree"] = "deg7"
+
+
+def _break_type(doc):
+    doc["runs"][0]["seed"] = "seven"
+
+
+def _break_times(doc):
+    doc["runs"][0]["trials"][1]["times_ms"] = [1.0, "x"]
+
+
+def _break_missing(doc):
+    del doc["best"][0]["speedup"]
+
+
+@pytest.mark.parametrize(
+    "breakage, reason",
+    [
+        (_break_trial_config, "runs[1].trials[0]: block size 999"),
+        (_break_best_run, "best[2].run 777 is not among"),
+        (_break_device, "GPU-nobody"),
+        (_break_version, "schema version"),
+        (_break_class, "best[2]: unknown degree class 'deg7'"),
+        (_break_type, "runs[0].seed must be int"),
+        (_break_times, "runs[0].trials[1].times_ms"),
+        (_break_missing, "best[0] lacks 'speedup'"),
+    ],
+)
+def test_malformed_import_writes_nothing(store, tmp_path, breakage, reason):
+    doc = _valid_doc(store, tmp_path)
+    breakage(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with Store("sqlite://") as fresh:
+        with pytest.raises(StoreError, match="not a valid tuning-database export") as info:
+            fresh.import_json(bad)
+        assert reason in str(info.value)
+        assert snapshot(fresh) == ([], [], {}, [])
+
+
+def test_import_of_non_json_and_missing_files(store, tmp_path):
+    junk = tmp_path / "junk.json"
+    junk.write_text("{ not json")
+    with pytest.raises(StoreError, match="junk.json is not a valid tuning-database export"):
+        store.import_json(junk)
+    with pytest.raises(StoreError, match="cannot read tuning export"):
+        store.import_json(tmp_path / "absent.json")
+    junk.write_text("[1, 2, 3]")
+    with pytest.raises(StoreError, match="must be an object"):
+        store.import_json(junk)
+    assert store.devices() == []
+
+
+# -- seeding ------------------------------------------------------------------------------------
+
+
+def test_seed_from_package(store, tmp_path, monkeypatch):
+    with Store("sqlite://") as source:
+        populate(source)
+        source.export_json(tmp_path / "h200.json")
+    shipped = [("h200.json", (tmp_path / "h200.json").read_text())]
+    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: shipped)
+    assert store.seed_from_package() == 11
+    assert store.seed_from_package() == 0
+    replayed = [b for b in store.all_best() if b.replay]
+    assert [b.device for b in replayed] == [A100]  # the flag travels as it was in the file
+    assert [r.key.replay for r in store.runs()] == [False, True]
+
+
+def test_seed_without_shipped_data_is_a_no_op(store):
+    assert store.seed_from_package() == 0
+    assert store.devices() == []
+
+
+def test_shipped_exports_lists_json_files():
+    # The real package data (tuning_db/data may not exist yet): (name, text) pairs, by name.
+    shipped = REAL_SHIPPED_EXPORTS()
+    assert [name for name, _ in shipped] == sorted(name for name, _ in shipped)
+    for name, body in shipped:
+        assert name.endswith(".json") and json.loads(body)["schema_version"] == SCHEMA_VERSION
+
+
+def test_default_database_is_seeded_once(tmp_path, monkeypatch):
+    with Store("sqlite://") as source:
+        source.put_best(best(replay=True))
+        source.export_json(tmp_path / "ship.json")
+    calls = []
+
+    def shipped():
+        calls.append(1)
+        return [("ship.json", (tmp_path / "ship.json").read_text())]
+
+    monkeypatch.setattr(store_mod, "_shipped_exports", shipped)
+    with Store() as s:
+        assert s.created
+        assert s.all_best() == [best(replay=True)]
+    with Store() as s:
+        assert not s.created
+        assert len(s.all_best()) == 1
+    assert len(calls) == 1
+    with Store(f"sqlite:///{tmp_path / 'explicit.sqlite'}") as s:  # only the default is seeded
+        assert s.all_best() == []
+
+
+def test_broken_shipped_data_leaves_no_half_made_database(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: [("bad.json", "{oops")])
+    with pytest.raises(StoreError, match="shipped data bad.json"):
+        Store()
+    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: [])
+    with Store() as s:  # a later open starts over
+        assert s.created
+
+
+def test_package_exports():
+    for name in ("Store", "open_store", "default_url", "RunKey", "BestRecord", "TrialRecord"):
+        assert name in tuning_db.__all__ and hasattr(tuning_db, name)
+    with tuning_db.open_store("sqlite://") as s:
+        assert isinstance(s, Store) and s.created

@@ -1,0 +1,211 @@
+"""SQLAlchemy 2 typed models of the tuning database.
+
+This is the only module that defines ORM models, and only :mod:`tuning_db.store` imports it: the
+rest of the project sees the plain records of :mod:`tuning_db.records`.
+
+Every table name starts with ``sssp_`` so the tuning database can share a file (or a PostgreSQL
+schema) with Optuna's storage, whose tables are called ``studies``, ``trials``, ... and which
+keeps its own ``alembic_version`` table; ours is ``sssp_schema``.
+
+Timestamps are stored and returned as timezone-aware UTC (:class:`UTCDateTime`), on SQLite too,
+where the column itself has no time zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+SCHEMA_VERSION = 1
+"""Bump when a table or column changes; a database of another version is refused on open."""
+
+SCHEMA_TABLE = "sssp_schema"
+
+
+def utcnow() -> dt.datetime:
+    """The current time, timezone-aware UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """A timestamp that goes in as any aware datetime and comes out as aware UTC.
+
+    Naive datetimes are taken to be UTC already (that is what the project writes everywhere).
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value
+        # SQLite would keep the wall-clock digits and drop the offset: store UTC digits.
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+    def process_result_value(
+        self, value: dt.datetime | None, dialect: Dialect
+    ) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every tuning-database table."""
+
+
+class SchemaInfo(Base):
+    """One row: the schema version the database was written with."""
+
+    __tablename__ = SCHEMA_TABLE
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(Integer)
+
+
+class Device(Base):
+    """A GPU, identified by its UUID (two H200s of one host are two devices)."""
+
+    __tablename__ = "sssp_devices"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)
+    uuid: Mapped[str] = mapped_column(String(100), unique=True)
+    compute_capability: Mapped[str] = mapped_column(String(16))
+    sm_count: Mapped[int] = mapped_column(Integer)
+    driver_version: Mapped[str] = mapped_column(String(64))
+    cuda_version: Mapped[str] = mapped_column(String(64))
+
+
+class KernelVersion(Base):
+    """The exact kernel sources (digest) together with the compile options of every config."""
+
+    __tablename__ = "sssp_kernel_versions"
+    __table_args__ = (UniqueConstraint("digest", "compile_options"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(128), index=True)
+    compile_options: Mapped[str] = mapped_column(String(1000), default="")
+
+
+class GraphClassRow(Base):
+    """A (size, degree) graph class such as ``49k``/``deg200``."""
+
+    __tablename__ = "sssp_graph_classes"
+    __table_args__ = (UniqueConstraint("size", "degree"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    size: Mapped[str] = mapped_column(String(16))
+    degree: Mapped[str] = mapped_column(String(16))
+
+
+class TuningRun(Base):
+    """One tuning session of one (device, kernel version, graph class, algorithm, variant)."""
+
+    __tablename__ = "sssp_tuning_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    device_id: Mapped[int] = mapped_column(ForeignKey("sssp_devices.id"), index=True)
+    kernel_version_id: Mapped[int] = mapped_column(ForeignKey("sssp_kernel_versions.id"))
+    graph_class_id: Mapped[int] = mapped_column(ForeignKey("sssp_graph_classes.id"))
+    algorithm: Mapped[str] = mapped_column(String(32))
+    variant: Mapped[str] = mapped_column(String(32))
+    kernel: Mapped[str] = mapped_column(String(16))
+    strategy: Mapped[str] = mapped_column(String(64))
+    instance: Mapped[str] = mapped_column(String(500), default="")
+    replay: Mapped[bool] = mapped_column(Boolean, default=False)
+    budget: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    seed: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    wall_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    device: Mapped[Device] = relationship(lazy="joined")
+    kernel_version: Mapped[KernelVersion] = relationship(lazy="joined")
+    graph_class: Mapped[GraphClassRow] = relationship(lazy="joined")
+
+
+class Trial(Base):
+    """One measured (or failed) configuration of one kernel within a run."""
+
+    __tablename__ = "sssp_trials"
+    # A resumed run re-offers configurations it already measured: never store one twice.
+    __table_args__ = (UniqueConstraint("run_id", "kernel", "config_label"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("sssp_tuning_runs.id", ondelete="CASCADE"), index=True
+    )
+    number: Mapped[int] = mapped_column(Integer)
+    kernel: Mapped[str] = mapped_column(String(16))
+    config_label: Mapped[str] = mapped_column(String(32))
+    block_size: Mapped[int] = mapped_column(Integer)
+    l1: Mapped[str] = mapped_column(String(4))
+    lanes: Mapped[int] = mapped_column(Integer, default=1)
+    status: Mapped[str] = mapped_column(String(32))
+    times_ms: Mapped[str] = mapped_column(Text, default="[]")
+    """JSON list of per-repetition times (ms)."""
+    median_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    mean_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    std_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    min_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    applied_l1: Mapped[str] = mapped_column(String(64), default="")
+    message: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class BestConfig(Base):
+    """The configuration ``solve(tuned=True)`` uses, with the end-to-end check behind it."""
+
+    __tablename__ = "sssp_best_configs"
+    __table_args__ = (
+        UniqueConstraint(
+            "device_id", "kernel_version_id", "graph_class_id", "algorithm", "variant"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    device_id: Mapped[int] = mapped_column(ForeignKey("sssp_devices.id"), index=True)
+    kernel_version_id: Mapped[int] = mapped_column(ForeignKey("sssp_kernel_versions.id"))
+    graph_class_id: Mapped[int] = mapped_column(ForeignKey("sssp_graph_classes.id"))
+    algorithm: Mapped[str] = mapped_column(String(32))
+    variant: Mapped[str] = mapped_column(String(32))
+    relax_label: Mapped[str] = mapped_column(String(32))
+    min_label: Mapped[str] = mapped_column(String(32))
+    update_label: Mapped[str] = mapped_column(String(32))
+    tuned_relax_label: Mapped[str] = mapped_column(String(32))
+    tuned_min_label: Mapped[str] = mapped_column(String(32))
+    tuned_update_label: Mapped[str] = mapped_column(String(32))
+    tuned_median_ms: Mapped[float] = mapped_column(Float)
+    default_median_ms: Mapped[float] = mapped_column(Float)
+    speedup: Mapped[float] = mapped_column(Float)
+    n_sources: Mapped[int] = mapped_column(Integer)
+    kept_default: Mapped[bool] = mapped_column(Boolean)
+    replay: Mapped[bool] = mapped_column(Boolean, default=False)
+    run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("sssp_tuning_runs.id", ondelete="SET NULL"), nullable=True
+    )
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    device: Mapped[Device] = relationship(lazy="joined")
+    kernel_version: Mapped[KernelVersion] = relationship(lazy="joined")
+    graph_class: Mapped[GraphClassRow] = relationship(lazy="joined")
