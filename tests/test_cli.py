@@ -1,0 +1,253 @@
+"""The ``sssp`` command line, run in-process through ``main(argv)`` and once as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sssp
+from sssp.cli import main
+
+pytestmark = pytest.mark.timeout(300)
+
+N, DEGREE, SEED = 2048, 20, 3
+
+
+@pytest.fixture(scope="module")
+def graph_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "g.npz"
+    assert main(["generate", "random", "--size", str(N), "--degree", str(DEGREE),
+                 "--seed", str(SEED), "-o", str(path)]) == 0
+    return path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def pairs(out: str) -> dict[str, str]:
+    """The ``key  value`` lines of a text summary (keys may contain single spaces)."""
+    return dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines() if line.strip())
+
+
+def test_generate_writes_the_generated_graph(graph_file, capsys):
+    loaded = sssp.load(graph_file)
+    assert loaded == sssp.generate("random", size=N, degree=DEGREE, seed=SEED)
+    # nothing but the graph is left in the folder (no temporary file)
+    assert sorted(p.name for p in graph_file.parent.iterdir()) == ["g.npz"]
+
+
+def test_generate_summary_goes_to_stderr(tmp_path, capsys):
+    rc, out, err = run(capsys, "generate", "martin", "--size", "1536", "-o", str(tmp_path / "m.npz"))
+    assert rc == 0 and out == ""
+    assert "m.npz" in err and "n=1536" in err and len(err.strip().splitlines()) == 1
+
+
+def test_info_text(graph_file, capsys):
+    rc, out, err = run(capsys, "info", str(graph_file))
+    assert rc == 0
+    g = sssp.load(graph_file)
+    f = g.features()
+    fields = pairs(out)
+    assert fields["nodes"] == str(N)
+    assert fields["edges"] == str(f.m)
+    assert fields["class"] == str(g.graph_class())
+    assert fields["format"] == "npz"
+    assert fields["weights"] == f"{f.min_weight}..{f.max_weight}"
+    assert fields["mean degree"] == f"{f.mean_degree:.3f}"
+    assert fields["max degree"] == str(f.max_degree)
+    assert fields["sinks"] == str(f.sinks)
+    assert "omega mean" in fields and "degree std" in fields
+    assert fields["meta.seed"] == str(SEED)
+
+
+def test_info_json(graph_file, capsys):
+    rc, out, _ = run(capsys, "info", str(graph_file), "--json")
+    assert rc == 0
+    data = json.loads(out)
+    g = sssp.load(graph_file)
+    assert data["class"] == str(g.graph_class()) == f"{data['size']}/{data['degree']}"
+    assert data["features"] == pytest.approx(g.features().as_dict())
+    assert data["meta"]["seed"] == SEED
+
+
+def test_info_weights_option_reassigns_weights(graph_file, capsys):
+    rc, out, _ = run(capsys, "info", str(graph_file), "--weights", "unit", "--json")
+    assert rc == 0
+    f = json.loads(out)["features"]
+    assert f["min_weight"] == f["max_weight"] == 1
+
+
+def test_solve_roundtrip_matches_library(graph_file, tmp_path, capsys):
+    dist_file = tmp_path / "dist.npy"
+    rc, out, err = run(capsys, "solve", str(graph_file), "--source", "5", "--backend", "cpu",
+                       "-o", str(dist_file))
+    assert rc == 0, err
+    expected = sssp.solve(sssp.load(graph_file), 5, backend="cpu")
+    got = np.load(dist_file)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, expected.dist)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dist.npy"]
+    fields = pairs(out)
+    assert fields["algorithm"] == "crauser/successors"
+    assert fields["backend"] == "cpu"
+    assert fields["iterations"] == str(expected.iterations)
+    assert fields["time"].endswith(" ms")
+    reached = int(expected.reached.sum())
+    assert fields["reached"] == f"{reached} / {N}"
+    assert fields["max dist"] == str(int(expected.dist[expected.reached].max()))
+
+
+@pytest.mark.parametrize("variant", ["successors", "predecessors"])
+def test_dijkstra_and_crauser_agree(graph_file, tmp_path, capsys, variant):
+    files = {}
+    for algorithm in ("dijkstra", "crauser", "martin"):
+        if algorithm == "dijkstra" and variant != "successors":
+            continue
+        files[algorithm] = tmp_path / f"{algorithm}.npy"
+        rc, _, err = run(capsys, "solve", str(graph_file), "--algorithm", algorithm,
+                         "--variant", variant, "--source", "11", "--backend", "cpu",
+                         "-o", str(files[algorithm]))
+        assert rc == 0, err
+    ref = np.load(tmp_path / "dijkstra.npy") if "dijkstra" in files else sssp.solve(
+        sssp.load(graph_file), 11, algorithm="dijkstra", backend="cpu").dist
+    for path in files.values():
+        np.testing.assert_array_equal(np.load(path), ref)
+
+
+def test_solve_many_sources_json(graph_file, capsys):
+    rc, out, _ = run(capsys, "solve", str(graph_file), "--sources", "4", "--seed", "1",
+                     "--backend", "cpu", "--json")
+    assert rc == 0
+    data = json.loads(out)
+    assert data["backend"] == "cpu" and data["config"] is None
+    assert len(data["runs"]) == 4
+    g = sssp.load(graph_file)
+    assert [r["source"] for r in data["runs"]] == list(sssp.graph.iter_sources(g, 4, seed=1))
+    times = sorted(r["time_ms"] for r in data["runs"])
+    assert data["median_ms"] == pytest.approx((times[1] + times[2]) / 2)
+    for r in data["runs"]:
+        res = sssp.solve(g, r["source"], backend="cpu")
+        assert r["iterations"] == res.iterations
+        assert r["reached"] == int(res.reached.sum())
+
+
+def test_solve_many_sources_text(graph_file, capsys):
+    rc, out, _ = run(capsys, "solve", str(graph_file), "--sources", "3", "--backend", "cpu")
+    assert rc == 0
+    assert "median over 3 sources" in out
+
+
+def test_solve_json_single_source_same_shape(graph_file, capsys):
+    rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--json")
+    assert rc == 0
+    data = json.loads(out)
+    assert [r["source"] for r in data["runs"]] == [0]
+
+
+def test_malformed_file_is_a_clean_error(tmp_path, capsys):
+    bad = tmp_path / "broken.gr"
+    bad.write_text("p sp 3 2\na 1 2 5\na 1 oops 7\n")
+    for argv in (["info", str(bad)], ["solve", str(bad), "--backend", "cpu"]):
+        rc, out, err = run(capsys, *argv)
+        assert rc == 1
+        assert out == ""
+        assert err.startswith("sssp: error: ") and "broken.gr" in err
+        assert "Traceback" not in err
+
+
+def test_debug_shows_traceback(tmp_path, capsys):
+    bad = tmp_path / "broken.gr"
+    bad.write_text("nonsense\n")
+    rc, _, err = run(capsys, "info", str(bad), "--debug")
+    assert rc == 1 and "Traceback" in err and "sssp: error: " in err
+
+
+def test_failed_solve_leaves_no_output_file(graph_file, tmp_path, capsys):
+    dist_file = tmp_path / "dist.npy"
+    rc, _, err = run(capsys, "solve", str(graph_file), "--source", str(N + 5), "--backend", "cpu",
+                     "-o", str(dist_file))
+    assert rc == 1 and f"source {N + 5}" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_size_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "random", "--size", "12q", "--degree", "2", "-o", str(tmp_path / "x.npz")])
+    assert exc.value.code == 2
+    assert "'12q'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve"],
+    ["generate", "random", "--size", "24k", "-o", "x.npz"],  # random needs --degree
+    ["solve", "g.npz", "--algorithm", "bellman"],
+    ["solve", "g.npz", "--source", "1", "--sources", "2"],
+    ["solve", "g.npz", "--sources", "2", "-o", "d.npy"],
+    ["frobnicate"],
+])
+def test_usage_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_generate_rejects_non_npz_output(tmp_path, capsys):
+    rc, _, err = run(capsys, "generate", "random", "--size", "96", "--degree", "2",
+                     "-o", str(tmp_path / "g.txt"))
+    assert rc == 1 and "g.txt" in err and ".npz" in err
+
+
+def test_gpu_backend_error_is_clean_without_gpu(graph_file, capsys):
+    from sssp.gpu import is_available
+
+    if is_available():
+        pytest.skip("a GPU is usable here")
+    rc, _, err = run(capsys, "solve", str(graph_file), "--backend", "gpu")
+    assert rc == 1 and "gpu" in err and "Traceback" not in err
+
+
+def test_help_has_examples(capsys):
+    for argv in (["--help"], ["solve", "--help"], ["generate", "--help"], ["info", "--help"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 0
+        assert "examples:" in capsys.readouterr().out
+
+
+def test_console_script_in_a_subprocess(graph_file, tmp_path):
+    script = shutil.which("sssp", path=os.path.dirname(sys.executable))
+    cmds = [[sys.executable, "-m", "sssp"]]
+    if script:
+        cmds.append([script])
+    for cmd in cmds:
+        out = subprocess.run([*cmd, "info", str(graph_file), "--json"],
+                             capture_output=True, text=True, timeout=240)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["features"]["n"] == N
+        bad = subprocess.run([*cmd, "info", str(tmp_path / "missing.graph")],
+                             capture_output=True, text=True, timeout=240)
+        assert bad.returncode == 1
+        assert "missing.graph" in bad.stderr and "Traceback" not in bad.stderr
+        assert bad.stdout == ""
+
+
+def test_logs_go_to_stderr_with_verbose(graph_file, capsys):
+    rc, out, err = run(capsys, "-v", "solve", str(graph_file), "--backend", "cpu", "--json")
+    assert rc == 0
+    json.loads(out)  # stdout holds only the result
+    assert "INFO" in err and "loaded" in err
+    rc, out, err = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--json")
+    assert rc == 0 and "INFO" not in err
