@@ -1,0 +1,246 @@
+"""Reports are pure functions of BestRecord values: tested without a GPU or a database."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+
+import pytest
+
+from sssp.classes import DEGREE_CLASSES, SIZE_LABELS, GraphClass, paper_classes
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.errors import TuningError
+from tuner import report
+from tuning_db.records import BestRecord, DeviceRecord, KernelVersionRecord
+
+pytestmark = pytest.mark.timeout(60)
+
+H200 = DeviceRecord("NVIDIA H200", "GPU-x", "9.0", 132, "580", "13.0")
+A100 = DeviceRecord("NVIDIA A100-SXM4-80GB", "GPU-y", "8.0", 108, "580", "13.0")
+KV = KernelVersionRecord("abc")
+BLOCKS = (64, 128, 192, 256, 384, 512, 768, 1024)
+L1S = ("N", "A", "S")
+
+
+def picks(cls: GraphClass) -> LaunchConfig:
+    """Distinct, predictable picks per class: relax/min/update differ, and so do classes."""
+    i = list(SIZE_LABELS).index(cls.size) * 4 + list(DEGREE_CLASSES).index(cls.degree)
+    return LaunchConfig(
+        relax=KernelConfig(BLOCKS[i % 8], L1S[i % 3]),
+        min=KernelConfig(BLOCKS[(i + 1) % 8], L1S[(i + 1) % 3]),
+        update=KernelConfig(BLOCKS[(i + 2) % 8], L1S[(i + 2) % 3]),
+    )
+
+
+def make(
+    cls: GraphClass,
+    *,
+    device: DeviceRecord = H200,
+    kept_default: bool = False,
+    replay: bool = False,
+    speedup: float = 1.2345,
+    updated_at: dt.datetime | None = None,
+) -> BestRecord:
+    tuned = picks(cls)
+    return BestRecord(
+        device=device,
+        kernel_version=KV,
+        graph_class=cls,
+        algorithm="crauser",
+        variant="successors",
+        config=LaunchConfig.default() if kept_default else tuned,
+        tuned_config=tuned,
+        tuned_median_ms=10.0,
+        default_median_ms=10.0 * speedup,
+        speedup=speedup,
+        n_sources=100,
+        kept_default=kept_default,
+        replay=replay,
+        updated_at=updated_at or dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+    )
+
+
+def csv_grid(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO("".join(
+        line for line in text.splitlines(keepends=True) if not line.startswith("#")
+    ))))
+
+
+def md_rows(text: str) -> list[list[str]]:
+    """Data rows of the Markdown table (header and separator dropped), cells unescaped."""
+    lines = [ln for ln in text.splitlines() if ln.startswith("|")]
+    assert re.fullmatch(r"\|(---\|)+", lines[1])
+    return [
+        [c.strip().replace("\\*", "*") for c in re.split(r"(?<!\\)\|", ln)[1:-1]]
+        for ln in lines[2:]
+    ]
+
+
+@pytest.fixture
+def full() -> list[BestRecord]:
+    return [make(c) for c in paper_classes()]
+
+
+@pytest.mark.parametrize("fmt", report.FORMATS)
+@pytest.mark.parametrize("fn", [report.table1, report.speedup_table, report.show_table])
+def test_every_format_renders(full, fn, fmt):
+    text = fn(full, fmt=fmt)
+    assert text.endswith("\n") and len(text.splitlines()) > 3
+
+
+def test_unknown_format_and_empty_input_are_domain_errors(full):
+    with pytest.raises(TuningError, match="'xlsx'"):
+        report.table1(full, fmt="xlsx")
+    with pytest.raises(TuningError, match="no tuning results"):
+        report.table1([])
+    with pytest.raises(TuningError, match="'V100'.*NVIDIA H200"):
+        report.table1(full, device="V100")
+
+
+def test_md_table1_shape_and_cells(full):
+    text = report.table1(full, fmt="md")
+    header = [c.strip() for c in text.splitlines()[2].split("|")[1:-1]]
+    assert header == ["size", "kernel", "deg2 H200", "deg20 H200", "deg200 H200", "deg1000 H200"]
+    rows = md_rows(text)
+    assert len(rows) == 9
+    assert [r[:2] for r in rows] == [[s, k] for s in ("24k", "49k", "98k") for k in ("relax", "min", "update")]
+    by_class = {(c.size, c.degree): picks(c) for c in paper_classes()}
+    for row in rows:
+        size, kernel = row[:2]
+        for deg, cell in zip(("deg2", "deg20", "deg200", "deg1000"), row[2:], strict=True):
+            assert cell == by_class[size, deg].kernel(kernel).label
+    assert report.MISSING not in text
+    assert report.KEPT_DEFAULT_NOTE not in text
+    assert report.REPLAY_LABEL not in text
+
+
+def test_sizes_sort_numerically_and_missing_cells_show_dash():
+    recs = [make(GraphClass("98k", "deg2")), make(GraphClass("196k", "deg20")), make(GraphClass("24k", "deg1000"))]
+    grid = csv_grid(report.table1(recs, fmt="csv"))
+    assert [r[0] for r in grid[1:]] == ["24k"] * 3 + ["49k"] * 3 + ["98k"] * 3 + ["196k"] * 3
+    assert grid[1][5] == picks(GraphClass("24k", "deg1000")).relax.label
+    assert grid[1][2:5] == [report.MISSING] * 3
+    assert all(c == report.MISSING for r in grid[4:7] for c in r[2:])  # 49k: nothing tuned
+
+
+def test_missing_class_shows_dash(full):
+    dropped = GraphClass("49k", "deg200")
+    rows = md_rows(report.table1([r for r in full if r.graph_class != dropped], fmt="md"))
+    for row in rows:
+        missing = [i for i, c in enumerate(row) if c == report.MISSING]
+        assert missing == ([4] if row[0] == "49k" else [])
+
+
+def test_kept_default_marker_and_footnote(full):
+    cls = GraphClass("24k", "deg20")
+    recs = [make(c, kept_default=c == cls) for c in paper_classes()]
+    for fmt in report.FORMATS:
+        assert report.KEPT_DEFAULT_NOTE in report.table1(recs, fmt=fmt)
+    grid = csv_grid(report.table1(recs, fmt="csv"))
+    # the cell shows the search's pick (not the default that runs), marked
+    assert grid[1][3] == picks(cls).relax.label + report.KEPT_DEFAULT_MARK
+    assert grid[1][2] == picks(GraphClass("24k", "deg2")).relax.label
+    marked = [c for r in grid[1:] for c in r[2:] if c.endswith(report.KEPT_DEFAULT_MARK)]
+    assert len(marked) == 3
+    assert "192-A\\*" not in report.table1(full, fmt="md")  # md escapes the marker
+    md = report.table1(recs, fmt="md")
+    assert picks(cls).min.label + "\\*" in md
+
+
+@pytest.mark.parametrize("fmt", report.FORMATS)
+def test_replay_label_iff_a_record_is_replayed(full, fmt):
+    assert report.REPLAY_LABEL not in report.table1(full, fmt=fmt)
+    recs = [make(c, replay=i == 5) for i, c in enumerate(paper_classes())]
+    text = report.table1(recs, fmt=fmt)
+    assert report.REPLAY_LABEL in text
+    if fmt == "md":
+        assert report.REPLAY_LABEL in text.splitlines()[0]
+    elif fmt == "csv":
+        assert text.startswith("# ") and report.REPLAY_LABEL in text.splitlines()[0]
+    elif fmt == "latex":
+        assert re.search(r"\\caption\{[^}]*" + re.escape(report.REPLAY_LABEL), text)
+    else:
+        assert re.search(r"<caption>[^<]*" + re.escape(report.REPLAY_LABEL), text)
+    assert report.REPLAY_LABEL in report.speedup_table(recs, fmt=fmt)
+    assert report.REPLAY_LABEL not in report.speedup_table(full, fmt=fmt)
+
+
+def test_html_escapes_device_names():
+    evil = DeviceRecord("Evil <GPU> & co", "GPU-z", "9.0", 1, "1", "1")
+    recs = [make(c, device=evil) for c in paper_classes()[:2]]
+    for fn in (report.table1, report.speedup_table, report.show_table):
+        text = fn(recs, fmt="html")
+        assert "<GPU>" not in text
+        assert "Evil &lt;GPU&gt; &amp; co" in text
+        assert text.count("<tr>") == text.count("</tr>")
+
+
+def test_latex_escapes_specials():
+    odd = DeviceRecord("GPU_1 50% R&D", "GPU-z", "9.0", 1, "1", "1")
+    text = report.show_table([make(GraphClass("24k", "deg2"), device=odd)], fmt="latex")
+    assert r"GPU\_1 50\% R\&D" in text
+    assert "\\begin{tabular}" in text and "\\hline" in text and "\\end{table}" in text
+    body = [ln for ln in text.splitlines() if ln.endswith(r"\\")]
+    assert all(ln.count(" & ") == 9 for ln in body)  # 10 columns, no stray unescaped '&'
+
+
+def test_csv_grid(full):
+    grid = csv_grid(report.table1(full, fmt="csv"))
+    assert grid[0] == ["size", "kernel", "deg2 H200", "deg20 H200", "deg200 H200", "deg1000 H200"]
+    expected = [
+        [s, k, *(picks(GraphClass(s, d)).kernel(k).label for d in ("deg2", "deg20", "deg200", "deg1000"))]
+        for s in ("24k", "49k", "98k")
+        for k in ("relax", "min", "update")
+    ]
+    assert grid[1:] == expected
+
+
+def test_two_devices_give_eight_columns(full):
+    both = full + [make(c, device=A100) for c in paper_classes()]
+    grid = csv_grid(report.table1(both, fmt="csv"))
+    assert len(grid[0]) == 2 + 8
+    # degree class outer, devices sorted by name inner
+    assert grid[0][2:4] == ["deg2 A100-SXM4-80GB", "deg2 H200"]
+    assert grid[0][-1] == "deg1000 H200"
+    assert all(len(r) == 10 for r in grid)
+    only = csv_grid(report.table1(both, fmt="csv", device="h200"))
+    assert len(only[0]) == 6 and only == csv_grid(report.table1(full, fmt="csv"))
+    assert len(md_rows(report.table1(both, fmt="md"))[0]) == 10
+
+
+def test_newest_record_wins_a_cell():
+    cls = GraphClass("24k", "deg2")
+    old = make(cls, updated_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC))
+    new_cfg = LaunchConfig.uniform(1024, "S")
+    new = BestRecord(**{**old.__dict__, "tuned_config": new_cfg, "updated_at": dt.datetime(2026, 6, 1, tzinfo=dt.UTC)})
+    for recs in ([old, new], [new, old]):
+        grid = csv_grid(report.table1(recs, fmt="csv"))
+        assert grid[1][2] == "1024-S"
+
+
+def test_speedup_table_rows(full):
+    recs = list(full)
+    recs[0] = make(paper_classes()[0], kept_default=True, speedup=0.98765, replay=True)
+    grid = csv_grid(report.speedup_table(recs, fmt="csv"))
+    assert grid[0] == ["class", "device", "algorithm", "default ms", "tuned ms", "speedup (×)",
+                       "sources", "kept default", "replay"]
+    assert len(grid) == 13
+    assert grid[1] == ["24k/deg2", "NVIDIA H200", "crauser/successors", "9.877", "10.000",
+                       "0.988", "100", "yes", "replay"]
+    assert grid[2][5:] == ["1.23", "100", "no", ""]
+    assert "1.23×" in report.speedup_table(recs, fmt="md")
+    assert r"1.23$\times$" in report.speedup_table(recs, fmt="latex")
+
+
+def test_show_table_lists_config_in_effect_and_picks():
+    cls = GraphClass("49k", "deg200")
+    rec = make(cls, kept_default=True)
+    grid = csv_grid(report.show_table([rec], fmt="csv"))
+    assert grid[0][:7] == ["device", "class", "algorithm", "relax", "min", "update", "tuned picks"]
+    row = grid[1]
+    assert row[:6] == ["NVIDIA H200", "49k/deg200", "crauser/successors", "256-N", "256-N", "256-N"]
+    p = picks(cls)
+    assert row[6] == f"{p.relax.label} {p.min.label} {p.update.label}"
+    assert row[9] == "2026-01-02 03:04:05+00:00"

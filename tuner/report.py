@@ -1,0 +1,473 @@
+"""Table-1-style reports of stored tuning results, in Markdown, CSV, LaTeX and HTML.
+
+Every function here is pure: it takes a list of :class:`tuning_db.records.BestRecord` (as the
+store returns them) and returns the rendered text; nothing reads the database or prints.
+
+:func:`table1`
+    The paper's Table 1: rows are graph size × kernel (``24k relax``, ``24k min``, ...), columns
+    are degree class × GPU (``deg2 H200``, ``deg20 H200``, ...), cells are the tuned per-kernel
+    picks in the paper's notation (``192-A``: 192 threads per block, augmented L1).
+:func:`speedup_table`
+    Per class and GPU: default and tuned end-to-end median times, the speedup and whether the
+    default was kept.
+:func:`show_table`
+    A flat listing of every record: what ``solve(tuned=True)`` runs and what the search picked.
+
+Each builds one intermediate :class:`Table` (title, header, rows, notes) and renders it with
+:func:`render`, so the four formats always agree on content.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from sssp.classes import DEGREE_CLASSES, PAPER_DEGREES, PAPER_SIZES, SIZE_LABELS
+from sssp.config import KERNELS
+from sssp.errors import TuningError
+from tuning_db.records import BestRecord
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "FORMATS",
+    "KEPT_DEFAULT_MARK",
+    "KEPT_DEFAULT_NOTE",
+    "MISSING",
+    "REPLAY_LABEL",
+    "Table",
+    "latex_escape",
+    "render",
+    "short_device_name",
+    "show_table",
+    "speedup_table",
+    "speedup_table_data",
+    "table1",
+    "table1_data",
+]
+
+FORMATS = ("md", "csv", "latex", "html")
+MISSING = "—"
+KEPT_DEFAULT_MARK = "*"
+KEPT_DEFAULT_NOTE = (
+    "tuned configuration did not beat the default end to end; solve(tuned=True) runs the default"
+)
+REPLAY_LABEL = "(replayed from recorded measurements)"
+TIMES = "×"
+
+# Vendor prefixes dropped from column headers: "NVIDIA H200" -> "H200".
+_DEVICE_PREFIXES = ("NVIDIA ", "GeForce ", "Tesla ", "Quadro ")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A rendered-format-independent table: plain strings only, escaped at render time.
+
+    Attributes
+    ----------
+    title : str
+        One line: Markdown's line above the table, CSV's leading ``#`` comment, the LaTeX and
+        HTML caption.
+    header : tuple of str
+    rows : tuple of tuple of str
+        Each as long as ``header``.
+    notes : tuple of str
+        Footnotes, shown after the table (before it in CSV, as ``#`` comments).
+    """
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.header):
+                raise ValueError(
+                    f"row {i} has {len(row)} cells but the header has {len(self.header)}"
+                )
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def short_device_name(name: str) -> str:
+    """A column-header name for a GPU: vendor prefixes dropped (``"NVIDIA H200"`` → ``"H200"``)."""
+    short = name.strip()
+    changed = True
+    while changed:
+        changed = False
+        for prefix in _DEVICE_PREFIXES:
+            if short.startswith(prefix) and len(short) > len(prefix):
+                short = short[len(prefix):].lstrip()
+                changed = True
+    return short or name
+
+
+def _device_headers(names: Iterable[str]) -> dict[str, str]:
+    """Short names for column headers; full names where two GPUs would share a short one."""
+    names = sorted(set(names))
+    shorts = {n: short_device_name(n) for n in names}
+    counts: dict[str, int] = {}
+    for s in shorts.values():
+        counts[s] = counts.get(s, 0) + 1
+    return {n: (s if counts[s] == 1 else n) for n, s in shorts.items()}
+
+
+def _size_key(size: str) -> int:
+    return SIZE_LABELS.get(size, 0)
+
+
+def _degree_key(degree: str) -> int:
+    return DEGREE_CLASSES.get(degree, 0)
+
+
+def _record_sort_key(r: BestRecord) -> tuple:
+    return (
+        r.device.name,
+        _size_key(r.graph_class.size),
+        _degree_key(r.graph_class.degree),
+        r.algorithm,
+        r.variant,
+    )
+
+
+def _select(
+    records: Iterable[BestRecord],
+    *,
+    device: str | None,
+    algorithm: str | None,
+    variant: str | None,
+) -> list[BestRecord]:
+    """Records matching the filters. ``device`` matches the full or short GPU name, any case."""
+    records = list(records)
+    for r in records:
+        if not isinstance(r, BestRecord):
+            raise TuningError(f"a report takes BestRecord values, got {type(r).__name__}")
+    out = records
+    if device is not None:
+        want = device.strip().casefold()
+        out = [
+            r for r in out
+            if want in (r.device.name.casefold(), short_device_name(r.device.name).casefold())
+        ]
+        if not out and records:
+            known = ", ".join(sorted({r.device.name for r in records}))
+            raise TuningError(f"no tuning results for device {device!r}: known devices are {known}")
+    if algorithm is not None:
+        out = [r for r in out if r.algorithm == algorithm]
+    if variant is not None:
+        out = [r for r in out if r.variant == variant]
+    return out
+
+
+def _newest(records: Iterable[BestRecord], key: Callable[[BestRecord], tuple]) -> dict[tuple, BestRecord]:
+    """One record per key: the most recently updated, since the store may hold several (other
+    kernel versions, other GPUs of the same model, other algorithm variants)."""
+    out: dict[tuple, BestRecord] = {}
+    for r in records:
+        k = key(r)
+        old = out.get(k)
+        if old is None or r.updated_at > old.updated_at:
+            if old is not None:
+                log.debug("several results for %s; showing the newest (%s)", k, r.updated_at)
+            out[k] = r
+    return out
+
+
+def _title(base: str, records: Sequence[BestRecord]) -> str:
+    return f"{base} {REPLAY_LABEL}" if any(r.replay for r in records) else base
+
+
+def _speedup(value: float, *, plain: bool) -> str:
+    text = f"{value:.3g}"
+    return text if plain else f"{text}{TIMES}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _check_fmt(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise TuningError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+# -- the three reports --------------------------------------------------------------------------
+def table1_data(
+    records: Iterable[BestRecord],
+    *,
+    device: str | None = None,
+    algorithm: str | None = None,
+    variant: str | None = None,
+) -> Table:
+    """The content of :func:`table1`, before rendering."""
+    selected = _select(records, device=device, algorithm=algorithm, variant=variant)
+    if not selected:
+        raise TuningError("no tuning results to report: tune a graph class first")
+    cells = _newest(selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree))
+    devices = _device_headers(r.device.name for r in selected)
+    sizes = sorted(set(PAPER_SIZES) | {r.graph_class.size for r in selected}, key=_size_key)
+    degrees = sorted(set(PAPER_DEGREES) | {r.graph_class.degree for r in selected}, key=_degree_key)
+    columns = [(deg, dev) for deg in degrees for dev in devices]
+    header = ("size", "kernel", *(f"{deg} {devices[dev]}" for deg, dev in columns))
+    rows = []
+    kept_shown = False
+    for size in sizes:
+        for kernel in KERNELS:
+            row = [size, kernel]
+            for deg, dev in columns:
+                rec = cells.get((dev, size, deg))
+                if rec is None:
+                    row.append(MISSING)
+                    continue
+                label = rec.tuned_config.kernel(kernel).label
+                if rec.kept_default:
+                    label += KEPT_DEFAULT_MARK
+                    kept_shown = True
+                row.append(label)
+            rows.append(tuple(row))
+    notes = [f"{MISSING}: not tuned"] if any(MISSING in r for r in rows) else []
+    if kept_shown:
+        notes.insert(0, f"{KEPT_DEFAULT_MARK} {KEPT_DEFAULT_NOTE}")
+    combos = sorted({f"{r.algorithm}/{r.variant}" for r in cells.values()})
+    base = (
+        "Table 1: tuned configuration (threads per block-L1 state) of each kernel "
+        f"per graph class and GPU, {', '.join(combos)}"
+    )
+    return Table(_title(base, list(cells.values())), header, tuple(rows), tuple(notes))
+
+
+def table1(
+    records: Iterable[BestRecord],
+    *,
+    fmt: str = "md",
+    device: str | None = None,
+    algorithm: str | None = None,
+    variant: str | None = None,
+) -> str:
+    """The paper's Table 1 from stored best configurations.
+
+    Parameters
+    ----------
+    records : iterable of BestRecord
+    fmt : {"md", "csv", "latex", "html"}
+    device : str, optional
+        Only this GPU (full name such as ``"NVIDIA H200"`` or short name ``"H200"``, any case).
+    algorithm, variant : str, optional
+        Only records of this algorithm / variant. Where several records fall into one cell, the
+        most recently updated is shown.
+
+    Returns
+    -------
+    str
+        Rows: size × kernel (sizes in numeric order, the paper's three always present); columns:
+        degree class (deg2, deg20, deg200, deg1000) × GPU (sorted by name). Cells: the search's
+        per-kernel pick (``record.tuned_config``) as ``"192-A"``, marked ``*`` when the default
+        was kept because the picks did not win end to end; ``—`` where nothing was tuned. The
+        title says "(replayed from recorded measurements)" when any shown record was replayed.
+
+    Raises
+    ------
+    TuningError
+        No records (after filtering), a device that matches none, or an unknown format.
+    """
+    _check_fmt(fmt)
+    return render(table1_data(records, device=device, algorithm=algorithm, variant=variant), fmt)
+
+
+def speedup_table_data(records: Iterable[BestRecord], *, device: str | None = None, plain: bool = False) -> Table:
+    """The content of :func:`speedup_table`, before rendering; ``plain`` drops the ``×`` sign."""
+    selected = _select(records, device=device, algorithm=None, variant=None)
+    if not selected:
+        raise TuningError("no tuning results to report: tune a graph class first")
+    chosen = _newest(
+        selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree, r.algorithm, r.variant)
+    )
+    ordered = sorted(chosen.values(), key=lambda r: (
+        _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name,
+        r.algorithm, r.variant,
+    ))
+    header = ("class", "device", "algorithm", "default ms", "tuned ms", f"speedup ({TIMES})",
+              "sources", "kept default", "replay")
+    rows = tuple(
+        (
+            str(r.graph_class),
+            r.device.name,
+            f"{r.algorithm}/{r.variant}",
+            _ms(r.default_median_ms),
+            _ms(r.tuned_median_ms),
+            _speedup(r.speedup, plain=plain),
+            str(r.n_sources),
+            "yes" if r.kept_default else "no",
+            "replay" if r.replay else "",
+        )
+        for r in ordered
+    )
+    base = "End-to-end median solve time, default vs tuned launch configuration"
+    return Table(_title(base, ordered), header, rows)
+
+
+def speedup_table(records: Iterable[BestRecord], *, fmt: str = "md", device: str | None = None) -> str:
+    """Default vs tuned end-to-end times per graph class and GPU.
+
+    Parameters
+    ----------
+    records : iterable of BestRecord
+    fmt : {"md", "csv", "latex", "html"}
+    device : str, optional
+        Only this GPU (full or short name).
+
+    Returns
+    -------
+    str
+        One row per class × GPU × algorithm/variant: default and tuned median ms, the speedup
+        (default / tuned, 3 significant digits; a bare number in CSV), number of sources, whether
+        the default was kept, and "replay" for records built from recorded measurements.
+    """
+    _check_fmt(fmt)
+    return render(speedup_table_data(records, device=device, plain=fmt == "csv"), fmt)
+
+
+def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device: str | None = None) -> str:
+    """A flat listing of stored best configurations.
+
+    Parameters
+    ----------
+    records : iterable of BestRecord
+    fmt : {"md", "csv", "latex", "html"}
+    device : str, optional
+        Only this GPU (full or short name).
+
+    Returns
+    -------
+    str
+        One row per record (sorted by device, class, algorithm): device, class, algorithm/variant,
+        the relax/min/update configurations in effect (``record.config``: what
+        ``solve(tuned=True)`` runs), the search's picks (``record.tuned_config``), speedup,
+        replay flag and update time (UTC, to the second).
+    """
+    _check_fmt(fmt)
+    selected = sorted(_select(records, device=device, algorithm=None, variant=None), key=_record_sort_key)
+    header = ("device", "class", "algorithm", "relax", "min", "update", "tuned picks",
+              f"speedup ({TIMES})", "replay", "updated")
+    rows = tuple(
+        (
+            r.device.name,
+            str(r.graph_class),
+            f"{r.algorithm}/{r.variant}",
+            r.config.relax.label,
+            r.config.min.label,
+            r.config.update.label,
+            " ".join(r.tuned_config.kernel(k).label for k in KERNELS),
+            _speedup(r.speedup, plain=fmt == "csv"),
+            "replay" if r.replay else "",
+            r.updated_at.isoformat(sep=" ", timespec="seconds"),
+        )
+        for r in selected
+    )
+    return render(Table(_title("Stored best configurations", selected), header, rows), fmt)
+
+
+# -- renderers ----------------------------------------------------------------------------------
+def render(table: Table, fmt: str) -> str:
+    """Render a :class:`Table` as ``"md"``, ``"csv"``, ``"latex"`` or ``"html"`` text."""
+    _check_fmt(fmt)
+    return _RENDERERS[fmt](table)
+
+
+def _md_cell(text: str) -> str:
+    # Escape what Markdown would read as table structure or emphasis ("192-A*" must not start
+    # an italic run).
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def _render_md(t: Table) -> str:
+    lines = [_md_cell(t.title), ""]
+    lines.append("| " + " | ".join(_md_cell(h) for h in t.header) + " |")
+    lines.append("|" + "|".join("---" for _ in t.header) + "|")
+    lines.extend("| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows)
+    if t.notes:
+        lines.append("")
+        lines.extend(_md_cell(n) + "  " for n in t.notes)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _render_csv(t: Table) -> str:
+    buf = io.StringIO()
+    # Title and notes go first as "# " comment lines, so pandas.read_csv(comment="#") and a
+    # filter on "#" both leave exactly the grid.
+    for line in (t.title, *t.notes):
+        buf.write(f"# {line}\n")
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(t.header)
+    writer.writerows(t.rows)
+    return buf.getvalue()
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "—": "---",
+    TIMES: r"$\times$",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters (and spell ``—``/``×`` in ASCII LaTeX)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _render_latex(t: Table) -> str:
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        rf"\caption{{{latex_escape(t.title)}}}",
+        r"\begin{tabular}{" + "l" * len(t.header) + "}",
+        r"\hline",
+        " & ".join(latex_escape(h) for h in t.header) + r" \\",
+        r"\hline",
+    ]
+    lines.extend(" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows)
+    lines.append(r"\hline")
+    lines.append(r"\end{tabular}")
+    for note in t.notes:
+        lines.append(rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def _render_html(t: Table) -> str:
+    e = html.escape
+    lines = ["<table>", f"  <caption>{e(t.title)}</caption>", "  <thead>"]
+    lines.append("    <tr>" + "".join(f"<th>{e(h)}</th>" for h in t.header) + "</tr>")
+    lines.append("  </thead>")
+    lines.append("  <tbody>")
+    lines.extend("    <tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in t.rows)
+    lines.append("  </tbody>")
+    if t.notes:
+        lines.append("  <tfoot>")
+        lines.extend(f'    <tr><td colspan="{len(t.header)}">{e(n)}</td></tr>' for n in t.notes)
+        lines.append("  </tfoot>")
+    lines.append("</table>")
+    return "\n".join(lines) + "\n"
+
+
+_RENDERERS: dict[str, Callable[[Table], str]] = {
+    "md": _render_md,
+    "csv": _render_csv,
+    "latex": _render_latex,
+    "html": _render_html,
+}
