@@ -15,8 +15,11 @@ from .errors import (
     TuningError,
     UnknownClassError,
 )
+from .formats import load, save
+from .generators import generate
 from .graph import Graph, GraphFeatures
 from .result import UNREACHABLE, SSSPResult
+from .solve import Solver, solve
 
 __all__ = [
     "UNREACHABLE",
@@ -32,10 +35,15 @@ __all__ = [
     "LaunchConfig",
     "SSSPError",
     "SSSPResult",
+    "Solver",
     "StoreError",
     "TuningError",
     "UnknownClassError",
+    "generate",
+    "load",
     "paper_classes",
     "parse_size",
+    "save",
+    "solve",
 ]
 __version__ = "0.1.0"

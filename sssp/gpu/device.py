@@ -1,0 +1,155 @@
+"""CUDA device discovery and context handling. The only module that imports pycuda.driver;
+it does so lazily, so importing it on a machine without CUDA is harmless."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ..errors import BackendUnavailableError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What identifies a GPU for compile caches and the tuning database."""
+
+    ordinal: int
+    name: str
+    uuid: str
+    compute_capability: tuple[int, int]
+    sm_count: int
+    total_memory: int
+    driver_version: str
+    cuda_version: str
+    pci_bus_id: str
+
+    @property
+    def arch(self) -> str:
+        return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+
+    @property
+    def cc_string(self) -> str:
+        return f"{self.compute_capability[0]}.{self.compute_capability[1]}"
+
+
+def driver() -> Any:
+    """``pycuda.driver``, initialised; :class:`BackendUnavailableError` if that is impossible."""
+    try:
+        import pycuda.driver as cuda
+    except ImportError as err:
+        raise BackendUnavailableError("gpu", f"pycuda cannot be imported ({err})") from err
+    try:
+        cuda.init()
+        count = cuda.Device.count()
+    except Exception as err:  # pycuda raises its own LogicError/RuntimeError subclasses
+        raise BackendUnavailableError("gpu", f"the CUDA driver failed to initialise ({err})") from err
+    if count == 0:
+        raise BackendUnavailableError("gpu", "no CUDA device is visible")
+    return cuda
+
+
+_active: dict[int, Any] = {}
+
+
+def activate(ordinal: int = 0) -> Any:
+    """Make device ``ordinal``'s primary context current on this thread and return it.
+
+    The primary context is the one Kernel Tuner's pycuda backend also uses, so device memory of
+    the runtime and of the tuner live in one context.
+    """
+    cuda = driver()
+    if ordinal in _active:
+        return _active[ordinal]
+    if not 0 <= ordinal < cuda.Device.count():
+        raise BackendUnavailableError(
+            "gpu", f"device {ordinal} does not exist ({cuda.Device.count()} visible)", hint=""
+        )
+    ctx = cuda.Device(ordinal).retain_primary_context()
+    ctx.push()
+    _active[ordinal] = ctx
+
+    def _pop() -> None:
+        try:
+            ctx.pop()
+        except Exception:  # interpreter shutdown: nothing useful left to do
+            pass
+
+    atexit.register(_pop)
+    return ctx
+
+
+def _uuid(pci_bus_id: str) -> str:
+    """GPU UUID through NVML (or nvidia-smi); pycuda does not expose it."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode())
+        uuid = pynvml.nvmlDeviceGetUUID(handle)
+        return uuid.decode() if isinstance(uuid, bytes) else str(uuid)
+    except Exception:
+        pass
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            out = subprocess.run(
+                [smi, f"--id={pci_bus_id}", "--query-gpu=uuid", "--format=csv,noheader"],
+                capture_output=True, text=True, timeout=20, check=True,
+            )
+            if out.stdout.strip():
+                return out.stdout.strip()
+        except (subprocess.SubprocessError, OSError):
+            pass
+    return f"PCI-{pci_bus_id}"
+
+
+def _driver_string(cuda: Any) -> str:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        v = pynvml.nvmlSystemGetDriverVersion()
+        return v.decode() if isinstance(v, bytes) else str(v)
+    except Exception:
+        v = cuda.get_driver_version()
+        return f"cuda-driver-api {v // 1000}.{(v % 1000) // 10}"
+
+
+@cache
+def device_info(ordinal: int = 0) -> DeviceInfo:
+    """Describe device ``ordinal``."""
+    cuda = driver()
+    activate(ordinal)
+    dev = cuda.Device(ordinal)
+    attr = cuda.device_attribute
+    bus = dev.pci_bus_id()
+    drv = cuda.get_driver_version()
+    return DeviceInfo(
+        ordinal=ordinal,
+        name=dev.name(),
+        uuid=_uuid(bus),
+        compute_capability=tuple(dev.compute_capability()),
+        sm_count=int(dev.get_attribute(attr.MULTIPROCESSOR_COUNT)),
+        total_memory=int(dev.total_memory()),
+        driver_version=_driver_string(cuda),
+        cuda_version=f"{drv // 1000}.{(drv % 1000) // 10}",
+        pci_bus_id=bus,
+    )
+
+
+@cache
+def is_available(ordinal: int = 0) -> bool:
+    """True when pycuda imports and device ``ordinal`` exists (cached; never raises)."""
+    try:
+        cuda = driver()
+        return ordinal < cuda.Device.count()
+    except BackendUnavailableError as err:
+        log.debug("GPU backend unavailable: %s", err)
+        return False

@@ -1,0 +1,174 @@
+"""The front door: :func:`solve` and the reusable :class:`Solver`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from .config import ConfigSource, LaunchConfig
+from .errors import BackendUnavailableError, InvalidGraphError, SSSPError
+from .graph import Graph
+from .result import ALGORITHMS, VARIANTS, SSSPResult
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("auto", "cpu", "gpu")
+
+
+class Solver:
+    """Solve shortest paths on one graph from many sources.
+
+    Parameters
+    ----------
+    graph : Graph
+    algorithm : {"crauser", "martin", "dijkstra"}
+        ``"dijkstra"`` is SciPy's, the reference (CPU only).
+    variant : {"successors", "predecessors"}
+    backend : {"auto", "cpu", "gpu"}
+        ``"auto"`` takes the GPU when pycuda and a CUDA device are usable and the algorithm has a
+        GPU version, else the CPU.
+    tuned : bool
+        Use the tuned launch configuration stored for this device, kernel version and the graph's
+        class (the nearest stored class if this one is missing; the paper's default if nothing
+        fits). GPU only.
+    config : LaunchConfig, optional
+        An explicit launch configuration; wins over ``tuned``.
+    db : str, optional
+        SQLAlchemy URL of the tuning database (default: the user's database).
+    device : int
+        CUDA device ordinal.
+
+    On the GPU the graph is uploaded once, at construction.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        *,
+        algorithm: str = "crauser",
+        variant: str = "successors",
+        backend: str = "auto",
+        tuned: bool = False,
+        config: LaunchConfig | None = None,
+        db: str | None = None,
+        device: int = 0,
+        **gpu_options: Any,
+    ) -> None:
+        if not isinstance(graph, Graph):
+            raise InvalidGraphError(f"expected an sssp.Graph, got {type(graph).__name__}")
+        if algorithm not in ALGORITHMS:
+            raise SSSPError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
+        if variant not in VARIANTS:
+            raise SSSPError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+        if backend not in BACKENDS:
+            raise SSSPError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+        if config is not None and not isinstance(config, LaunchConfig):
+            raise SSSPError(f"config must be a LaunchConfig, got {type(config).__name__}")
+        self.graph = graph
+        self.algorithm = algorithm
+        self.variant = variant
+        self.backend = self._resolve_backend(backend, algorithm)
+        self.config: LaunchConfig | None = None
+        self.config_source: ConfigSource | None = None
+        self.config_detail = ""
+        self._gpu = None
+        if self.backend == "gpu":
+            from .gpu import GPUSolver, device_info
+
+            if config is not None:
+                self.config, self.config_source = config, ConfigSource.EXPLICIT
+            elif tuned:
+                from .tuned import resolve_config
+
+                self.config, self.config_source, self.config_detail = resolve_config(
+                    graph, device_info(device), algorithm=algorithm, variant=variant, db=db
+                )
+            else:
+                self.config, self.config_source = LaunchConfig.default(), ConfigSource.DEFAULT
+            log.info("GPU launch configuration (%s): %s %s", self.config_source.value, self.config,
+                     self.config_detail)
+            self._gpu = GPUSolver(
+                graph, algorithm=algorithm, variant=variant, config=self.config,
+                config_source=self.config_source, device=device, **gpu_options,
+            )
+        elif tuned or config is not None:
+            log.info("tuned/config apply to the GPU backend only; running on %s", self.backend)
+
+    @staticmethod
+    def _resolve_backend(backend: str, algorithm: str) -> str:
+        if backend == "cpu" or algorithm == "dijkstra":
+            if backend == "gpu":
+                raise BackendUnavailableError("gpu", "algorithm 'dijkstra' runs on the CPU only", hint="")
+            return "cpu"
+        from .gpu import is_available
+
+        if backend == "gpu":
+            if not is_available():
+                from .gpu.device import driver
+
+                driver()  # raises BackendUnavailableError with the precise reason
+            return "gpu"
+        return "gpu" if is_available() else "cpu"
+
+    def solve(self, source: int, **kwargs: Any) -> SSSPResult:
+        """Distances and shortest-path tree from ``source``. GPU keyword options (``profile``)
+        are ignored on the CPU."""
+        if not isinstance(source, int) or isinstance(source, bool):
+            try:
+                import numpy as np
+
+                if isinstance(source, np.integer):
+                    source = int(source)
+                else:
+                    raise TypeError
+            except TypeError:
+                raise InvalidGraphError(f"source must be an integer node id, got {source!r}") from None
+        if not 0 <= source < self.graph.n:
+            raise InvalidGraphError(f"source {source} is out of range [0, {self.graph.n})")
+        if self._gpu is not None:
+            return self._gpu.solve(source, **kwargs)
+        from .cpu import solve_cpu
+
+        return solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant)
+
+    def solve_many(self, sources: Iterable[int], **kwargs: Any) -> list[SSSPResult]:
+        return [self.solve(int(s), **kwargs) for s in sources]
+
+    def close(self) -> None:
+        if self._gpu is not None:
+            self._gpu.close()
+            self._gpu = None
+
+    def __enter__(self) -> Solver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def solve(
+    graph: Graph,
+    source: int,
+    *,
+    algorithm: str = "crauser",
+    variant: str = "successors",
+    backend: str = "auto",
+    tuned: bool = False,
+    config: LaunchConfig | None = None,
+    db: str | None = None,
+    device: int = 0,
+    **kwargs: Any,
+) -> SSSPResult:
+    """Shortest paths from one source; see :class:`Solver` for the parameters.
+
+    Returns
+    -------
+    SSSPResult
+        Always the same type: ``dist`` (int64, :data:`sssp.UNREACHABLE` for unreachable nodes),
+        ``pred`` (int32, -1 for the source and unreached nodes), iterations, timings, and on the
+        GPU the launch configuration that ran and where it came from.
+    """
+    with Solver(graph, algorithm=algorithm, variant=variant, backend=backend, tuned=tuned,
+                config=config, db=db, device=device) as solver:
+        return solver.solve(source, **kwargs)

@@ -1,0 +1,76 @@
+"""Which launch configuration ``solve(..., tuned=True)`` runs.
+
+Lookup order, for the device's model (records of the same GPU UUID first, then any board with the
+same name and compute capability), the exact kernel sources (digest), algorithm and variant:
+
+1. the graph's own class (``tuned-exact``);
+2. the nearest stored class in (log2 size, log10 degree) distance (``tuned-nearest``);
+3. the paper's default, 256 threads and L1 normal for every kernel (``default``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from .config import ConfigSource, LaunchConfig
+from .graph import Graph
+
+if TYPE_CHECKING:
+    from tuning_db.records import BestRecord
+
+    from .gpu.device import DeviceInfo
+
+log = logging.getLogger(__name__)
+
+
+def pick(
+    records: list[BestRecord], graph_class, device_uuid: str | None = None
+) -> tuple[BestRecord | None, ConfigSource]:
+    """The record for ``graph_class`` (exact) or the nearest one; same-UUID records win ties."""
+    if not records:
+        return None, ConfigSource.DEFAULT
+
+    def rank(r: BestRecord) -> tuple[float, int]:
+        return (r.graph_class.distance(graph_class), 0 if r.device.uuid == device_uuid else 1)
+
+    best = min(records, key=rank)
+    exact = best.graph_class == graph_class
+    return best, ConfigSource.TUNED_EXACT if exact else ConfigSource.TUNED_NEAREST
+
+
+def resolve_config(
+    graph: Graph,
+    device: DeviceInfo,
+    *,
+    algorithm: str = "crauser",
+    variant: str = "successors",
+    db: str | None = None,
+) -> tuple[LaunchConfig, ConfigSource, str]:
+    """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
+    import kernels
+    from tuning_db import Store
+
+    store = Store(db)
+    digest = kernels.digest()
+    records = [
+        r
+        for r in store.all_best(device_name=device.name)
+        if r.kernel_version.digest == digest
+        and r.algorithm == algorithm
+        and r.variant == variant
+        and r.device.compute_capability == device.cc_string
+    ]
+    gc = graph.graph_class()
+    record, source = pick(records, gc, device.uuid)
+    if record is None:
+        detail = (f"no tuned configuration stored for {device.name} (kernels {digest}, "
+                  f"{algorithm}/{variant}); using the paper's default")
+        log.info(detail)
+        return LaunchConfig.default(), ConfigSource.DEFAULT, detail
+    detail = f"class {gc} -> stored class {record.graph_class}"
+    if record.kept_default:
+        detail += " (tuning did not beat the default there; the default is stored)"
+    if record.replay:
+        detail += " [record from a replay of recorded measurements]"
+    return record.config, source, detail
