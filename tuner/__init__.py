@@ -1,0 +1,1 @@
+"""Kernel characterisation: search spaces, workloads, measurement (Kernel Tuner), search (Optuna), reports."""
