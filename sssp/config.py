@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 
 from .errors import SSSPError
 
@@ -44,7 +44,7 @@ class ConfigError(SSSPError, ValueError):
     """An impossible kernel configuration (block size, L1 state, lanes)."""
 
 
-class ConfigSource(str, Enum):
+class ConfigSource(StrEnum):
     """Where a launch configuration came from."""
 
     EXPLICIT = "explicit"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
 
 
-class TrialStatus(str, Enum):
+class TrialStatus(StrEnum):
     """Outcome of measuring one configuration. A failure is data, not an exception."""
 
     OK = "ok"
@@ -20,7 +20,7 @@ class TrialStatus(str, Enum):
     WRONG_RESULT = "wrong_result"  # outputs differ from the default configuration's
 
 
-class RunStatus(str, Enum):
+class RunStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     INTERRUPTED = "interrupted"
