@@ -40,6 +40,10 @@ from .workload import ITER, KernelState, Workload, min_reference, relax_referenc
 log = logging.getLogger(__name__)
 
 OBJECTIVE = "weighted_ms"
+HARNESS_VERSION = 2
+"""Bump when what a measurement means changes (workload, verification, objective): Kernel
+Tuner serves configurations from its cache file without re-measuring, so results of an older
+harness must not share a cache file with new ones."""
 
 
 @dataclass

@@ -69,9 +69,13 @@ def recorded_dir() -> Path:
     return Path(str(resources.files("tuning_db").joinpath("data")))
 
 
-def cache_path(root: Path, device_name: str, gc: GraphClass, kernel: str, opts: TuneOptions) -> Path:
+def cache_path(root: Path, digest: str, device_name: str, gc: GraphClass, kernel: str,
+               opts: TuneOptions) -> Path:
+    """Kernel Tuner cache file of one kernel's search. Keyed by kernel sources and harness
+    version too: Kernel Tuner trusts a cached entry without re-measuring or re-verifying it."""
     dev = device_name.replace(" ", "_")
-    return root / dev / f"{gc.size}-{gc.degree}-{opts.algorithm}-{opts.variant}-{opts.scope}-{kernel}.json"
+    version = f"{digest}-h{measure.HARNESS_VERSION}"
+    return root / version / dev / f"{gc.size}-{gc.degree}-{opts.algorithm}-{opts.variant}-{opts.scope}-{kernel}.json"
 
 
 def device_record(ordinal: int) -> DeviceRecord:
@@ -138,10 +142,10 @@ def tune_class(
         replay_dir = Path(tempfile.mkdtemp(prefix="sssp-replay-"))
         src_root = recorded_dir() / "kt_cache"
         for k in opts.kernels:
-            src = cache_path(src_root, device.name, graph_class, k, opts)
+            src = cache_path(src_root, digest, device.name, graph_class, k, opts)
             if not src.exists():
                 raise TuningError(f"recorded Kernel Tuner cache {src} is missing")
-            dst = cache_path(replay_dir, device.name, graph_class, k, opts)
+            dst = cache_path(replay_dir, digest, device.name, graph_class, k, opts)
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
         cache_root = replay_dir
@@ -187,7 +191,7 @@ def tune_class(
                                            states_per_source=opts.states_per_source, device=opts.device)
                     problem = measure.build_problem(workload, kernel)
                 measure.run_kernel_tuner(problem, strategy=strategy, scope=opts.scope,
-                                         cache_file=cache_path(cache_root, device.name, graph_class, kernel, opts),
+                                         cache_file=cache_path(cache_root, digest, device.name, graph_class, kernel, opts),
                                          simulation=opts.replay, repetitions=opts.repetitions,
                                          device=opts.device)
             pick = best_kernel_config(store.trials(run.id, kernel))
