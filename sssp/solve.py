@@ -114,18 +114,9 @@ class Solver:
     def solve(self, source: int, **kwargs: Any) -> SSSPResult:
         """Distances and shortest-path tree from ``source``. GPU keyword options (``profile``)
         are ignored on the CPU."""
-        if not isinstance(source, int) or isinstance(source, bool):
-            try:
-                import numpy as np
+        from .cpu.reference import check_source
 
-                if isinstance(source, np.integer):
-                    source = int(source)
-                else:
-                    raise TypeError
-            except TypeError:
-                raise InvalidGraphError(f"source must be an integer node id, got {source!r}") from None
-        if not 0 <= source < self.graph.n:
-            raise InvalidGraphError(f"source {source} is out of range [0, {self.graph.n})")
+        source = check_source(self.graph, source)
         if self._gpu is not None:
             return self._gpu.solve(source, **kwargs)
         from .cpu import solve_cpu

@@ -17,6 +17,7 @@ import argparse
 import logging
 import sys
 import time
+from pathlib import Path
 
 from sssp.classes import GraphClass, paper_classes, parse_degree, parse_size, size_label
 from sssp.config import KERNELS
@@ -120,7 +121,7 @@ def run(args) -> int:
             bar.update(1)
 
         out = tune_class(gc, opts, store=store, graph=graph, instance=instance, progress=progress,
-                         cache_root=None if args.cache_dir is None else __import__("pathlib").Path(args.cache_dir))
+                         cache_root=None if args.cache_dir is None else Path(args.cache_dir))
         bar.close()
         b = out.best
         verdict = "kept default (not faster beyond noise)" if b.kept_default else "tuned"

@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -228,14 +229,16 @@ def tune_class(
             shutil.rmtree(replay_dir, ignore_errors=True)
 
 
-def store_recorded_bests() -> list[BestRecord]:
-    """Best configurations recorded in the shipped results (read into a throwaway store)."""
+@cache
+def store_recorded_bests() -> tuple[BestRecord, ...]:
+    """Best configurations recorded in the shipped results (read once into a throwaway store;
+    ``tune --replay --all`` asks for them once per class)."""
     data = recorded_dir()
     files = sorted(data.glob("*.json")) if data.exists() else []
     if not files:
-        return []
+        return ()
     with Store("sqlite://") as scratch:
         for f in files:
             scratch.import_json(f)
-        return [r for r in scratch.all_best() if not r.replay]
+        return tuple(r for r in scratch.all_best() if not r.replay)
 

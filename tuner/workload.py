@@ -136,8 +136,9 @@ def capture(
 
 
 # -- host references for one kernel step (the verification answers) --------------------------
-def relax_reference(graph: Graph, variant: str, settled: np.ndarray, dist: np.ndarray, inf: int) -> np.ndarray:
-    """dist after one relax of the frontier (``settled == ITER - 1``) into unsettled nodes."""
+def relax_reference(graph: Graph, settled: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """dist after one relax of the frontier (``settled == ITER - 1``) into unsettled nodes; the
+    same for both variants (pushing along out-edges or pulling along in-edges)."""
     out = dist.copy()
     src, dst, w = graph.edges()
     frontier = settled[src] == ITER - 1
