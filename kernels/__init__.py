@@ -1,8 +1,18 @@
-"""CUDA sources of the relax, min and update kernels, shipped as package data.
+"""The kernel contract: CUDA sources (package data) and, for every kernel, its CUDA name per
+variant, argument list and format, grid and shared-memory rule, compile-time defines, dtype rule
+and sentinels.
 
-The sources are data: this module reads them with :mod:`importlib.resources`, identifies them by
-a digest (used as the compile-cache key and as the kernel version in the tuning database), and
-describes their compile-time parameters. Nothing here needs CUDA or pycuda.
+Two sources ship:
+
+``sssp_kernels.cu`` (engine ``"legacy"``)
+    The paper's three kernels (relax, min, update) and a predecessor pass, driven by a host loop.
+    Kept as the measured baseline and for the paper's per-kernel characterisation (Table 1).
+``sssp_engine.cu`` (engine ``"engine"``)
+    Engine 2: frontier and fringe queues, the threshold folded into relax and settle, packed
+    distance/predecessor words, and three loop mechanisms (host, CUDA graph, persistent).
+
+The runtime (``sssp.gpu``) and the tuner (measurement and replay) both read this module; nothing
+here needs CUDA or pycuda, and nothing here imports from ``sssp``.
 """
 
 from __future__ import annotations
@@ -17,10 +27,30 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from sssp.config import LANE_CHOICES
-from sssp.errors import InvalidGraphError, KernelCompileError
+LANE_CHOICES = (1, 2, 4, 8, 16, 32)
+"""Threads that share one node's edge list in relax and in the tree pass."""
+
+
+class KernelError(Exception):
+    """Base of this package's errors. ``sssp`` re-raises them as its own error family at its
+    boundary (this package is the ground floor and imports nothing from ``sssp``)."""
+
+
+class KernelContractError(KernelError, ValueError):
+    """Compile-time parameters outside the kernels' contract, or values the distance type
+    cannot hold."""
+
+
+class KernelCompileFailure(KernelError):
+    """nvcc rejected a source; keeps the source, the options and the compiler log."""
+
+    def __init__(self, message: str, *, source: str = "", options: tuple[str, ...] = (), log: str = ""):
+        self.source, self.options, self.log = source, tuple(options), log
+        super().__init__(message)
+
 
 SOURCE_FILE = "sssp_kernels.cu"
+ENGINE_SOURCE_FILE = "sssp_engine.cu"
 KERNEL_NAMES = {
     # logical kernel -> CUDA function, per variant
     ("relax", "successors"): "sssp_relax",
@@ -41,17 +71,17 @@ UINT64_INF = 2**64 - 1
 
 
 @cache
-def source() -> str:
-    """Text of the kernel source file."""
-    return resources.files(__package__).joinpath(SOURCE_FILE).read_text(encoding="utf-8")
+def source(file: str = SOURCE_FILE) -> str:
+    """Text of a kernel source file (default: the legacy kernels)."""
+    return resources.files(__package__).joinpath(file).read_text(encoding="utf-8")
 
 
 @cache
-def digest() -> str:
+def digest(file: str = SOURCE_FILE) -> str:
     """SHA-256 (first 16 hex digits) of the exact sources and the compile options: a change to
     either is a new kernel version for compile caches and for the tuning database."""
     h = hashlib.sha256()
-    h.update(source().encode())
+    h.update(source(file).encode())
     h.update(b"\0")  # NUL separator: options may contain spaces and commas
     h.update(" ".join(NVCC_OPTIONS).encode())
     return h.hexdigest()[:16]
@@ -66,13 +96,15 @@ class CompileParams:
     crauser: bool = True
     relax_lanes: int = 1
 
+    source_file = SOURCE_FILE
+
     def __post_init__(self) -> None:
         if self.dist_bits not in (32, 64) or self.weight_bits not in (32, 64):
-            raise ValueError(f"distance/weight bits must be 32 or 64, got {self.dist_bits}/{self.weight_bits}")
+            raise KernelContractError(f"distance/weight bits must be 32 or 64, got {self.dist_bits}/{self.weight_bits}")
         if self.weight_bits > self.dist_bits:
-            raise ValueError("weight bits cannot exceed distance bits")
+            raise KernelContractError("weight bits cannot exceed distance bits")
         if self.relax_lanes not in LANE_CHOICES:
-            raise ValueError(f"relax lanes {self.relax_lanes} not in {LANE_CHOICES}")
+            raise KernelContractError(f"relax lanes {self.relax_lanes} not in {LANE_CHOICES}")
 
     def defines(self) -> dict[str, int]:
         return {
@@ -90,6 +122,198 @@ class CompileParams:
         return f"d{self.dist_bits}w{self.weight_bits}{'c' if self.crauser else 'm'}l{self.relax_lanes}"
 
 
+CRITERIA = ("out", "in", "inout", "martin")
+"""Settling rules of engine 2: Crauser OUT, Crauser IN, both, and Martín (the minimum only)."""
+
+
+@dataclass(frozen=True, order=True)
+class EngineParams:
+    """Compile-time parameters of one engine-2 module build (``#define SSSP_...``).
+
+    ``floating`` builds float64 distances (the weights stay float32 or float64 per
+    ``weight_bits``); otherwise distances are unsigned integers of ``dist_bits``.
+    """
+
+    dist_bits: int = 32
+    weight_bits: int = 32
+    floating: bool = False
+    criterion: str = "out"
+    relax_lanes: int = 1
+    pull: bool = False
+
+    source_file = ENGINE_SOURCE_FILE
+
+    def __post_init__(self) -> None:
+        if self.dist_bits not in (32, 64) or self.weight_bits not in (32, 64):
+            raise KernelContractError(f"distance/weight bits must be 32 or 64, got {self.dist_bits}/{self.weight_bits}")
+        if self.floating and self.dist_bits != 64:
+            raise KernelContractError("real-valued weights use float64 distances (dist_bits=64)")
+        if not self.floating and self.weight_bits > self.dist_bits:
+            raise KernelContractError("weight bits cannot exceed distance bits")
+        if self.criterion not in CRITERIA:
+            raise KernelContractError(f"criterion {self.criterion!r} not in {CRITERIA}")
+        if self.relax_lanes not in LANE_CHOICES:
+            raise KernelContractError(f"relax lanes {self.relax_lanes} not in {LANE_CHOICES}")
+
+    @property
+    def packed(self) -> bool:
+        """Distance and predecessor share one 64-bit word (32-bit integer distances only)."""
+        return not self.floating and self.dist_bits == 32
+
+    def defines(self) -> dict[str, int]:
+        return {
+            "SSSP_DIST_BITS": self.dist_bits,
+            "SSSP_WEIGHT_BITS": self.weight_bits,
+            "SSSP_FLOAT": int(self.floating),
+            "SSSP_OUT": int(self.criterion in ("out", "inout")),
+            "SSSP_IN": int(self.criterion in ("in", "inout")),
+            "SSSP_RELAX_LANES": self.relax_lanes,
+            "SSSP_PULL": int(self.pull),
+        }
+
+    def nvcc_flags(self) -> list[str]:
+        return [f"-D{k}={v}" for k, v in self.defines().items()]
+
+    @property
+    def key(self) -> str:
+        kind = "f" if self.floating else "u"
+        return (f"e-{kind}{self.dist_bits}w{self.weight_bits}-{self.criterion}-l{self.relax_lanes}"
+                f"{'-pull' if self.pull else ''}")
+
+    def dtypes(self) -> tuple[str, str, str]:
+        """numpy dtype names of (stored distance key, distance value, weight) on the device."""
+        if self.floating:
+            return "uint64", "float64", "float32" if self.weight_bits == 32 else "float64"
+        value = "uint32" if self.dist_bits == 32 else "uint64"
+        weight = "uint32" if self.weight_bits == 32 else "uint64"
+        return ("uint64" if self.packed else value), value, weight
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel of the contract."""
+
+    name: str
+    cuda_names: dict
+    """variant ("successors"/"predecessors") -> CUDA function name."""
+    args: tuple[str, ...]
+    arg_format: str
+    """pycuda ``prepare`` format of ``args`` (P pointer, i int32, Q uint64)."""
+    grid: str
+    """How many blocks: ``"nodes"`` (one thread per node), ``"node-lanes"`` (lanes threads per
+    node), ``"history"`` (cover the per-phase history), ``"resident"`` (every block resident at
+    once: the persistent loop's grid barrier needs it), ``"half-nodes"`` (two nodes per thread)."""
+    shared: str = "none"
+    """Dynamic shared memory: ``"none"``, ``"block-dist"`` (one distance per thread) or
+    ``"local-queues"`` (:func:`local_queue_bytes`)."""
+    strided: bool = False
+    """The kernel strides over its work, so its grid may be capped at the resident blocks."""
+
+    def cuda_name(self, variant: str = "successors") -> str:
+        return self.cuda_names[variant]
+
+
+ENGINE_ARGS = ("indptr", "indices", "weights", "omega", "iota", "settled_at", "key", "pred",
+               "qF", "qR", "cnt", "thr", "ctrl", "n")
+"""Every engine-2 kernel takes these first, in this order (kernels/sssp_engine.cu, SSSP_ARGS)."""
+ENGINE_FORMAT = "P" * 13 + "i"
+
+
+def _both(name: str) -> dict:
+    return {"successors": name, "predecessors": name}
+
+
+ENGINE_KERNELS: dict[str, KernelSpec] = {
+    "init": KernelSpec("init", _both("sssp_e_init"), (*ENGINE_ARGS, "source"), ENGINE_FORMAT + "i", "history"),
+    "relax": KernelSpec("relax", _both("sssp_e_relax"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes",
+                        strided=True),
+    "settle": KernelSpec("settle", _both("sssp_e_settle"), (*ENGINE_ARGS, "cond"), ENGINE_FORMAT + "Q", "nodes",
+                         strided=True),
+    "persistent": KernelSpec("persistent", _both("sssp_e_persistent"),
+                             (*ENGINE_ARGS, "local_limit", "local_cap", "degree"), ENGINE_FORMAT + "iii",
+                             "resident",
+                             "local-queues"),
+    "tree": KernelSpec("tree", _both("sssp_e_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
+}
+"""Engine 2's kernels. ``relax`` and ``settle`` are the host and graph loops' per-phase kernels
+(their grid is capped at the resident blocks; they stride over their queues)."""
+
+LEGACY_KERNELS: dict[str, KernelSpec] = {
+    "relax": KernelSpec("relax", {"successors": "sssp_relax", "predecessors": "sssp_relax_pull"},
+                        ("indptr", "indices", "weights", "settled_at", "dist", "n", "iter"), "PPPPPii",
+                        "node-lanes"),
+    "min": KernelSpec("min", _both("sssp_min"), ("settled_at", "dist", "omega", "delta_hist", "n", "iter"),
+                      "PPPPii", "half-nodes", "block-dist"),
+    "update": KernelSpec("update", _both("sssp_update"),
+                         ("settled_at", "dist", "delta_hist", "settled_count", "n", "iter"), "PPPPii", "nodes"),
+    "tree": KernelSpec("tree", {"successors": "sssp_tree", "predecessors": "sssp_tree_pull"},
+                       ("indptr", "indices", "weights", "settled_at", "dist", "pred", "n"), "PPPPPPi",
+                       "node-lanes"),
+}
+
+# Sentinels shared by both sources.
+UNSETTLED = 0x7FFFFFFF
+"""``settled_at`` of a node not settled yet."""
+NO_PRED = 0xFFFFFFFF
+"""Predecessor field of the source and of unreached nodes (as uint32; -1 as int32)."""
+CTRL_WORDS = 8
+CTRL_PHASE, CTRL_DONE, CTRL_ABORT, CTRL_LIMIT = 0, 1, 5, 6
+"""Engine 2's control words (see sssp_engine.cu): the current phase, the done flag, the abort
+flag set by a grid barrier that timed out, and the phase limit."""
+
+
+LOCAL_CAP_MAX = 4096
+
+
+def local_queue_capacity(local_limit: int) -> int:
+    """Queue entries the persistent loop keeps in shared memory in its block-local phases: the
+    work limit rounded up to a power of two, at most :data:`LOCAL_CAP_MAX` (entries beyond spill
+    to global memory, so the capacity bounds speed, never correctness)."""
+    if local_limit <= 0:
+        return 0
+    return min(LOCAL_CAP_MAX, 1 << (local_limit - 1).bit_length())
+
+
+def local_queue_bytes(cap: int, dist_bytes: int) -> int:
+    """Dynamic shared memory of the persistent kernel: frontier ids and distances and fringe ids,
+    two of each (by phase parity)."""
+    return 2 * cap * (dist_bytes + 4 + 4)
+
+
+def engine_history_len(n: int) -> int:
+    """Entries of the per-phase history arrays ``cnt`` and ``thr`` (two per phase)."""
+    return 2 * (n + 3)
+
+
+def engine_phase_limit(n: int) -> int:
+    """Every productive phase settles a node, so a solve never needs more than n + 1 phases."""
+    return n + 2
+
+
+def blocks_for(spec: KernelSpec, n: int, block: int, lanes: int = 1, *, resident: int | None = None) -> int:
+    """Number of blocks for ``spec``'s grid rule (``resident``: blocks that fit at once)."""
+    if spec.grid == "node-lanes":
+        blocks = -(-n * lanes // block)
+    elif spec.grid == "half-nodes":
+        blocks = -(-n // (2 * block))
+    elif spec.grid == "history":
+        blocks = -(-engine_history_len(n) // block)
+    elif spec.grid == "resident":
+        if resident is None:
+            raise KernelContractError("the resident grid rule needs the number of resident blocks")
+        return max(1, resident)
+    else:
+        blocks = -(-n // block)
+    blocks = max(blocks, 1)
+    return min(blocks, resident) if resident and spec.strided else blocks
+
+
+def widths_for_float(weight_dtype: str) -> tuple[int, int]:
+    """(distance bits, weight bits) for real-valued weights: float64 distances always (exact
+    agreement with SciPy's float64 Dijkstra), float32 weights kept as float32."""
+    return 64, 32 if weight_dtype == "float32" else 64
+
+
 def widths_for(n: int, max_weight: int) -> tuple[int, int]:
     """(distance bits, weight bits) for a graph: 32-bit distances only when the largest value
     the kernels can form, ``(n + 1) * max_weight`` (a distance plus one more edge or ω), stays
@@ -101,10 +325,19 @@ def widths_for(n: int, max_weight: int) -> tuple[int, int]:
         return 32, weight_bits
     if bound < UINT64_INF:
         return 64, weight_bits
-    raise InvalidGraphError(
+    raise KernelContractError(
         f"distances up to (n + 1) * max_weight = {bound} do not fit in 64 bits (n = {n}, "
         f"max weight {max_weight})"
     )
+
+
+def engine_params() -> list[EngineParams]:
+    """Every engine-2 combination the runtime can request (the CPU compile test builds them)."""
+    out = []
+    kinds = [(32, 32, False), (64, 32, False), (64, 64, False), (64, 32, True), (64, 64, True)]
+    for (db, wb, fl), crit, lanes, pull in itertools.product(kinds, CRITERIA, LANE_CHOICES, (False, True)):
+        out.append(EngineParams(db, wb, fl, crit, lanes, pull))
+    return out
 
 
 def runtime_params() -> list[CompileParams]:
@@ -117,7 +350,8 @@ def runtime_params() -> list[CompileParams]:
     return out
 
 
-def nvcc_compile(params: CompileParams, *, arch: str = DEFAULT_ARCH, nvcc: str | None = None) -> bytes:
+def nvcc_compile(params: CompileParams | EngineParams, *, arch: str = DEFAULT_ARCH,
+                 nvcc: str | None = None) -> bytes:
     """Compile the sources to a cubin with ``nvcc`` (no GPU needed) and return it.
 
     Used by the CPU-side tests to check every parameter combination; the GPU runtime compiles
@@ -125,21 +359,22 @@ def nvcc_compile(params: CompileParams, *, arch: str = DEFAULT_ARCH, nvcc: str |
 
     Raises
     ------
-    KernelCompileError
+    KernelCompileFailure
         With the source, options and compiler log when nvcc fails or is missing.
     """
     nvcc = nvcc or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not Path(nvcc).exists() and shutil.which(nvcc) is None:
-        raise KernelCompileError("nvcc not found (install the CUDA toolkit or put nvcc on PATH)")
+        raise KernelCompileFailure("nvcc not found (install the CUDA toolkit or put nvcc on PATH)")
+    text = source(params.source_file)
     with tempfile.TemporaryDirectory(prefix="sssp-nvcc-") as tmp:
-        src = Path(tmp) / SOURCE_FILE
-        src.write_text(source(), encoding="utf-8")
+        src = Path(tmp) / params.source_file
+        src.write_text(text, encoding="utf-8")
         out = Path(tmp) / "k.cubin"
         opts = [*NVCC_OPTIONS, f"-arch={arch}", "--cubin", *params.nvcc_flags()]
         proc = subprocess.run([nvcc, *opts, "-o", str(out), str(src)], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise KernelCompileError(
-                f"nvcc failed for {params.key}", source=source(), options=tuple(opts),
+            raise KernelCompileFailure(
+                f"nvcc failed for {params.key}", source=text, options=tuple(opts),
                 log=proc.stdout + proc.stderr,
             )
         return out.read_bytes()

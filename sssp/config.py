@@ -19,6 +19,14 @@ reports what it saw.
 
 The relax kernel has one more knob beyond the paper: ``lanes``, the number of consecutive
 threads that share one frontier node's edge list (1 = the paper's one thread per node).
+
+Beyond the per-kernel knobs, a :class:`LaunchConfig` carries the structural choices of engine 2
+(``kernels/sssp_engine.cu``): the loop mechanism and, for the persistent loop, the blocks per
+multiprocessor and the size under which a phase runs in one block. Under engine 2 the relax
+configuration applies to the relax kernel (and to the persistent kernel, which relaxes and
+settles), the update configuration to the settle kernel (update with the threshold folded in),
+and the min configuration is unused: there is no min pass. ``loop="legacy"`` runs the paper's
+three kernels from the host, the measured baseline.
 """
 
 from __future__ import annotations
@@ -36,8 +44,11 @@ L1_STATES: dict[str, tuple[str, int | None]] = {
     "S": ("PREFER_SHARED", 100),
 }
 KERNELS = ("relax", "min", "update")
+LOOPS = ("persistent", "graph", "host", "legacy")
+"""Loop mechanisms: one persistent kernel with a grid barrier; a CUDA graph WHILE node; host
+launches per phase (engine 2); the paper's host-driven relax/min/update kernels."""
 MIN_BLOCK, MAX_BLOCK = 32, 1024
-LANE_CHOICES = (1, 2, 4, 8, 16, 32)
+from kernels import LANE_CHOICES  # noqa: E402  (the kernel contract owns it)
 
 
 class ConfigError(SSSPError, ValueError):
@@ -99,11 +110,26 @@ DEFAULT_KERNEL = KernelConfig(256, "N", 1)
 
 @dataclass(frozen=True)
 class LaunchConfig:
-    """The configurations of the relax, min and update kernels for one solve."""
+    """The configurations of the relax, min and update kernels for one solve, and the loop.
+
+    Attributes
+    ----------
+    loop : {"persistent", "graph", "host", "legacy"}
+        How phases are driven (see :data:`LOOPS`).
+    blocks_per_sm : int
+        Persistent loop: blocks per multiprocessor (capped at what fits resident; 0 = all that fit).
+    local_limit : int
+        Persistent loop: a phase whose frontier plus fringe is at most this runs in one block
+        with block barriers only (work: frontier edges plus fringe); 0 turns that off, -1 means
+        eight times the block size.
+    """
 
     relax: KernelConfig = DEFAULT_KERNEL
     min: KernelConfig = DEFAULT_KERNEL
     update: KernelConfig = DEFAULT_KERNEL
+    loop: str = "persistent"
+    blocks_per_sm: int = 2
+    local_limit: int = -1
 
     def __post_init__(self) -> None:
         for name in KERNELS:
@@ -112,11 +138,36 @@ class LaunchConfig:
                 raise ConfigError(f"{name} configuration must be a KernelConfig, got {kc!r}")
             if name != "relax" and kc.lanes != 1:
                 raise ConfigError(f"only relax takes lanes > 1; {name} got {kc.lanes}")
+        if self.loop not in LOOPS:
+            raise ConfigError(f"loop {self.loop!r} is invalid: use one of {', '.join(LOOPS)}")
+        for field_name, low in (("blocks_per_sm", 0), ("local_limit", -1)):
+            value = getattr(self, field_name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ConfigError(f"{field_name} must be an integer >= {low}, got {value!r}")
 
     @classmethod
     def default(cls) -> LaunchConfig:
-        """The paper's default: 256 threads per block and L1 normal for every kernel."""
+        """The paper's default (256 threads per block, L1 normal, for every kernel) on engine 2's
+        persistent loop."""
         return cls()
+
+    @classmethod
+    def paper(cls) -> LaunchConfig:
+        """The paper's default on the paper's host-driven kernels (the legacy baseline)."""
+        return cls(loop="legacy")
+
+    def options(self) -> dict[str, int | str]:
+        """The structural choices (stored beside the per-kernel labels)."""
+        return {"loop": self.loop, "blocks_per_sm": self.blocks_per_sm, "local_limit": self.local_limit}
+
+    @classmethod
+    def from_parts(cls, labels: dict[str, str], options: dict | None = None) -> LaunchConfig:
+        """Inverse of :meth:`as_dict` plus :meth:`options`; missing options take the defaults
+        (records made before engine 2 describe the legacy loop)."""
+        opts = dict(options or {})
+        kernels = {k: KernelConfig.parse(labels[k]) for k in KERNELS}
+        return cls(**kernels, loop=str(opts.get("loop", "legacy")),
+                   blocks_per_sm=int(opts.get("blocks_per_sm", 2)), local_limit=int(opts.get("local_limit", -1)))
 
     @classmethod
     def uniform(cls, block_size: int, l1: str = "N") -> LaunchConfig:
@@ -136,4 +187,10 @@ class LaunchConfig:
         return {k: self.kernel(k).label for k in KERNELS}
 
     def __str__(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in self.as_dict().items())
+        kernels = self.as_dict()
+        if self.loop == "legacy":
+            return " ".join(f"{k}={v}" for k, v in kernels.items())
+        text = f"loop={self.loop} relax={kernels['relax']} settle={kernels['update']}"
+        if self.loop == "persistent":
+            text += f" blocks/SM={self.blocks_per_sm or 'max'} local<={self.local_limit}"
+        return text

@@ -14,7 +14,8 @@ from .config import ConfigSource, LaunchConfig
 UNREACHABLE: int = int(np.iinfo(np.int64).max)
 """Distance of a node that cannot be reached from the source (``dist[v] == UNREACHABLE``)."""
 
-ALGORITHMS = ("dijkstra", "martin", "crauser")
+ALGORITHMS = ("dijkstra", "martin", "crauser", "crauser-in", "crauser-inout")
+"""``crauser``: the OUT criterion; ``crauser-in``: the IN criterion; ``crauser-inout``: both."""
 VARIANTS = ("successors", "predecessors")
 
 

@@ -74,7 +74,7 @@ class Solver:
         self.config_detail = ""
         self._gpu = None
         if self.backend == "gpu":
-            from .gpu import GPUSolver, device_info
+            from .gpu import device_info, make_solver
 
             if config is not None:
                 self.config, self.config_source = config, ConfigSource.EXPLICIT
@@ -88,7 +88,7 @@ class Solver:
                 self.config, self.config_source = LaunchConfig.default(), ConfigSource.DEFAULT
             log.info("GPU launch configuration (%s): %s %s", self.config_source.value, self.config,
                      self.config_detail)
-            self._gpu = GPUSolver(
+            self._gpu = make_solver(
                 graph, algorithm=algorithm, variant=variant, config=self.config,
                 config_source=self.config_source, device=device, **gpu_options,
             )

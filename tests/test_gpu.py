@@ -1,9 +1,11 @@
-"""GPU solver against SciPy and the CPU versions, on a real CUDA device (marker ``gpu``).
+"""GPU solvers against SciPy and the CPU versions, on a real CUDA device (marker ``gpu``).
 
-Every solve poisons the device outputs first, so an element the kernels fail to write shows up
-as a wrong distance or predecessor. Distances must equal SciPy's exactly; predecessor trees and
+Every loop mechanism (engine 2's persistent, graph and host loops, and the paper's legacy loop),
+every algorithm, both variants and several launch configurations run on every graph. Every
+solve poisons the device outputs first, so an element the kernels fail to write shows up as a
+wrong distance or predecessor. Distances must equal SciPy's exactly; predecessor trees and
 iteration counts must equal the CPU version's (same settled_at rule), and the tree is checked on
-its own (each node's distance recomputed from its predecessor's).
+its own, edge by edge (each node's distance recomputed from its predecessor's).
 """
 
 from __future__ import annotations
@@ -38,29 +40,40 @@ def _need_gpu():
         pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
 
 
-ALGOS = list(itertools.product(("crauser", "martin"), ("successors", "predecessors")))
+ALGOS = list(itertools.product(("crauser", "martin", "crauser-in", "crauser-inout"),
+                                ("successors", "predecessors")))
 BLOCKS = (32, 96, 256, 1024)
 L1S = ("N", "A", "S")
 LANES = (1, 8, 32)
+LOOPS = ("persistent", "graph", "host", "legacy")
+LOCAL = (-1, 0, 100_000)  # default, no block-local phases, every phase block-local
 
 
-def configs_for(key: int, count: int) -> list[LaunchConfig]:
-    """``count`` configurations cycling through block size x L1 x lanes, offset by ``key``, so
-    the whole cross product is covered across the graphs of a test."""
-    space = list(itertools.product(BLOCKS, L1S, LANES))
+def configs_for(key: int, count: int, algorithm: str = "crauser") -> list[LaunchConfig]:
+    """``count`` configurations cycling through loop x block size x L1 x lanes x block-local
+    limit, offset by ``key``, so the cross product is covered across the graphs of a test. The
+    legacy loop has only Crauser OUT and Martín."""
+    space = list(itertools.product(LOOPS, BLOCKS, L1S, LANES, LOCAL))
     out = []
-    for j in range(count):
-        bs, l1, lanes = space[(key * count + j) % len(space)]
-        other = space[(key * count + j + 7) % len(space)]
-        out.append(LaunchConfig(KernelConfig(bs, l1, lanes), KernelConfig(other[0], other[1]),
-                                KernelConfig(bs, other[1])))
+    j = 0
+    while len(out) < count:
+        loop, bs, l1, lanes, local = space[(key * 7 + j * 11) % len(space)]
+        other = space[(key * 7 + j * 11 + 5) % len(space)]
+        j += 1
+        if loop == "legacy" and algorithm not in ("crauser", "martin"):
+            continue
+        out.append(LaunchConfig(KernelConfig(bs, l1, lanes), KernelConfig(other[1], other[2]),
+                                KernelConfig(other[1], l1), loop=loop, blocks_per_sm=j % 3,
+                                local_limit=local))
     return out
 
 
-def run_and_check(graph: sssp.Graph, sources, algorithm, variant, config, *, ref_cache=None):
-    from sssp.gpu import GPUSolver
+def run_and_check(graph: sssp.Graph, sources, algorithm, variant, config, *, ref_cache=None, cpu=True):
+    """Solve from ``sources``; distances must equal SciPy's, the tree must be valid edge by edge,
+    and (``cpu``) phases and predecessors must equal the CPU version's."""
+    from sssp.gpu import make_solver
 
-    with GPUSolver(graph, algorithm=algorithm, variant=variant, config=config) as solver:
+    with make_solver(graph, algorithm=algorithm, variant=variant, config=config) as solver:
         for s in sources:
             solver.poison()
             res = solver.solve(int(s))
@@ -69,6 +82,8 @@ def run_and_check(graph: sssp.Graph, sources, algorithm, variant, config, *, ref
                 ref_cache[s] = ref
             check_against(ref, res)
             check_tree(graph, res)
+            if not cpu:
+                continue
             key = (algorithm, variant, int(s))
             if ref_cache is not None and key in ref_cache:
                 cpu = ref_cache[key]
@@ -76,8 +91,8 @@ def run_and_check(graph: sssp.Graph, sources, algorithm, variant, config, *, ref
                 cpu = solve_cpu(graph, int(s), algorithm=algorithm, variant=variant)
                 if ref_cache is not None:
                     ref_cache[key] = cpu
-            assert res.iterations == cpu.iterations, (algorithm, variant, config, s)
-            np.testing.assert_array_equal(res.pred, cpu.pred)
+            assert res.iterations == cpu.iterations, (algorithm, variant, str(config), s)
+            np.testing.assert_array_equal(res.pred, cpu.pred, err_msg=f"{algorithm} {variant} {config}")
             assert 0.0 < res.stats["relax_active_share"] <= 1.0
 
 
@@ -105,18 +120,20 @@ def test_paper_graphs(name):
     big = graph.m > 5_000_000
     for algo_i, (algorithm, variant) in enumerate(ALGOS):
         count = 1 if big else 3
-        for config in [LaunchConfig.default(), *configs_for(index * 4 + algo_i, count)]:
+        for config in [LaunchConfig.default(), *configs_for(index * 8 + algo_i, count, algorithm)]:
             run_and_check(graph, sources[:1] if big else sources, algorithm, variant, config, ref_cache=refs)
 
 
 def test_full_cross_product_small_graph():
-    """Every block size x L1 state x lanes on every kernel position, on one graph."""
+    """Every loop x block size x L1 state x lanes, every algorithm and variant, on one graph."""
     graph = sssp.generate("random", size=1500, degree=20, seed=11)
     refs: dict = {}
-    for bs, l1, lanes in itertools.product(BLOCKS, L1S, LANES):
+    for loop, bs, l1, lanes in itertools.product(LOOPS, BLOCKS, L1S, LANES):
         kc = KernelConfig(bs, l1, lanes)
-        cfg = LaunchConfig(kc, KernelConfig(bs, l1), KernelConfig(bs, l1))
+        cfg = LaunchConfig(kc, KernelConfig(bs, l1), KernelConfig(bs, l1), loop=loop)
         for algorithm, variant in ALGOS:
+            if loop == "legacy" and algorithm not in ("crauser", "martin"):
+                continue
             run_and_check(graph, [0, 777], algorithm, variant, cfg, ref_cache=refs)
 
 
@@ -133,9 +150,14 @@ def test_real_graphs(path):
     key = sum(path.name.encode())
     sources = np.random.default_rng(key).integers(0, graph.n, size=2)
     refs: dict = {}
-    for algo_i, (algorithm, variant) in enumerate(ALGOS):
-        for config in configs_for(key + algo_i, 1):
-            run_and_check(graph, sources, algorithm, variant, config, ref_cache=refs)
+    # Large high-diameter graphs (road networks) take the sequential CPU versions minutes: they
+    # are checked against SciPy and the tree rule only, on fewer combinations.
+    large = graph.n > 100_000
+    algos = [("crauser", "successors"), ("crauser-inout", "successors")] if large else ALGOS
+    for algo_i, (algorithm, variant) in enumerate(algos):
+        for config in configs_for(key + algo_i, 1, algorithm):
+            run_and_check(graph, sources[:1] if large else sources, algorithm, variant, config,
+                          ref_cache=refs, cpu=not large)
 
 
 def test_64bit_distances():
@@ -151,12 +173,15 @@ def test_64bit_distances():
     w64[::7] = 6_000_000_000
     g64w = sssp.Graph.from_edges(n, src, dst, w64)
     for graph, bits in ((g32w, 32), (g64w, 64)):
-        from sssp.gpu import GPUSolver
+        from sssp.gpu import make_solver
 
-        with GPUSolver(graph) as solver:
+        with make_solver(graph) as solver:
             assert solver.params.dist_bits == 64 and solver.params.weight_bits == bits
-        run_and_check(graph, [0, 5], "crauser", "successors", LaunchConfig.default())
-        run_and_check(graph, [1], "martin", "predecessors", configs_for(bits, 1)[0])
+        for loop in LOOPS:
+            run_and_check(graph, [0, 5], "crauser", "successors", LaunchConfig(loop=loop))
+            run_and_check(graph, [1], "martin", "predecessors", LaunchConfig(loop=loop))
+        for algorithm in ("crauser-in", "crauser-inout"):
+            run_and_check(graph, [2], algorithm, "successors", configs_for(bits, 1, algorithm)[0])
         res = sssp.solve(graph, 0, backend="gpu")
         assert res.dist.max() > 2**32 - 1 or res.dist[res.reached].max() > 2**32 - 1
 
@@ -166,21 +191,91 @@ def test_64bit_distances():
 def test_hypothesis_graphs(gs):
     graph, source = gs
     for k, (algorithm, variant) in enumerate(ALGOS):
-        run_and_check(graph, [source], algorithm, variant, configs_for(graph.n + k, 1)[0])
+        run_and_check(graph, [source], algorithm, variant, configs_for(graph.n + k, 1, algorithm)[0])
 
 
-def test_source_without_out_edges():
+@pytest.mark.parametrize("loop", LOOPS)
+def test_source_without_out_edges(loop):
     graph = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
-    res = sssp.solve(graph, 3, backend="gpu")
+    res = sssp.solve(graph, 3, backend="gpu", config=LaunchConfig(loop=loop))
     assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
     assert res.iterations == 0 and np.all(res.pred == -1)
 
 
+@pytest.mark.parametrize("loop", LOOPS)
+def test_one_node(loop):
+    graph = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))  # a self-loop
+    res = sssp.solve(graph, 0, backend="gpu", config=LaunchConfig(loop=loop))
+    assert res.dist.tolist() == [0] and res.pred.tolist() == [-1] and res.iterations == 0
+
+
+def test_skewed_degrees_use_the_block_path():
+    """A hub with far more edges than SSSP_BIG_DEGREE (walked by its whole block) and a star of
+    such hubs: every loop and lanes setting agrees with SciPy and the CPU tree."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    hubs = np.arange(8)
+    src = np.concatenate([np.repeat(hubs, 5000), rng.integers(0, n, 40_000)])
+    dst = np.concatenate([rng.integers(0, n, 8 * 5000), rng.integers(0, n, 40_000)])
+    w = rng.integers(0, 50, src.size)
+    graph = sssp.Graph.from_edges(n, src, dst, w)
+    refs: dict = {}
+    for loop, lanes in itertools.product(LOOPS[:3], (1, 32)):
+        cfg = LaunchConfig(KernelConfig(256, "N", lanes), loop=loop)
+        for algorithm in ("crauser", "crauser-inout"):
+            run_and_check(graph, [0, 1, 100], algorithm, "successors", cfg, ref_cache=refs)
+
+
+def test_real_valued_weights():
+    """float32 and float64 weights: float64 distances equal to SciPy's, inf for unreachable
+    nodes, and a valid tree (every predecessor edge tight)."""
+    from scipy.sparse.csgraph import dijkstra as sp_dijkstra
+
+    rng = np.random.default_rng(8)
+    n = 5000
+    src, dst = rng.integers(0, n, 30_000), rng.integers(0, n - 10, 30_000)  # the last 10 unreachable
+    for dtype in (np.float32, np.float64):
+        w = (rng.random(src.size) * 10).astype(dtype)
+        w[::50] = 0.0
+        graph = sssp.Graph.from_edges(n, src, dst, w)
+        if graph.weights.dtype.kind != "f":
+            pytest.skip("this Graph keeps no real-valued weights")
+        ref = sp_dijkstra(graph.to_scipy(), indices=3)
+        for loop in LOOPS[:3]:
+            for algorithm in ("crauser", "crauser-in", "martin"):
+                res = sssp.solve(graph, 3, backend="gpu", algorithm=algorithm, config=LaunchConfig(loop=loop))
+                assert res.dist.dtype == np.float64
+                np.testing.assert_array_equal(res.dist, ref)
+                tight = res.pred >= 0
+                v = np.flatnonzero(tight)
+                u = res.pred[v]
+                # each tree edge is an edge of the graph whose weight closes the distance exactly
+                ok = [np.any((graph.indices[graph.indptr[a]:graph.indptr[a + 1]] == b)
+                             & (res.dist[a] + graph.weights[graph.indptr[a]:graph.indptr[a + 1]].astype(np.float64)
+                                == res.dist[b])) for a, b in zip(u[:500], v[:500], strict=True)]
+                assert all(ok)
+                assert np.isinf(res.dist[-10:]).all() and (res.pred[-10:] == -1).all()
+
+
+def test_loops_agree_and_report_phase_cost():
+    graph = sssp.generate("random", size=4096, degree=4, seed=2)
+    results = {loop: sssp.solve(graph, 7, backend="gpu", config=LaunchConfig(loop=loop)) for loop in LOOPS}
+    first = results["legacy"]
+    for loop, res in results.items():
+        np.testing.assert_array_equal(res.dist, first.dist)
+        np.testing.assert_array_equal(res.pred, first.pred)
+        assert res.iterations == first.iterations, loop
+        if loop != "legacy":
+            assert res.stats["loop"] == loop and res.stats["phase_us"] > 0
+
+
 def test_solve_front_door_reports_config():
     graph = sssp.generate("random", size=2048, degree=20, seed=9)
-    res = sssp.solve(graph, 0, backend="gpu", profile=True)
+    res = sssp.solve(graph, 0, backend="gpu")
     assert res.backend == "gpu" and res.config == LaunchConfig.default()
     assert res.config_source == sssp.ConfigSource.DEFAULT
+    assert {"total", "loop"} <= set(res.timings)
+    res = sssp.solve(graph, 0, backend="gpu", config=LaunchConfig.paper(), profile=True)
     assert {"relax", "min", "update", "tree", "total"} <= set(res.timings)
     explicit = LaunchConfig.uniform(128, "A")
     res = sssp.solve(graph, 0, backend="gpu", config=explicit)

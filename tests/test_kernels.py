@@ -1,5 +1,6 @@
-"""Kernel sources, their digest and compile-time parameters; every combination the runtime can
-request is compiled with nvcc for sm_90 (no GPU needed)."""
+"""The kernel contract: sources, digests, compile-time parameters and launch rules; every
+combination the runtime can request, of both sources, is compiled with nvcc for sm_90 (no GPU
+needed)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,81 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import kernels
-from kernels import CompileParams, runtime_params, widths_for
-from sssp.errors import InvalidGraphError, KernelCompileError
+from kernels import (
+    ENGINE_KERNELS,
+    ENGINE_SOURCE_FILE,
+    LEGACY_KERNELS,
+    CompileParams,
+    EngineParams,
+    KernelCompileFailure,
+    KernelContractError,
+    engine_params,
+    runtime_params,
+    widths_for,
+)
 
 
-def test_source_is_package_data_and_digest_is_stable():
-    src = kernels.source()
-    for name in set(kernels.KERNEL_NAMES.values()):
-        assert f'extern "C" __global__ void {name}(' in src
-    assert kernels.digest() == kernels.digest() and len(kernels.digest()) == 16
+def test_sources_are_package_data_and_digests_are_stable():
+    for file, specs in ((kernels.SOURCE_FILE, LEGACY_KERNELS), (ENGINE_SOURCE_FILE, ENGINE_KERNELS)):
+        src = kernels.source(file)
+        for spec in specs.values():
+            for name in set(spec.cuda_names.values()):
+                assert f'extern "C" __global__ void {name}(' in src or (
+                    f"extern \"C\" __global__ void __launch_bounds__(1024, 1) {name}(" in src), name
+        assert kernels.digest(file) == kernels.digest(file) and len(kernels.digest(file)) == 16
+    assert kernels.digest(ENGINE_SOURCE_FILE) != kernels.digest()
+
+
+def test_engine_argument_list_matches_the_source():
+    """The contract's argument list is the source's SSSP_ARGS, in order."""
+    src = kernels.source(ENGINE_SOURCE_FILE)
+    block = src[src.index("#define SSSP_ARGS"):src.index("#define SSSP_PASS")]
+    names = [tok.strip(" ,\\\n*").split()[-1].lstrip("*") for tok in block.split(",")]
+    names = [n.split("*")[-1] for n in names]
+    assert tuple(names) == kernels.ENGINE_ARGS
+    for spec in ENGINE_KERNELS.values():
+        assert len(spec.arg_format) == len(spec.args)
+
+
+def test_kernels_package_does_not_import_sssp():
+    import subprocess
+    import sys
+
+    code = "import sys, kernels; kernels.engine_params(); print('sssp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_launch_rules():
+    n = 10_000
+    assert kernels.blocks_for(LEGACY_KERNELS["min"], n, 256) == -(-n // 512)
+    assert kernels.blocks_for(LEGACY_KERNELS["relax"], n, 256, 8) == -(-n * 8 // 256)
+    # engine 2's per-phase kernels stride, so their grid is capped at the resident blocks
+    assert kernels.blocks_for(ENGINE_KERNELS["relax"], 10**6, 256, 1, resident=1056) == 1056
+    assert kernels.blocks_for(ENGINE_KERNELS["settle"], 1000, 256, resident=1056) == 4
+    with pytest.raises(KernelContractError):
+        kernels.blocks_for(ENGINE_KERNELS["persistent"], n, 256)
+    assert kernels.local_queue_capacity(0) == 0 and kernels.local_queue_capacity(1024) == 1024
+    assert kernels.local_queue_capacity(10**6) == kernels.LOCAL_CAP_MAX
+    assert kernels.local_queue_bytes(2048, 4) == 2 * 2048 * 12
+
+
+def test_engine_params_contract():
+    p = EngineParams(32, 32, False, "out", 1, False)
+    assert p.packed and p.dtypes() == ("uint64", "uint32", "uint32")
+    assert p.defines()["SSSP_OUT"] == 1 and p.defines()["SSSP_IN"] == 0
+    q = EngineParams(64, 32, True, "inout", 8, True)
+    assert not q.packed and q.dtypes() == ("uint64", "float64", "float32")
+    assert q.defines()["SSSP_IN"] == 1 and q.defines()["SSSP_PULL"] == 1
+    assert EngineParams(criterion="martin").defines()["SSSP_OUT"] == 0
+    with pytest.raises(KernelContractError):
+        EngineParams(32, 32, True)  # real weights need float64 distances
+    with pytest.raises(KernelContractError):
+        EngineParams(criterion="fastest")
 
 
 def test_defines_cannot_collide():
-    for p in runtime_params():
+    for p in [*runtime_params(), *engine_params()]:
         assert all(k.startswith("SSSP_") for k in p.defines())
 
 
@@ -41,7 +104,7 @@ def test_distance_width_rule(n, wmax, expected):
 
 
 def test_overflowing_graph_is_rejected():
-    with pytest.raises(InvalidGraphError, match="do not fit in 64 bits"):
+    with pytest.raises(KernelContractError, match="do not fit in 64 bits"):
         widths_for(2**31, 2**40)
 
 
@@ -67,8 +130,23 @@ def test_every_runtime_combination_compiles_for_sm90():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+@pytest.mark.timeout(1800)
+def test_every_engine_combination_compiles_for_sm90():
+    """Distance kind x criterion x lanes x push/pull: every engine-2 build the runtime can ask for."""
+    params = engine_params()
+    assert len(params) == 5 * 4 * 6 * 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        cubins = list(pool.map(kernels.nvcc_compile, params))
+    names = {n for spec in ENGINE_KERNELS.values() for n in spec.cuda_names.values()}
+    for p, cubin in zip(params, cubins, strict=True):
+        assert cubin[:4] == b"\x7fELF", p.key
+        for name in names:
+            assert name.encode() in cubin, (p.key, name)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 def test_compile_error_keeps_log(monkeypatch):
-    monkeypatch.setattr(kernels, "source", lambda: "this is not CUDA")
-    with pytest.raises(KernelCompileError) as info:
+    monkeypatch.setattr(kernels, "source", lambda file=kernels.SOURCE_FILE: "this is not CUDA")
+    with pytest.raises(KernelCompileFailure) as info:
         kernels.nvcc_compile(CompileParams())
     assert info.value.log and "-arch=sm_90" in info.value.options

@@ -47,12 +47,11 @@ UNSETTLED: int = int(np.iinfo(np.int32).max)
 """``settled_at`` value of a node that has not been settled."""
 INF: int = UNREACHABLE
 
-CRITERIA = ("martin", "crauser")
-Criterion = Literal["martin", "crauser"]
+CRITERIA = ("martin", "crauser", "crauser-in", "crauser-inout")
+Criterion = Literal["martin", "crauser", "crauser-in", "crauser-inout"]
 Variant = Literal["successors", "predecessors"]
 
-_CRAUSER = 1
-_MARTIN = 0
+_CODES = {"martin": 0, "crauser": 1, "crauser-in": 2, "crauser-inout": 3}
 
 
 # -- the three per-iteration scans ----------------------------------------------------------------
@@ -93,35 +92,50 @@ def _relax_predecessors(
 
 @njit(cache=True)
 def _min_threshold(dist, settled_at, omega, criterion):  # pragma: no cover
-    """Δ over unsettled nodes with finite distance (INF if none / all terms infinite)."""
+    """(Δ_out, Δ_min) over unsettled nodes with finite distance: min(dist + ω) (INF where ω is
+    INF) and min(dist); INF when there is no such node."""
     inf = np.int64(INF)
     unsettled = np.int32(UNSETTLED)
-    delta = inf
+    delta_out = inf
+    delta_min = inf
     for v in range(dist.size):
         if settled_at[v] != unsettled:
             continue
         d = dist[v]
         if d == inf:
             continue
-        if criterion == 1:
+        if d < delta_min:
+            delta_min = d
+        if criterion == 1 or criterion == 3:
             o = omega[v]
-            if o == inf:
-                continue
-            d = d + o
-        if d < delta:
-            delta = d
-    return delta
+            if o != inf and d + o < delta_out:
+                delta_out = d + o
+    return delta_out, delta_min
 
 
 @njit(cache=True)
-def _update(dist, settled_at, delta, criterion, iteration):  # pragma: no cover
-    """Settle unsettled nodes under the threshold; returns how many were settled."""
+def _update(dist, settled_at, delta_out, delta_min, iota, criterion, iteration):  # pragma: no cover
+    """Settle unsettled nodes that meet the criterion; returns how many were settled.
+
+    OUT (1): dist <= Δ_out; IN (2): dist - ι <= Δ_min; IN+OUT (3): either; Martín (0):
+    dist == Δ_min."""
     unsettled = np.int32(UNSETTLED)
+    inf = np.int64(INF)
     count = 0
     for v in range(dist.size):
         if settled_at[v] != unsettled:
             continue
-        if (criterion == 1 and dist[v] <= delta) or (criterion == 0 and dist[v] == delta):
+        d = dist[v]
+        if d == inf:
+            continue
+        ok = False
+        if criterion == 0:
+            ok = d == delta_min
+        if (criterion == 1 or criterion == 3) and delta_out != inf and d <= delta_out:
+            ok = True
+        if (criterion == 2 or criterion == 3) and (iota[v] == inf or d <= delta_min + iota[v]):
+            ok = True
+        if ok:
             settled_at[v] = iteration
             count += 1
     return count
@@ -150,7 +164,7 @@ def _predecessors(indptr, indices, weights, dist, settled_at, source):  # pragma
 
 @njit(cache=True)
 def _solve(
-    indptr, indices, weights, rindptr, rindices, rweights, omega, source, criterion, pull
+    indptr, indices, weights, rindptr, rindices, rweights, omega, iota, source, criterion, pull
 ):  # pragma: no cover
     """The whole outer loop. Returns (dist, pred, settled_at, iterations, settled_counts)."""
     n = indptr.size - 1
@@ -167,10 +181,13 @@ def _solve(
             _relax_predecessors(rindptr, rindices, rweights, dist, settled_at, frontier)
         else:
             _relax_successors(indptr, indices, weights, dist, settled_at, frontier)
-        delta = _min_threshold(dist, settled_at, omega, criterion)
-        if delta == np.int64(INF):
+        delta_out, delta_min = _min_threshold(dist, settled_at, omega, criterion)
+        # The first phase that can settle nothing ends the solve (OUT: Δ_out infinite, only
+        # sinks left; the others: nothing reached is unsettled).
+        stop = delta_out if criterion == 1 else delta_min
+        if stop == np.int64(INF):
             break
-        counts[i] = _update(dist, settled_at, delta, criterion, np.int32(i))
+        counts[i] = _update(dist, settled_at, delta_out, delta_min, iota, criterion, np.int32(i))
         i += 1
     pred = _predecessors(indptr, indices, weights, dist, settled_at, source)
     return dist, pred, settled_at, i - 1, counts[:i]
@@ -189,12 +206,13 @@ def _warm(wdtype: np.dtype, rwdtype: np.dtype) -> None:
     tiny = Graph(np.array([0, 1, 1]), np.array([1]), np.array([1], dtype=key[0]), name="warm")
     rtiny = Graph(np.array([0, 0, 1]), np.array([0]), np.array([1], dtype=key[1]), name="warm^T")
     om = np.array([1, INF], dtype=np.int64)
-    for criterion in (_MARTIN, _CRAUSER):
+    io = np.array([INF, 1], dtype=np.int64)
+    for criterion in _CODES.values():
         for pull in (False, True):
             _solve(
                 tiny.indptr, tiny.indices, tiny.weights,
                 rtiny.indptr, rtiny.indices, rtiny.weights,
-                om, 0, criterion, pull,
+                om, io, 0, criterion, pull,
             )  # fmt: skip
     _warmed.add(key)
 
@@ -236,9 +254,10 @@ def parallel_dijkstra(
         Parallel edges, self-loops and zero weights are allowed.
     source : int
         In ``[0, graph.n)``.
-    criterion : {"crauser", "martin"}
-        Crauser's OUT criterion (settle ``dist <= min(dist + ω)``) or Martín's (settle
-        ``dist == min(dist)``).
+    criterion : {"crauser", "crauser-in", "crauser-inout", "martin"}
+        Crauser's OUT criterion (settle ``dist <= min(dist + ω)``), Crauser's IN criterion
+        (settle ``dist - ι <= min(dist)``, ι the smallest incoming weight), both, or Martín's
+        (settle ``dist == min(dist)``).
     variant : {"successors", "predecessors"}
         Push along out-edges from the frontier, or pull along in-edges (``graph.reverse()``,
         built and cached before timing starts) into unsettled nodes. Both give identical
@@ -279,12 +298,13 @@ def parallel_dijkstra(
     rev = graph.reverse() if pull else graph
     _warm(graph.weights.dtype, rev.weights.dtype)
     omega = _omega_inf(graph)
-    crit = _CRAUSER if criterion == "crauser" else _MARTIN
+    iota = _omega_inf(graph.reverse())  # ι: the smallest incoming weight
+    crit = _CODES[criterion]
     t0 = time.perf_counter()
     dist, pred, settled_at, iterations, counts = _solve(
         graph.indptr, graph.indices, graph.weights,
         rev.indptr, rev.indices, rev.weights,
-        omega, s, crit, pull,
+        omega, iota, s, crit, pull,
     )  # fmt: skip
     total = time.perf_counter() - t0
     iterations = int(iterations)

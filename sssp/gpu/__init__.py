@@ -6,12 +6,17 @@ Without pycuda or a CUDA device, :func:`is_available` is False and building a so
 
 from .device import DeviceInfo, device_info, is_available
 
-__all__ = ["DeviceInfo", "GPUSolver", "device_info", "is_available"]
+__all__ = ["DeviceInfo", "EngineSolver", "GPUSolver", "device_info", "is_available", "make_solver"]
 
 
 def __getattr__(name: str):
-    if name == "GPUSolver":
-        from .runtime import GPUSolver
+    # Lazy: these modules import pycuda when used.
+    if name in ("GPUSolver", "make_solver"):
+        from . import runtime
 
-        return GPUSolver
+        return getattr(runtime, name)
+    if name == "EngineSolver":
+        from .engine import EngineSolver
+
+        return EngineSolver
     raise AttributeError(name)

@@ -1,5 +1,7 @@
-"""The GPU solver: compiles the kernels, applies each kernel's launch configuration, keeps the graph
-resident on the device and runs the relax / min / update loop from the host."""
+"""The paper's GPU solver (``loop="legacy"``): compiles the kernels, applies each kernel's launch
+configuration, keeps the graph resident on the device and runs the relax / min / update loop from
+the host. Engine 2 (:mod:`sssp.gpu.engine`) is the default; this stays as the measured baseline
+and for the paper's per-kernel characterisation. :func:`make_solver` picks between them."""
 
 from __future__ import annotations
 
@@ -23,26 +25,27 @@ from .device import DeviceInfo, activate, device_info, driver
 log = logging.getLogger(__name__)
 
 UNSETTLED = np.int32(np.iinfo(np.int32).max)
-ARG_FORMATS = {"relax": "PPPPPii", "min": "PPPPii", "update": "PPPPii", "tree": "PPPPPPi"}
+ARG_FORMATS = {k: spec.arg_format for k, spec in kernels.LEGACY_KERNELS.items()}
 _cubins: dict[tuple[str, str, str], bytes] = {}
 
 
-def compile_cubin(params: CompileParams, arch: str) -> bytes:
-    """Compile the kernel sources for ``params`` once per (digest, params, arch) in this process;
+def compile_cubin(params: CompileParams | kernels.EngineParams, arch: str) -> bytes:
+    """Compile the kernel source of ``params`` once per (digest, params, arch) in this process;
     pycuda's on-disk cache keeps them across processes."""
-    key = (kernels.digest(), params.key, arch)
+    key = (kernels.digest(params.source_file), params.key, arch)
     if key not in _cubins:
         driver()
         from pycuda.compiler import compile as nvcc_compile
         from pycuda.driver import CompileError
 
         options = [*NVCC_OPTIONS, *params.nvcc_flags()]
+        text = kernels.source(params.source_file)
         try:
-            _cubins[key] = nvcc_compile(kernels.source(), options=options, no_extern_c=True, arch=arch)
+            _cubins[key] = nvcc_compile(text, options=options, no_extern_c=True, arch=arch)
         except CompileError as err:
             raise KernelCompileError(
                 f"the kernels failed to compile for {params.key} on {arch}",
-                source=kernels.source(), options=tuple(options), log=str(getattr(err, "stderr", err)),
+                source=text, options=tuple(options), log=str(getattr(err, "stderr", err)),
             ) from err
     return _cubins[key]
 
@@ -75,8 +78,22 @@ class Snapshot:
     delta: int | None  # Δ of this iteration (after min), else None
 
 
+def make_solver(graph: Graph, *, config: LaunchConfig | None = None, sync_every: int | None = None,
+                **kwargs: Any) -> Any:
+    """The solver for ``config.loop``: engine 2 (:class:`sssp.gpu.engine.EngineSolver`) for the
+    persistent, graph and host loops, :class:`GPUSolver` for the paper's legacy loop."""
+    config = config or LaunchConfig.default()
+    extra = {} if sync_every is None else {"sync_every": sync_every}
+    if config.loop == "legacy":
+        return GPUSolver(graph, config=config, **extra, **kwargs)
+    from .engine import EngineSolver
+
+    return EngineSolver(graph, config=config, **extra, **kwargs)
+
+
 class GPUSolver:
-    """Crauser's (or Martín's) parallel Dijkstra on one CUDA device, for many sources.
+    """Crauser's (or Martín's) parallel Dijkstra on one CUDA device, for many sources: the paper's
+    host-driven relax / min / update kernels.
 
     The graph is uploaded once; every :meth:`solve` reuses the device buffers. Each solver loads
     its own module instance, so the L1 state applied to its functions cannot leak into another
@@ -109,7 +126,10 @@ class GPUSolver:
         sync_every: int = 8,
     ) -> None:
         if algorithm not in ("crauser", "martin"):
-            raise BackendUnavailableError("gpu", f"algorithm {algorithm!r} has no GPU version", hint="")
+            raise BackendUnavailableError("gpu", f"algorithm {algorithm!r} has no legacy GPU version", hint="")
+        if graph.weights.dtype.kind == "f":
+            raise InvalidGraphError("the legacy kernels take integer weights only; use engine 2 "
+                                    "(any loop but 'legacy') for real-valued weights")
         if variant not in ("successors", "predecessors"):
             raise InvalidGraphError(f"unknown variant {variant!r}: expected successors or predecessors")
         if graph.n == 0:
@@ -119,7 +139,7 @@ class GPUSolver:
         self.info: DeviceInfo = device_info(device)
         self.graph = graph
         self.algorithm, self.variant = algorithm, variant
-        self.config = config or LaunchConfig.default()
+        self.config = config or LaunchConfig.paper()
         self.config_source = config_source
         self.sync_every = max(1, int(sync_every))
         dist_bits, weight_bits = kernels.widths_for(graph.n, graph.max_weight)

@@ -1,0 +1,410 @@
+"""Engine 2 (``kernels/sssp_engine.cu``): device-resident phases on frontier and fringe queues.
+
+One solver object holds the graph on the device and runs the phase loop in one of three ways
+(:data:`sssp.config.LOOPS`): a persistent kernel with a grid barrier, a CUDA graph WHILE node
+(:mod:`sssp.gpu.cudagraph`, the one module that uses NVIDIA's ``cuda-bindings``), or host
+launches that poll the device every few phases. All three run the same relax and settle steps,
+so they give the same distances, predecessors and phase counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+
+import kernels
+from kernels import ENGINE_KERNELS, EngineParams
+
+from ..config import ConfigSource, KernelConfig, LaunchConfig
+from ..errors import BackendUnavailableError, InvalidGraphError
+from ..graph import Graph
+from ..result import UNREACHABLE, SSSPResult
+from .device import DeviceInfo, activate, device_info, driver
+from .runtime import apply_l1, compile_cubin
+
+log = logging.getLogger(__name__)
+
+CRITERION = {"crauser": "out", "crauser-in": "in", "crauser-inout": "inout", "martin": "martin"}
+"""GPU algorithm name -> settling criterion of engine 2."""
+
+
+def min_weights(indptr: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(has edges, minimum weight per row) of a CSR; rows without edges get 0 in the second."""
+    deg = np.diff(indptr)
+    has = deg > 0
+    out = np.zeros(n, dtype=weights.dtype if weights.size else np.int64)
+    if weights.size and has.any():
+        out[has] = np.minimum.reduceat(weights, indptr[:-1][has])
+    return has, out
+
+
+def engine_params_for(graph: Graph, algorithm: str, variant: str, lanes: int) -> EngineParams:
+    """Compile-time parameters for ``graph``: the distance type from the weights (see
+    :func:`kernels.widths_for`), the criterion from the algorithm."""
+    if algorithm not in CRITERION:
+        raise BackendUnavailableError("gpu", f"algorithm {algorithm!r} has no GPU version", hint="")
+    w = graph.weights
+    if w.dtype.kind == "f":
+        dist_bits, weight_bits = kernels.widths_for_float(w.dtype.name)
+        floating = True
+    else:
+        try:
+            dist_bits, weight_bits = kernels.widths_for(graph.n, graph.max_weight)
+        except kernels.KernelContractError as err:
+            raise InvalidGraphError(str(err)) from err
+        floating = False
+    return EngineParams(dist_bits, weight_bits, floating, CRITERION[algorithm], lanes,
+                        variant == "predecessors")
+
+
+def resident_blocks(func: Any, info: DeviceInfo, block: int, cuda: Any, dynamic_smem: int = 0) -> int:
+    """Blocks of ``func`` (``block`` threads each) that fit on one multiprocessor at once, from
+    its registers and static shared memory and the device's limits (the occupancy rule; the
+    persistent loop's grid barrier deadlocks on a grid that is not resident at once)."""
+    dev = cuda.Device(info.ordinal)
+    a = cuda.device_attribute
+    regs_sm = dev.get_attribute(a.MAX_REGISTERS_PER_MULTIPROCESSOR)
+    threads_sm = dev.get_attribute(a.MAX_THREADS_PER_MULTIPROCESSOR)
+    smem_sm = dev.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+    blocks_sm = dev.get_attribute(a.MAX_BLOCKS_PER_MULTIPROCESSOR)
+    fa = cuda.function_attribute
+    regs = max(1, func.get_attribute(fa.NUM_REGS))
+    smem = func.get_attribute(fa.SHARED_SIZE_BYTES) + dynamic_smem
+    warps = -(-block // 32)
+    regs_per_warp = -(-(regs * 32) // 256) * 256  # registers are allocated per warp in 256s
+    by_regs = regs_sm // (regs_per_warp * warps)
+    by_threads = threads_sm // block
+    by_smem = smem_sm // (smem + 1024) if smem_sm else blocks_sm  # 1 KB reserved per block
+    return max(0, min(blocks_sm, by_regs, by_threads, by_smem))
+
+
+class EngineSolver:
+    """Engine-2 solver on one CUDA device, for many sources.
+
+    Parameters
+    ----------
+    graph : Graph
+    algorithm : {"crauser", "crauser-in", "crauser-inout", "martin"}
+    variant : {"successors", "predecessors"}
+    config : LaunchConfig
+        ``config.loop`` picks the loop mechanism (not ``"legacy"``: that is
+        :class:`sssp.gpu.runtime.GPUSolver`).
+    config_source : ConfigSource
+    device : int
+    sync_every : int
+        Host loop: phases launched between two polls of the done flag.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        *,
+        algorithm: str = "crauser",
+        variant: str = "successors",
+        config: LaunchConfig | None = None,
+        config_source: ConfigSource = ConfigSource.DEFAULT,
+        device: int = 0,
+        sync_every: int = 16,
+    ) -> None:
+        if variant not in ("successors", "predecessors"):
+            raise InvalidGraphError(f"unknown variant {variant!r}: expected successors or predecessors")
+        if graph.n == 0:
+            raise InvalidGraphError("the graph has no nodes")
+        self.config = config or LaunchConfig.default()
+        if self.config.loop == "legacy":
+            raise InvalidGraphError("loop 'legacy' runs on sssp.gpu.runtime.GPUSolver, not engine 2")
+        self.cuda = cuda = driver()
+        activate(device)
+        self.info: DeviceInfo = device_info(device)
+        self.graph, self.algorithm, self.variant = graph, algorithm, variant
+        self.config_source = config_source
+        self.loop = self.config.loop
+        self.sync_every = max(1, int(sync_every))
+        relax_cfg = self.config.relax
+        self.params = engine_params_for(graph, algorithm, variant, relax_cfg.lanes)
+        key_dt, val_dt, w_dt = (np.dtype(t) for t in self.params.dtypes())
+        self.key_dtype, self.val_dtype, self.weight_dtype = key_dt, val_dt, w_dt
+        n = graph.n
+        self.n = n
+
+        self.module = cuda.module_from_buffer(compile_cubin(self.params, self.info.arch))
+        self.funcs: dict[str, Any] = {}
+        self.l1_applied: dict[str, str] = {}
+        for name, spec in ENGINE_KERNELS.items():
+            func = self.module.get_function(spec.cuda_name(variant))
+            func.prepare(spec.arg_format)
+            kc = self._kernel_config(name)
+            self.l1_applied[name] = apply_l1(func, kc.l1)
+            self.funcs[name] = func
+
+        # Graph and node constants. The predecessors variant walks the reverse graph.
+        g = graph if variant == "successors" else graph.reverse()
+        self._buffers: list[Any] = []
+        self._nbytes = 0
+        self.d_indptr = self._upload(g.indptr.astype(np.int64, copy=False))
+        self.d_indices = self._upload(g.indices.astype(np.int32, copy=False))
+        self.d_weights = self._upload(g.weights.astype(w_dt))
+        inf_val = np.inf if self.params.floating else np.iinfo(val_dt).max
+        self.d_omega = self._node_minima(graph, inf_val) if self.params.criterion in ("out", "inout") else None
+        self.d_iota = (self._node_minima(graph.reverse(), inf_val)
+                       if self.params.criterion in ("in", "inout") else None)
+        # Node state, queues and the per-phase history.
+        hist = kernels.engine_history_len(n)
+        self.d_settled = self._alloc(4 * n)
+        self.d_key = self._alloc(key_dt.itemsize * n)
+        self.d_pred = self._alloc(4 * n) if not self.params.packed else None
+        self.d_qF = self._alloc(8 * n)
+        self.d_qR = self._alloc(8 * n)
+        self.d_cnt = self._alloc(4 * hist)
+        self.d_thr = self._alloc(val_dt.itemsize * hist if not self.params.floating else 8 * hist)
+        self.d_ctrl = self._alloc(4 * kernels.CTRL_WORDS)
+        self.h_key = cuda.pagelocked_empty(n, key_dt)
+        self.h_pred = cuda.pagelocked_empty(n, np.uint32) if self.d_pred is not None else None
+        self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)
+        self.ctrl0 = np.zeros(kernels.CTRL_WORDS, np.uint32)
+        self.ctrl0[kernels.CTRL_PHASE] = 1
+        self.ctrl0[kernels.CTRL_LIMIT] = kernels.engine_phase_limit(n)
+        self.stream = cuda.Stream()
+        self._shapes = self._launch_shapes()
+        self._graph = None
+        if self.loop == "graph":
+            from .cudagraph import PhaseGraph
+
+            self._graph = PhaseGraph(self)
+
+    # -- set-up helpers ------------------------------------------------------------------------
+    def _kernel_config(self, name: str) -> KernelConfig:
+        if name in ("relax", "tree", "persistent", "init"):
+            kc = self.config.relax
+            return kc if name != "init" else KernelConfig(kc.block_size, "N")
+        return self.config.update  # settle: update with the threshold folded in
+
+    def _alloc(self, nbytes: int) -> Any:
+        nbytes = max(int(nbytes), 8)
+        buf = self.cuda.mem_alloc(nbytes)
+        self._buffers.append(buf)
+        self._nbytes += nbytes
+        return buf
+
+    def _upload(self, array: np.ndarray) -> Any:
+        array = np.ascontiguousarray(array)
+        buf = self._alloc(array.nbytes)
+        if array.nbytes:
+            self.cuda.memcpy_htod(buf, array)
+        return buf
+
+    def _node_minima(self, g: Graph, inf_val: float | int) -> Any:
+        has, mins = min_weights(g.indptr, g.weights, g.n)
+        out = mins.astype(self.val_dtype)
+        out[~has] = inf_val
+        return self._upload(out)
+
+    def _launch_shapes(self) -> dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]]:
+        limit = self.config.local_limit
+        self.local_limit = 8 * self.config.relax.block_size if limit < 0 else limit
+        if self.variant == "predecessors":
+            self.local_limit = 0  # pull scans every node each phase: one block would crawl
+        self.local_cap = kernels.local_queue_capacity(self.local_limit)
+        self.local_smem = kernels.local_queue_bytes(self.local_cap, self.val_dtype.itemsize)
+        if self.local_smem:  # static plus dynamic may pass the 48 KB default: always opt in
+            self.funcs["persistent"].set_attribute(
+                self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem)
+        self.degree = max(1, -(-self.graph.m // self.n))
+        shapes = {}
+        sms = self.info.sm_count
+        for name, spec in ENGINE_KERNELS.items():
+            kc = self._kernel_config(name)
+            bs = kc.block_size
+            dyn = self.local_smem if name == "persistent" else 0
+            fits = resident_blocks(self.funcs[name], self.info, bs, self.cuda, dyn)
+            if name == "persistent":
+                per_sm = self._persistent_blocks(fits, bs)
+                blocks = sms * per_sm
+            else:
+                blocks = kernels.blocks_for(spec, self.n, bs, kc.lanes if name in ("relax", "tree") else 1,
+                                            resident=sms * max(fits, 1))
+            shapes[name] = ((blocks, 1, 1), (bs, 1, 1))
+        return shapes
+
+    def _persistent_blocks(self, fits: int, block: int) -> int:
+        """Blocks per multiprocessor of the persistent kernel, every one of them resident.
+
+        The grid barrier deadlocks on a block that is not resident, and the L1 states shrink the
+        shared memory per multiprocessor (carveout), so this kernel's carveout is set to hold
+        its blocks' shared memory: "N" and "A" the least that does (the most L1; "A" also
+        prefers L1 in the cache configuration), "S" all of it. The driver's occupancy calculator
+        (cuda-bindings) confirms the count when it is installed.
+        """
+        if fits == 0:
+            raise InvalidGraphError(f"the persistent kernel does not fit at {block} threads per block")
+        per_sm = fits if self.config.blocks_per_sm == 0 else min(fits, self.config.blocks_per_sm)
+        cuda, func = self.cuda, self.funcs["persistent"]
+        fa = cuda.function_attribute
+        dev = cuda.Device(self.info.ordinal)
+        smem_sm = dev.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+        need = per_sm * (func.get_attribute(fa.SHARED_SIZE_BYTES) + self.local_smem + 1024)
+        pct = min(100, -(-100 * need // smem_sm))
+        l1 = self.config.relax.l1
+        from ..config import L1_STATES
+
+        pref = L1_STATES[l1][0]
+        carveout = 100 if l1 == "S" else pct
+        func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
+        self.l1_applied["persistent"] = f"{pref} carveout={func.get_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT)}"
+        from .cudagraph import occupancy
+
+        driver_count = occupancy(compile_cubin(self.params, self.info.arch), ENGINE_KERNELS["persistent"].cuda_name(
+            self.variant), block, self.local_smem, pref, carveout)
+        if driver_count is not None and driver_count < per_sm:
+            log.warning("occupancy calculator: %d resident blocks per SM, not %d", driver_count, per_sm)
+            per_sm = driver_count
+        if per_sm < 1:
+            raise InvalidGraphError(f"the persistent kernel does not fit at {block} threads per block")
+        return per_sm
+
+    def args(self) -> tuple:
+        """The contract's common argument list (``kernels.ENGINE_ARGS``) for this solver."""
+        null = np.uintp(0)
+        return (self.d_indptr, self.d_indices, self.d_weights, self.d_omega or null, self.d_iota or null,
+                self.d_settled, self.d_key, self.d_pred or null, self.d_qF, self.d_qR, self.d_cnt,
+                self.d_thr, self.d_ctrl, np.int32(self.n))
+
+    def _launch(self, name: str, *extra: Any) -> None:
+        grid, block = self._shapes[name]
+        shared = self.local_smem if name == "persistent" else 0
+        self.funcs[name].prepared_async_call(grid, block, self.stream, *self.args(), *extra, shared_size=shared)
+
+    def memory_bytes(self) -> int:
+        """Device memory held by this solver (graph, node state, queues, per-phase history)."""
+        return self._nbytes
+
+    def poison(self, byte: int = 0xA5) -> None:
+        """Fill the output buffers with a pattern (testing aid: the solve must overwrite them)."""
+        self.cuda.memset_d8(self.d_key, byte, self.n * self.key_dtype.itemsize)
+        self.cuda.memset_d8(self.d_settled, byte, self.n * 4)
+        if self.d_pred is not None:
+            self.cuda.memset_d8(self.d_pred, byte, self.n * 4)
+
+    # -- the solve -----------------------------------------------------------------------------
+    def start(self, source: int) -> None:
+        """Queue the initialisation for ``source`` (control words and the init kernel)."""
+        self.cuda.memcpy_htod_async(self.d_ctrl, self.ctrl0, self.stream)
+        self._launch("init", np.int32(source))
+
+    def run_phases(self) -> None:
+        """Queue (or run) the phase loop with this solver's loop mechanism."""
+        cuda, stream = self.cuda, self.stream
+        if self.loop == "persistent":
+            self._launch("persistent", np.int32(self.local_limit), np.int32(self.local_cap),
+                         np.int32(self.degree))
+        elif self.loop == "graph":
+            self._graph.launch(stream)
+        else:
+            limit = kernels.engine_phase_limit(self.n)
+            launched = 0
+            while True:
+                for _ in range(self.sync_every):
+                    self._launch("relax")
+                    self._launch("settle", np.uint64(0))
+                launched += self.sync_every
+                cuda.memcpy_dtoh_async(self.h_ctrl, self.d_ctrl, stream)
+                stream.synchronize()
+                if self.h_ctrl[kernels.CTRL_DONE] or launched > limit:
+                    break
+
+    def solve(self, source: int, *, profile: bool = False) -> SSSPResult:
+        """Distances and predecessor tree from ``source``.
+
+        ``timings["total"]`` is CUDA-event time from the first initialisation command to the end
+        of the copy of distances and predecessors into host memory.
+        """
+        n = self.n
+        if not (0 <= int(source) < n):
+            raise InvalidGraphError(f"source {source} is out of range [0, {n})")
+        source = int(source)
+        cuda, stream = self.cuda, self.stream
+        t_wall = time.perf_counter()
+        start, end = cuda.Event(), cuda.Event()
+        start.record(stream)
+        self.start(source)
+        mid = cuda.Event()
+        self.run_phases()
+        mid.record(stream)
+        if not self.params.packed:
+            self._launch("tree")
+        cuda.memcpy_dtoh_async(self.h_key, self.d_key, stream)
+        if self.h_pred is not None:
+            cuda.memcpy_dtoh_async(self.h_pred, self.d_pred, stream)
+        cuda.memcpy_dtoh_async(self.h_ctrl, self.d_ctrl, stream)
+        end.record(stream)
+        end.synchronize()
+        total_ms = end.time_since(start)
+        loop_ms = mid.time_since(start)
+        wall = time.perf_counter() - t_wall
+        ctrl = self.h_ctrl.copy()
+        if ctrl[kernels.CTRL_ABORT]:
+            raise RuntimeError("the persistent loop's grid barrier timed out: the grid was not resident")
+        if not ctrl[kernels.CTRL_DONE]:
+            raise RuntimeError(f"no termination within {kernels.engine_phase_limit(n)} phases (n = {n})")
+        iterations = int(ctrl[kernels.CTRL_PHASE]) - 1
+        cnt = np.empty(2 * (iterations + 2), np.uint32)
+        cuda.memcpy_dtoh(cnt, self.d_cnt)
+        dist, pred = self._decode()
+        frontier = cnt[0 : 2 * (iterations + 1) : 2].astype(np.float64)
+        fringe = cnt[1 : 2 * (iterations + 1) : 2].astype(np.float64)
+        stats = {
+            "relax_active_share": float(frontier.mean() / n),
+            "max_frontier": int(frontier.max()),
+            "mean_fringe": float(fringe[1:].mean()) if iterations else 0.0,
+            "dist_bits": self.params.dist_bits,
+            "dist_kind": "float" if self.params.floating else "uint",
+            "device": self.info.name,
+            "engine": "engine2",
+            "loop": self.loop,
+            "l1_applied": dict(self.l1_applied),
+            "phase_us": 1e3 * loop_ms / max(iterations, 1),
+        }
+        timings = {"total": total_ms * 1e-3, "loop": loop_ms * 1e-3, "wall": wall}
+        return SSSPResult(
+            dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
+            backend="gpu", iterations=iterations, timings=timings, config=self.config,
+            config_source=self.config_source, stats=stats,
+        )
+
+    def _decode(self) -> tuple[np.ndarray, np.ndarray]:
+        """Host distances (int64 with UNREACHABLE, or float64 with inf) and int32 predecessors."""
+        key = np.asarray(self.h_key)
+        if self.params.packed:
+            raw = (key >> np.uint64(32)).astype(np.uint32)
+            pred_raw = (key & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            inf = np.uint32(0xFFFFFFFF)
+        else:
+            raw = key
+            pred_raw = np.asarray(self.h_pred)
+            inf = None
+        if self.params.floating:
+            dist = raw.view(np.float64).copy()
+        else:
+            inf = np.iinfo(raw.dtype).max if inf is None else inf
+            dist = raw.astype(np.int64)
+            dist[raw == inf] = UNREACHABLE
+        pred = pred_raw.view(np.int32).copy()
+        pred[pred_raw == np.uint32(kernels.NO_PRED)] = -1
+        return dist, pred
+
+    def close(self) -> None:
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
+        for buf in self._buffers:
+            buf.free()
+        self._buffers.clear()
+
+    def __enter__(self) -> EngineSolver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
