@@ -60,7 +60,7 @@ COLUMNS = ("graph", "n", "m", "algorithm", "phases", "gpu_ms", "boost_ms", "spee
            "gpu_mem_mb", "boost_rss_mb")
 DETAIL_COLUMNS = ("graph", "n", "m", "sources", "algorithm", "phases", "gpu_ms", "us_per_phase", "scipy_ms",
                   "boost_ms", "boost_weight_bits", "gap_ms", "gap_delta", "gpu_check", "boost_check", "gap_check",
-                  "gpu_mem_mb", "boost_rss_mb", "config", "config_source", "stats", "seconds")
+                  "gpu_mem_mb", "boost_rss_mb", "config", "config_source", "stats", "seconds", "measured")
 NAN = float("nan")
 
 
@@ -180,6 +180,7 @@ class Row:
     config_source: str = "n/a"
     stats: str = "{}"
     seconds: float = NAN
+    measured: str = field(default_factory=lambda: dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     @property
     def verified(self) -> str:
@@ -196,7 +197,7 @@ class Row:
         return [self.graph, self.n, self.m, self.sources, self.algorithm, self.phases, self.gpu_ms, per_phase,
                 self.scipy_ms, self.boost_ms, self.boost_weight_bits, self.gap_ms, self.gap_delta,
                 self.checks["gpu"], self.checks["boost"], self.checks["gap"], self.gpu_mem_mb, self.boost_rss_mb,
-                self.config, self.config_source, self.stats, self.seconds]
+                self.config, self.config_source, self.stats, self.seconds, self.measured]
 
 
 def gpu_memory_mb(solver: sssp.Solver) -> float:
@@ -223,6 +224,29 @@ def measure_gpu(graph: sssp.Graph, sources: list[int], row: Row, device: int) ->
     row.config_source = getattr(last.config_source, "value", str(last.config_source))
     row.stats = json.dumps(dict(last.stats), default=str, sort_keys=True)
     return {r.source: r.dist for r in results}
+
+
+def scipy_reference(graph: sssp.Graph, sources: list[int], row: Row) -> dict[int, np.ndarray]:
+    """SciPy's Dijkstra from each source (``row.scipy_ms``: the median solve), as int64 distances
+    with ``sssp.UNREACHABLE``. The SciPy matrix (lightest of parallel edges) is built once: on the
+    dense classes building it costs far more than a solve, and ``sssp.solve`` builds it per call."""
+    from scipy.sparse.csgraph import dijkstra
+
+    from sssp.cpu.reference import FLOAT_EXACT_LIMIT, min_weight_csr
+
+    if graph.max_weight * graph.n > FLOAT_EXACT_LIMIT:
+        raise sssp.InvalidGraphError(f"graph {graph.name}: distances may exceed 2**53, SciPy would round")
+    matrix = min_weight_csr(graph)
+    dists, times = {}, []
+    for s in sources:
+        t0 = time.perf_counter()
+        d = dijkstra(matrix, directed=True, indices=s)
+        times.append(time.perf_counter() - t0)
+        reached = np.isfinite(d)
+        dists[s] = np.full(graph.n, sssp.UNREACHABLE, dtype=np.int64)
+        dists[s][reached] = d[reached]
+    row.scipy_ms = 1e3 * float(np.median(times))
+    return dists
 
 
 def checksum(dist: np.ndarray) -> int:
@@ -279,9 +303,7 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
             gpu = measure_gpu(graph, sources, row, args.device)
         except Exception as err:  # any engine failure is a result of this row, not the end of the run
             row.checks["gpu"] = f"FAILED {type(err).__name__}: {err}"
-    refs = [sssp.solve(graph, s, algorithm="dijkstra", backend="cpu") for s in sources]
-    ref = {r.source: r.dist for r in refs}
-    row.scipy_ms = 1e3 * float(np.median([r.timings["total"] for r in refs]))
+    ref = scipy_reference(graph, sources, row)
     if gpu:
         bad = [s for s in sources if not np.array_equal(gpu[s], ref[s])]
         row.checks["gpu"] = f"MISMATCH source {bad[0]}" if bad else "ok exact"
@@ -312,7 +334,7 @@ def predict_seconds(rows: list[Row], size: int) -> float:
 
 def environment(args: argparse.Namespace) -> list[str]:
     """The ``#`` row of the detail CSV: device, driver, date, kernel digest, host and anchors."""
-    fields = [f"# date={dt.datetime.now(dt.UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}"]
+    fields = [f"# date={dt.datetime.now(dt.UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}"]  # the run's start
     if args.no_gpu:
         fields.append("device=none (--no-gpu)")
     else:
@@ -348,16 +370,51 @@ def _cell(value: object) -> object:
     return f"{value:.6g}" if isinstance(value, float) else value
 
 
-def write_csvs(out: Path, env: list[str], rows: list[Row]) -> None:
-    """(Re)write both CSVs with every row so far; each file is replaced whole, never half-written."""
+CSV_NAMES = ("sssp_vs_boost.csv", "sssp_vs_boost_detail.csv")
+
+
+def _read_csv(path: Path) -> list[list[str]]:
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def previous_rows(out: Path, env: list[str]) -> list[tuple[list[str], list[str]]]:
+    """The rows already in ``out`` (record row, detail row), for ``--merge``.
+
+    Raises
+    ------
+    SSSPError
+        The files have other columns, or were measured on another device or kernel version.
+    """
+    paths = [out / name for name in CSV_NAMES]
+    if not all(p.exists() for p in paths):
+        return []
+    record, detail = (_read_csv(p) for p in paths)
+    if not record or record[0] != list(COLUMNS) or len(detail) < 2 or detail[1] != list(DETAIL_COLUMNS):
+        raise sssp.SSSPError(f"--merge: {out} holds CSVs with other columns; use another --out")
+    if len(record) != len(detail) - 1:
+        raise sssp.SSSPError(f"--merge: {paths[0]} and {paths[1]} have different row counts")
+    keys = ("device=", "kernels=")  # rows of one record come from one device and kernel version
+    old, new = ({f for f in fields if f.startswith(keys)} for fields in (detail[0], env))
+    if old != new:
+        raise sssp.SSSPError(f"--merge: {paths[1]} was measured with {sorted(old)}, this run has {sorted(new)}")
+    return list(zip(record[1:], detail[2:], strict=True))
+
+
+def write_csvs(out: Path, env: list[str], rows: list[Row],
+               previous: list[tuple[list[str], list[str]]] = ()) -> None:
+    """(Re)write both CSVs: the ``previous`` rows (a graph measured again takes its old place),
+    then the new ones. Each file is replaced whole, never left half-written."""
     out.mkdir(parents=True, exist_ok=True)
-    for name, head, cells in (("sssp_vs_boost.csv", [COLUMNS], [r.record() for r in rows]),
-                              ("sssp_vs_boost_detail.csv", [env, DETAIL_COLUMNS], [r.detail() for r in rows])):
+    new = {r.graph: ([_cell(v) for v in r.record()], [_cell(v) for v in r.detail()]) for r in rows}
+    merged = [new.pop(rec[0], (rec, det)) for rec, det in previous] + list(new.values())
+    for name, head, cells in ((CSV_NAMES[0], [COLUMNS], [rec for rec, _ in merged]),
+                              (CSV_NAMES[1], [env, DETAIL_COLUMNS], [det for _, det in merged])):
         part = out / (name + ".part")
         with open(part, "w", newline="") as f:
             w = csv.writer(f)
             w.writerows(head)
-            w.writerows([_cell(v) for v in row] for row in cells)
+            w.writerows(cells)
         part.replace(out / name)
 
 
@@ -398,6 +455,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--gap-deltas", type=lambda s: [int(x) for x in s.split(",")],
                     default=[1, 2, 4, 8, 16, 32, 64, 128], help="Δ values tried (default 1,2,4,...,128)")
     ap.add_argument("--gap-trials", type=int, default=3, help="trials per GAP run; the first is warm-up (default 3)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows already in --out (same device and kernels); a graph run again is replaced")
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
     ap.add_argument("--no-gpu", action="store_true", help="anchors and SciPy only (to check the anchors)")
     return ap
@@ -408,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         specs = graph_specs(args)
         env = environment(args)
+        previous = previous_rows(args.out, env) if args.merge else []
     except sssp.SSSPError as err:
         print(f"bench_sssp: {err}", file=sys.stderr)
         return 2
@@ -429,10 +489,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"bench_sssp: budget: stopping before {spec.name} after {elapsed:.0f} s "
                       f"(predicted {predicted:.0f} s; {len(rows)} graphs done)", file=sys.stderr)
                 break
-            row = measure(spec.name, graph, args, Path(tmp))
+            try:
+                row = measure(spec.name, graph, args, Path(tmp))
+            except sssp.SSSPError as err:
+                print(f"bench_sssp: {spec.name}: {err}", file=sys.stderr)
+                continue
             row.seconds = time.perf_counter() - t0  # building the graph included
             rows.append(row)
-            write_csvs(args.out, env, rows)
+            write_csvs(args.out, env, rows, previous)
             print(f"bench_sssp: {row.graph}: {row.seconds:.1f} s, verified={row.verified} {row.checks}",
                   file=sys.stderr, flush=True)
     print(table(rows))

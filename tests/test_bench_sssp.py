@@ -252,6 +252,41 @@ def test_csv_schema(tmp_path):
     assert not list(tmp_path.glob("*.part"))
 
 
+def test_merge_keeps_old_rows_and_replaces_a_graph_run_again(tmp_path):
+    env = ["# date=1", "device=H200", "kernels=abc"]
+    a, b = measured_row(), measured_row()
+    b.graph = "t60k"
+    bench_sssp.write_csvs(tmp_path, env, [a, b])
+    again, new = measured_row(), measured_row()
+    again.gpu_ms, new.graph = 0.25, "grid-512"
+    later = ["# date=2", "device=H200", "kernels=abc"]
+    bench_sssp.write_csvs(tmp_path, later, [again, new], bench_sssp.previous_rows(tmp_path, later))
+    rec = read_csv(tmp_path / "sssp_vs_boost.csv")
+    assert [(r[0], r[5]) for r in rec[1:]] == [("random-24k-deg2", "0.25"), ("t60k", "0.5"), ("grid-512", "0.5")]
+    detail = read_csv(tmp_path / "sssp_vs_boost_detail.csv")
+    assert detail[0] == later and [r[0] for r in detail[2:]] == ["random-24k-deg2", "t60k", "grid-512"]
+    with pytest.raises(sssp.SSSPError, match="kernels=new"):
+        bench_sssp.previous_rows(tmp_path, ["# date=3", "device=H200", "kernels=new"])
+    assert bench_sssp.previous_rows(tmp_path / "empty", env) == []
+
+
+def test_min_weight_csr_shortcut_matches_the_sorting_path():
+    # The benchmark's SciPy reference relies on sssp.cpu.reference.min_weight_csr, which skips
+    # sorting when every row is already strictly increasing: both paths must give one matrix.
+    from sssp.cpu.reference import min_weight_csr
+
+    grid = min_weight_csr(bench_sssp.grid_graph(6, seed=2))
+    canonical = sssp.Graph(grid.indptr, grid.indices, grid.data.astype(np.int64))  # rows increasing
+    src, dst, w = canonical.edges()
+    shuffled = sssp.Graph.from_edges(canonical.n, src[::-1].copy(), dst[::-1].copy(), w[::-1].copy())
+    doubled = sssp.Graph.from_edges(canonical.n, np.tile(src, 2), np.tile(dst, 2), np.concatenate([w + 7, w]))
+    expected = min_weight_csr(canonical).toarray()
+    for g in (shuffled, doubled):
+        assert np.array_equal(min_weight_csr(g).toarray(), expected)
+    zero = sssp.Graph.from_edges(3, np.array([0, 1]), np.array([1, 2]), np.array([0, 4]))
+    assert min_weight_csr(zero).nnz == 2  # a zero weight is an edge, stored explicitly
+
+
 def test_verified_needs_every_check_that_ran():
     row = bench_sssp.Row("g", 1, 0, 1)
     assert row.verified == "no"  # nothing ran
