@@ -99,14 +99,27 @@ def _undirected(n: int, u: np.ndarray, v: np.ndarray, seed: int, name: str) -> s
                                                   "weights": "random[1,100], one per undirected edge"})
 
 
-def generated(name: str, seed: int) -> sssp.Graph:
-    """Build a ``grid-<side>`` or ``rgg-<n>`` graph (``n`` as in ``sssp.parse_size``, e.g. 32k)."""
+def parse_generated(name: str) -> tuple[str, int]:
+    """``("grid", side)`` or ``("rgg", n)`` from ``grid-<side>`` or ``rgg-<n>`` (``n`` as in
+    ``sssp.parse_size``, e.g. ``rgg-196k``).
+
+    Raises
+    ------
+    SSSPError
+        Any other name, or a size ``sssp.parse_size`` does not know.
+    """
     kind, _, size = name.partition("-")
     if kind == "grid" and size.isdigit():
-        return grid_graph(int(size), seed)
+        return kind, int(size)
     if kind == "rgg" and size:
-        return rgg_graph(sssp.parse_size(size), seed)
+        return kind, sssp.parse_size(size)
     raise sssp.InvalidGraphError(f"unknown generated graph {name!r}: expected grid-<side> or rgg-<n>")
+
+
+def generated(name: str, seed: int) -> sssp.Graph:
+    """Build a ``grid-<side>`` or ``rgg-<n>`` graph (:func:`parse_generated`)."""
+    kind, size = parse_generated(name)
+    return grid_graph(size, seed) if kind == "grid" else rgg_graph(size, seed)
 
 
 @dataclass(frozen=True)
@@ -123,7 +136,9 @@ def graph_specs(args: argparse.Namespace) -> list[Spec]:
     specs: list[Spec] = []
     if not args.skip_synthetic:
         specs += [Spec(f"random-{s}-deg{d}", "random", (s, d)) for s in SIZES for d in DEGREES]
-    specs += [Spec(g, "generated", g) for g in args.generated]
+    for name in args.generated:
+        parse_generated(name)  # a bad name fails here, not after the graphs before it
+        specs.append(Spec(name, "generated", name))
     if args.graphs_dir and not args.skip_real:
         files = sorted(Path(args.graphs_dir).rglob("*.gz"))
         stems = [p.name.split(".")[0] for p in files]

@@ -213,7 +213,10 @@ def test_graph_specs_selection(tmp_path):
     assert names[15:] == ["t60k", "mtx-uk", "walshaw-uk"]  # sorted by path
     args.only, args.skip_synthetic = ["t60k", "random-98k-deg2000"], False
     assert [s.name for s in bench_sssp.graph_specs(args)] == ["random-98k-deg2000", "t60k"]
-    args.only = ["nope"]
+    args.only, args.generated = None, ["grid-4", "rgg-16k"]
+    with pytest.raises(sssp.SSSPError, match="16k"):
+        bench_sssp.graph_specs(args)
+    args.only, args.generated = ["nope"], []
     with pytest.raises(sssp.SSSPError, match="nope"):
         bench_sssp.graph_specs(args)
 
