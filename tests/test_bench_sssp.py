@@ -52,6 +52,19 @@ def test_wsg_round_trip_keeps_out_and_in_edges(tmp_path):
     assert arrays(inv) == arrays(g.reverse())
 
 
+def test_wsg_out_edges_only_under_the_undirected_flag(tmp_path):
+    g = sssp.Graph.from_edges(3, np.array([0, 1, 2, 2]), np.array([1, 2, 0, 1]), np.array([3, 4, 5, 6]))
+    path = tmp_path / "u.wsg"
+    anchors.write_wsg(g, path, in_edges=False)
+    assert path.read_bytes()[0] == 0 and path.stat().st_size == 17 + 8 * (g.n + 1) + 8 * g.m
+    out, inv = anchors.read_wsg(path)
+    assert arrays(out) == arrays(g) and inv is None
+    with pytest.raises(anchors.AnchorError, match="odd"):
+        anchors.write_wsg(sssp.Graph.from_edges(2, np.array([0]), np.array([1]), np.array([1])),
+                          tmp_path / "odd.wsg", in_edges=False)
+    assert not (tmp_path / "odd.wsg").exists()
+
+
 def test_wsg_neighbours_are_id_then_weight(tmp_path):
     g = sssp.Graph.from_edges(2, np.array([0]), np.array([1]), np.array([42]))
     path = tmp_path / "one.wsg"
@@ -326,14 +339,18 @@ ANCHORS_DIR = os.environ.get("SSSP_ANCHORS_DIR")
 @pytest.mark.skipif(not ANCHORS_DIR, reason="SSSP_ANCHORS_DIR (scripts/build_anchors.sh OUTDIR) not set")
 def test_anchors_agree_with_scipy(tmp_path):
     folder = Path(ANCHORS_DIR)
-    g = bench_sssp.rgg_graph(3000, seed=5)
-    sources = bench_sssp.pick_sources(g, 3, seed=0)
-    refs = {s: sssp.solve(g, s, algorithm="dijkstra", backend="cpu").dist for s in sources}
-    anchors.write_csr_dump(g, tmp_path / "g.csr")
-    boost = anchors.run_boost(folder / anchors.BINARIES["boost"], tmp_path / "g.csr", sources)
-    assert boost.checksums == {s: bench_sssp.checksum(d) for s, d in refs.items()}
-    anchors.write_wsg(g, tmp_path / "g.wsg")
-    for s in sources:
-        run = anchors.run_gap(folder / anchors.BINARIES["gap"], tmp_path / "g.wsg", s, 8, trials=1, verify=True)
-        assert run.verified == [True]
-        assert run.reached == int((refs[s] != sssp.UNREACHABLE).sum())
+    # symmetric, and directed with few edges (some nodes unreachable): the undirected .wsg
+    # layout must still give GAP exactly the out-edges
+    for g in (bench_sssp.rgg_graph(3000, seed=5), sssp.generate("random", size=3000, degree=2, seed=1)):
+        sources = bench_sssp.pick_sources(g, 3, seed=0)
+        refs = {s: sssp.solve(g, s, algorithm="dijkstra", backend="cpu").dist for s in sources}
+        anchors.write_csr_dump(g, tmp_path / "g.csr")
+        boost = anchors.run_boost(folder / anchors.BINARIES["boost"], tmp_path / "g.csr", sources)
+        assert boost.checksums == {s: bench_sssp.checksum(d) for s, d in refs.items()}
+        for in_edges in (True, False):
+            anchors.write_wsg(g, tmp_path / "g.wsg", in_edges=in_edges)
+            for s in sources:
+                run = anchors.run_gap(folder / anchors.BINARIES["gap"], tmp_path / "g.wsg", s, 8, trials=1,
+                                      verify=True)
+                assert run.verified == [True]
+                assert run.reached == int((refs[s] != sssp.UNREACHABLE).sum())
