@@ -63,7 +63,7 @@ COLUMNS = ("graph", "n", "m", "algorithm", "phases", "gpu_ms", "boost_ms", "spee
            "gpu_mem_mb", "boost_rss_mb")
 DETAIL_COLUMNS = ("graph", "n", "m", "sources", "algorithm", "phases", "gpu_ms", "us_per_phase", "scipy_ms",
                   "boost_ms", "boost_weight_bits", "gap_ms", "gap_delta", "gpu_check", "boost_check", "gap_check",
-                  "gpu_mem_mb", "boost_rss_mb", "config", "config_source", "stats", "seconds", "measured")
+                  "gpu_mem_mb", "boost_rss_mb", "config", "config_source", "stats", "seconds", "stage_seconds", "measured")
 NAN = float("nan")
 GAP_MAX_DELTA = 2**16
 
@@ -199,6 +199,7 @@ class Row:
     config_source: str = "n/a"
     stats: str = "{}"
     seconds: float = NAN
+    stage_seconds: dict[str, float] = field(default_factory=dict)
     measured: str = field(default_factory=lambda: dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     @property
@@ -216,7 +217,8 @@ class Row:
         return [self.graph, self.n, self.m, self.sources, self.algorithm, self.phases, self.gpu_ms, per_phase,
                 self.scipy_ms, self.boost_ms, self.boost_weight_bits, self.gap_ms, self.gap_delta,
                 self.checks["gpu"], self.checks["boost"], self.checks["gap"], self.gpu_mem_mb, self.boost_rss_mb,
-                self.config, self.config_source, self.stats, self.seconds, self.measured]
+                self.config, self.config_source, self.stats, self.seconds,
+                json.dumps({k: round(v, 2) for k, v in self.stage_seconds.items()}), self.measured]
 
 
 def gpu_memory_mb(solver: sssp.Solver) -> float:
@@ -316,16 +318,20 @@ def measure_gap(binary: Path, graph: sssp.Graph, sources: list[int], ref: dict[i
 
 def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -> Row:
     """Run every solver on one graph, in the order the module docstring gives. A solver that
-    fails is recorded as such in its check (and so ``verified=no``); the others still run."""
+    fails is recorded as such in its check (and so ``verified=no``); the others still run.
+    ``row.stage_seconds`` says where the wall time went, to plan runs that must fit a budget."""
     sources = pick_sources(graph, args.sources, args.seed)
     row = Row(name, graph.n, graph.m, len(sources))
     gpu: dict[int, np.ndarray] = {}
+    t0 = time.perf_counter()
     if not args.no_gpu:
         try:
             gpu = measure_gpu(graph, sources, row, args.device)
         except Exception as err:  # any engine failure is a result of this row, not the end of the run
             row.checks["gpu"] = f"FAILED {type(err).__name__}: {err}"
+    t1 = time.perf_counter()
     ref = scipy_reference(graph, sources, row)
+    row.stage_seconds.update(gpu=t1 - t0, scipy=time.perf_counter() - t1)
     if gpu:
         bad = [s for s in sources if not np.array_equal(gpu[s], ref[s])]
         row.checks["gpu"] = f"MISMATCH source {bad[0]}" if bad else "ok exact"
@@ -334,10 +340,12 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
                                                      args.gap_trials))):
         binary = args.anchors / anchors.BINARIES[label]
         if binary.exists():
+            t0 = time.perf_counter()
             try:
                 run(binary)
             except anchors.AnchorError as err:
                 row.checks[label] = f"FAILED {err}"
+            row.stage_seconds[label] = time.perf_counter() - t0
     return row
 
 
@@ -503,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
             except sssp.SSSPError as err:
                 print(f"bench_sssp: {spec.name}: {err}", file=sys.stderr)
                 continue
+            built = time.perf_counter() - t0
             if spec.kind == "file" and graph.n < args.min_nodes:
                 continue
             elapsed = time.perf_counter() - start
@@ -517,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"bench_sssp: {spec.name}: {err}", file=sys.stderr)
                 continue
             row.seconds = time.perf_counter() - t0  # building the graph included
+            row.stage_seconds["build"] = built
             rows.append(row)
             write_csvs(args.out, env, rows, previous)
             print(f"bench_sssp: {row.graph}: {row.seconds:.1f} s, verified={row.verified} {row.checks}",
