@@ -6,6 +6,7 @@ by scripts/build_anchors.sh."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 import sys
@@ -354,3 +355,68 @@ def test_anchors_agree_with_scipy(tmp_path):
                                       verify=True)
                 assert run.verified == [True]
                 assert run.reached == int((refs[s] != sssp.UNREACHABLE).sum())
+
+
+# --------------------------------------------------------------------------- the GPU stage
+
+
+REAL_SOLVER = sssp.Solver
+
+
+class CpuStandIn:
+    """Stands in for ``sssp.Solver(graph, backend="gpu", tuned=True)`` on a machine without a
+    GPU: the CPU Crauser behind the same interface, so the GPU stage's bookkeeping is tested."""
+
+    def __init__(self, graph, *, backend, tuned, device, corrupt=False):
+        assert (backend, tuned) == ("gpu", True)
+        self.inner = REAL_SOLVER(graph, backend="cpu")
+        self.corrupt = corrupt
+        self.calls = []
+
+    def solve(self, s):
+        self.calls.append(s)
+        r = self.inner.solve(s)
+        if self.corrupt:
+            dist = r.dist.copy()
+            dist[dist == dist.max()] -= 1
+            return dataclasses.replace(r, dist=dist)
+        return r
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+@pytest.mark.parametrize("corrupt", [False, True])
+def test_gpu_stage_bookkeeping_with_a_cpu_stand_in(monkeypatch, tmp_path, corrupt):
+    made = []
+
+    def factory(graph, **kw):
+        made.append(CpuStandIn(graph, corrupt=corrupt, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(bench_sssp.sssp, "Solver", factory)
+    args = bench_sssp.parser().parse_args(["--out", str(tmp_path), "--anchors", str(tmp_path), "--sources", "3"])
+    g = bench_sssp.grid_graph(20, seed=4)
+    row = bench_sssp.measure("grid-20", g, args, tmp_path)
+    sources = bench_sssp.pick_sources(g, 3, args.seed)
+    assert made[0].calls == [sources[0], *sources]  # one warm-up solve, then every source
+    assert row.checks["gpu"] == (f"MISMATCH source {sources[0]}" if corrupt else "ok exact")
+    assert row.verified == ("no" if corrupt else "yes")
+    assert row.algorithm == "crauser" and row.phases > 0 and row.gpu_ms > 0
+    assert math.isnan(row.gpu_mem_mb)  # the stand-in reports no device memory
+
+
+@pytest.mark.gpu
+def test_gpu_stage_on_a_device(tmp_path):
+    from sssp.gpu import is_available
+
+    if not is_available():
+        pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
+    args = bench_sssp.parser().parse_args(["--out", str(tmp_path), "--anchors", ANCHORS_DIR or str(tmp_path)])
+    row = bench_sssp.measure("rgg-3000", bench_sssp.rgg_graph(3000, seed=1), args, tmp_path)
+    assert row.checks["gpu"] == "ok exact", row.checks
+    assert row.gpu_ms > 0 and row.phases > 0 and row.gpu_mem_mb > 0
+    assert row.config_source != "n/a" and row.config != "n/a"
