@@ -36,7 +36,8 @@ if [[ ! -f $header ]]; then
 fi
 "$CXX" "${FLAGS[@]}" -std=c++17 -o "$out/boost_dijkstra" "$root/benchmarks/boost_dijkstra.cpp"
 boost_version=$(sed -n 's/^#define BOOST_LIB_VERSION "\(.*\)"/\1/p' /usr/include/boost/version.hpp)
-echo "boost_dijkstra: Boost $boost_version, benchmarks/boost_dijkstra.cpp" >>"$info"
+src_sha=$(sha256sum "$root/benchmarks/boost_dijkstra.cpp" | cut -c1-16)
+echo "boost_dijkstra: Boost $boost_version, benchmarks/boost_dijkstra.cpp sha256 $src_sha" >>"$info"
 echo "build_anchors: built $out/boost_dijkstra" >&2
 
 if [[ -n $gap ]]; then
@@ -44,7 +45,8 @@ if [[ -n $gap ]]; then
     echo "build_anchors: $gap/src/sssp.cc not found: GAP_CHECKOUT must be a gapbs checkout" >&2
     exit 1
   fi
-  # GAP's own Makefile flags (-std=c++11 -O3 -Wall -fopenmp) plus a static link.
+  # GAP's own Makefile flags (-std=c++11 -O3 -Wall -fopenmp) plus a static link. The linker warns
+  # that libgomp's offloading plugin loader uses dlopen; sssp never offloads, so it is never hit.
   "$CXX" "${FLAGS[@]}" -std=c++11 -Wall -fopenmp -o "$out/gap_sssp" "$gap/src/sssp.cc"
   commit=$(git -C "$gap" rev-parse HEAD 2>/dev/null || echo unknown)
   echo "gap_sssp: gapbs $commit src/sssp.cc (-fopenmp)" >>"$info"
