@@ -1,0 +1,422 @@
+"""The pure parts of the benchmark record (benchmarks/bench_sssp.py, benchmarks/anchors.py): file
+layouts the anchors read, parsing what they print, the CSV schema, the generated graph families.
+CPU only; the anchor binaries themselves are exercised when SSSP_ANCHORS_DIR names a folder built
+by scripts/build_anchors.sh."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sssp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import anchors  # noqa: E402
+import bench_sssp  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def small_graph() -> sssp.Graph:
+    """Parallel edges, a self-loop, a node without out-edges and an unreachable node."""
+    src = [0, 0, 0, 1, 1, 2, 3, 3]
+    dst = [1, 1, 2, 2, 3, 2, 0, 4]
+    w = [5, 3, 9, 1, 7, 2, 4, 100]
+    return sssp.Graph.from_edges(6, np.array(src), np.array(dst), np.array(w), name="small")
+
+
+def arrays(g: sssp.Graph) -> tuple[list[int], list[int], list[int]]:
+    return g.indptr.tolist(), g.indices.tolist(), g.weights.tolist()
+
+
+# --------------------------------------------------------------------------- GAP .wsg
+
+
+def test_wsg_round_trip_keeps_out_and_in_edges(tmp_path):
+    g = small_graph()
+    path = tmp_path / "g.wsg"
+    anchors.write_wsg(g, path)
+    data = path.read_bytes()
+    # GAP's header: a 1-byte directed flag, then int64 edge and node counts, no padding.
+    assert data[0] == 1
+    assert np.frombuffer(data, "<i8", 2, offset=1).tolist() == [g.m, g.n]
+    assert len(data) == 17 + 2 * (8 * (g.n + 1) + 8 * g.m)
+    out, inv = anchors.read_wsg(path)
+    assert arrays(out) == arrays(g)
+    assert arrays(inv) == arrays(g.reverse())
+
+
+def test_wsg_out_edges_only_under_the_undirected_flag(tmp_path):
+    g = sssp.Graph.from_edges(3, np.array([0, 1, 2, 2]), np.array([1, 2, 0, 1]), np.array([3, 4, 5, 6]))
+    path = tmp_path / "u.wsg"
+    anchors.write_wsg(g, path, in_edges=False)
+    assert path.read_bytes()[0] == 0 and path.stat().st_size == 17 + 8 * (g.n + 1) + 8 * g.m
+    out, inv = anchors.read_wsg(path)
+    assert arrays(out) == arrays(g) and inv is None
+    with pytest.raises(anchors.AnchorError, match="odd"):
+        anchors.write_wsg(sssp.Graph.from_edges(2, np.array([0]), np.array([1]), np.array([1])),
+                          tmp_path / "odd.wsg", in_edges=False)
+    assert not (tmp_path / "odd.wsg").exists()
+
+
+def test_wsg_neighbours_are_id_then_weight(tmp_path):
+    g = sssp.Graph.from_edges(2, np.array([0]), np.array([1]), np.array([42]))
+    path = tmp_path / "one.wsg"
+    anchors.write_wsg(g, path)
+    # out-offsets [0, 1, 1] then the one neighbour {v=1, w=42}
+    assert np.frombuffer(path.read_bytes(), "<i4", 2, offset=17 + 3 * 8).tolist() == [1, 42]
+
+
+def test_wsg_refuses_distances_beyond_gap_int32(tmp_path):
+    heavy = sssp.Graph.from_edges(3, np.array([0, 1]), np.array([1, 2]), np.array([2**29, 2**29]))
+    assert not anchors.gap_fits(heavy)
+    with pytest.raises(anchors.AnchorError, match="int32"):
+        anchors.write_wsg(heavy, tmp_path / "h.wsg")
+    assert not (tmp_path / "h.wsg").exists()
+    assert anchors.gap_fits(small_graph())
+
+
+def test_read_wsg_names_a_truncated_file(tmp_path):
+    path = tmp_path / "cut.wsg"
+    anchors.write_wsg(small_graph(), path)
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(anchors.AnchorError, match="cut.wsg"):
+        anchors.read_wsg(path)
+
+
+# --------------------------------------------------------------------------- Boost
+
+
+def test_csr_dump_layout(tmp_path):
+    g = small_graph()
+    path = tmp_path / "g.csr"
+    anchors.write_csr_dump(g, path)
+    data = path.read_bytes()
+    n, m = np.frombuffer(data, "<i8", 2).tolist()
+    assert (n, m) == (g.n, g.m)
+    off = 16
+    indptr = np.frombuffer(data, "<i8", n + 1, offset=off)
+    indices = np.frombuffer(data, "<i4", m, offset=off + 8 * (n + 1))
+    weights = np.frombuffer(data, "<i8", m, offset=off + 8 * (n + 1) + 4 * m)
+    assert len(data) == off + 8 * (n + 1) + 12 * m
+    assert (indptr.tolist(), indices.tolist(), weights.tolist()) == arrays(g)
+
+
+BOOST_OUT = """\
+7 0.000125000 1234
+3 0.000250000 99
+weight_bits 32
+rss_after_build_kb 2048
+maxrss_kb 4096
+"""
+
+
+def test_parse_boost():
+    run = anchors.parse_boost(BOOST_OUT)
+    assert run.seconds == {7: 0.000125, 3: 0.00025}
+    assert run.checksums == {7: 1234, 3: 99}
+    assert run.rss_mb == 2.0
+    assert run.weight_bits == 32
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (BOOST_OUT + "Segmentation fault\n", "line 6"),
+        (BOOST_OUT.replace("weight_bits 32\n", ""), "weight_bits"),
+        ("weight_bits 64\nrss_after_build_kb 1\n", "source lines"),
+    ],
+)
+def test_parse_boost_rejects_unexpected_output(text, match):
+    with pytest.raises(anchors.AnchorError, match=match):
+        anchors.parse_boost(text)
+
+
+# --------------------------------------------------------------------------- GAP output
+
+
+GAP_OUT = """\
+Read Time:           0.00123
+Graph has 24576 nodes and 49152 directed edges for degree: 2
+Trial Time:          0.03945
+Verification:           PASS
+Verification Time:   0.00102
+Trial Time:          0.00050
+Verification:           PASS
+Verification Time:   0.00101
+Trial Time:          0.00040
+SSSP Tree reaches 24000 nodes
+Verification:           FAIL
+Verification Time:   0.00100
+Average Time:        0.01345
+"""
+
+
+def test_parse_gap():
+    run = anchors.parse_gap(GAP_OUT)
+    assert run.trials == [0.03945, 0.0005, 0.0004]
+    assert run.average == 0.01345
+    assert run.verified == [True, True, False]
+    assert run.reached == 24000
+    # the first trial pays the thread start-up: the time is the median of the others
+    assert run.seconds == pytest.approx(0.00045)
+    one = anchors.parse_gap("Trial Time: 0.5\nAverage Time: 0.5\n")
+    assert one.seconds == 0.5 and one.verified == [] and one.reached is None
+
+
+def test_parse_gap_needs_times():
+    with pytest.raises(anchors.AnchorError, match="Average Time"):
+        anchors.parse_gap("Couldn't open file x.wsg\n")
+
+
+def test_failing_binary_is_an_anchor_error(tmp_path):
+    with pytest.raises(anchors.AnchorError, match="cannot run"):
+        anchors.run_gap(tmp_path / "missing", tmp_path / "g.wsg", 0, 1)
+
+
+# --------------------------------------------------------------------------- graphs
+
+
+def test_grid_graph_is_a_symmetric_four_neighbour_grid():
+    g = bench_sssp.grid_graph(5, seed=1)
+    assert (g.n, g.m) == (25, 2 * 2 * 5 * 4)
+    deg = g.out_degree().reshape(5, 5)
+    assert deg[0, 0] == 2 and deg[0, 2] == 3 and deg[2, 2] == 4
+    assert set(g.weights.tolist()) <= set(range(1, 101))
+    edges = {(u, v): w for u, v, w in zip(*g.edges(), strict=True)}
+    assert all(edges[(v, u)] == w for (u, v), w in edges.items())
+    assert bench_sssp.grid_graph(5, seed=1) == g
+
+
+def test_rgg_graph_mean_degree_and_symmetry():
+    g = bench_sssp.generated("rgg-12k", seed=3)
+    assert g.n == sssp.parse_size("12k")
+    # n pi r^2 = 8, less at the border of the unit square
+    assert 7.0 < g.m / g.n < 8.1
+    edges = {(u, v): w for u, v, w in zip(*g.edges(), strict=True)}
+    assert all(edges[(v, u)] == w for (u, v), w in edges.items())
+    with pytest.raises(sssp.InvalidGraphError, match="rgg"):
+        bench_sssp.generated("rgg", seed=0)
+    with pytest.raises(sssp.InvalidGraphError, match="hex-3"):
+        bench_sssp.generated("hex-3", seed=0)
+
+
+def test_pick_sources_are_distinct_seeded_and_have_out_edges():
+    g = small_graph()
+    s = bench_sssp.pick_sources(g, 3, seed=0)
+    assert len(set(s)) == 3 and all(g.out_degree()[v] > 0 for v in s)
+    assert bench_sssp.pick_sources(g, 3, seed=0) == s
+    assert sorted(bench_sssp.pick_sources(g, 10, seed=0)) == [0, 1, 2, 3]
+
+
+def test_graph_specs_selection(tmp_path):
+    args = bench_sssp.parser().parse_args(["--out", "o", "--anchors", "a", "--graphs-dir", str(tmp_path)])
+    for sub in ("walshaw", "mtx"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "uk.graph.gz").write_bytes(b"")
+    (tmp_path / "mtx" / "t60k.graph.gz").write_bytes(b"")
+    names = [s.name for s in bench_sssp.graph_specs(args)]
+    assert names[:2] == ["random-24k-deg2", "random-24k-deg20"] and len(names) == 15 + 3
+    assert names[15:] == ["t60k", "mtx-uk", "walshaw-uk"]  # sorted by path
+    args.only, args.skip_synthetic = ["t60k", "random-98k-deg2000"], False
+    assert [s.name for s in bench_sssp.graph_specs(args)] == ["random-98k-deg2000", "t60k"]
+    args.only, args.generated = None, ["grid-4", "rgg-16k"]
+    with pytest.raises(sssp.SSSPError, match="16k"):
+        bench_sssp.graph_specs(args)
+    args.only, args.generated = ["nope"], []
+    with pytest.raises(sssp.SSSPError, match="nope"):
+        bench_sssp.graph_specs(args)
+
+
+# --------------------------------------------------------------------------- CSV
+
+
+def measured_row() -> bench_sssp.Row:
+    row = bench_sssp.Row("random-24k-deg2", 24576, 49152, 5, algorithm="crauser", phases=238.0,
+                         gpu_ms=0.5, gpu_mem_mb=1.5, scipy_ms=4.0, boost_ms=3.0,
+                         boost_weight_bits=32, boost_rss_mb=2.0, gap_ms=0.4, gap_delta=16)
+    row.checks.update(gpu="ok exact", boost="ok checksum", gap="ok verifier+reached")
+    return row
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_csv_schema(tmp_path):
+    ok, bad = measured_row(), measured_row()
+    bad.graph, bad.checks["boost"] = "t60k", "MISMATCH source 3"
+    bench_sssp.write_csvs(tmp_path, ["# device=X", "driver=1"], [ok, bad])
+    rec = read_csv(tmp_path / "sssp_vs_boost.csv")
+    assert rec[0] == ("graph,n,m,algorithm,phases,gpu_ms,boost_ms,speedup,gap_ms,verified,"
+                      "gpu_mem_mb,boost_rss_mb").split(",")
+    first = dict(zip(rec[0], rec[1], strict=True))
+    assert first["speedup"] == "6" and first["verified"] == "yes" and first["phases"] == "238"
+    assert dict(zip(rec[0], rec[2], strict=True))["verified"] == "no"
+    detail = read_csv(tmp_path / "sssp_vs_boost_detail.csv")
+    assert detail[0] == ["# device=X", "driver=1"]
+    assert detail[1] == list(bench_sssp.DETAIL_COLUMNS)
+    row = dict(zip(detail[1], detail[2], strict=True))
+    assert float(row["us_per_phase"]) == pytest.approx(1e3 * 0.5 / 238)
+    assert not list(tmp_path.glob("*.part"))
+
+
+def test_merge_keeps_old_rows_and_replaces_a_graph_run_again(tmp_path):
+    env = ["# date=1", "device=H200", "kernels=abc"]
+    a, b = measured_row(), measured_row()
+    b.graph = "t60k"
+    bench_sssp.write_csvs(tmp_path, env, [a, b])
+    again, new = measured_row(), measured_row()
+    again.gpu_ms, new.graph = 0.25, "grid-512"
+    later = ["# date=2", "device=H200", "kernels=abc"]
+    bench_sssp.write_csvs(tmp_path, later, [again, new], bench_sssp.previous_rows(tmp_path, later))
+    rec = read_csv(tmp_path / "sssp_vs_boost.csv")
+    assert [(r[0], r[5]) for r in rec[1:]] == [("random-24k-deg2", "0.25"), ("t60k", "0.5"), ("grid-512", "0.5")]
+    detail = read_csv(tmp_path / "sssp_vs_boost_detail.csv")
+    assert detail[0] == later and [r[0] for r in detail[2:]] == ["random-24k-deg2", "t60k", "grid-512"]
+    with pytest.raises(sssp.SSSPError, match="kernels=new"):
+        bench_sssp.previous_rows(tmp_path, ["# date=3", "device=H200", "kernels=new"])
+    assert bench_sssp.previous_rows(tmp_path / "empty", env) == []
+
+
+def test_min_weight_csr_shortcut_matches_the_sorting_path():
+    # The benchmark's SciPy reference relies on sssp.cpu.reference.min_weight_csr, which skips
+    # sorting when every row is already strictly increasing: both paths must give one matrix.
+    from sssp.cpu.reference import min_weight_csr
+
+    grid = min_weight_csr(bench_sssp.grid_graph(6, seed=2))
+    canonical = sssp.Graph(grid.indptr, grid.indices, grid.data.astype(np.int64))  # rows increasing
+    src, dst, w = canonical.edges()
+    shuffled = sssp.Graph.from_edges(canonical.n, src[::-1].copy(), dst[::-1].copy(), w[::-1].copy())
+    doubled = sssp.Graph.from_edges(canonical.n, np.tile(src, 2), np.tile(dst, 2), np.concatenate([w + 7, w]))
+    expected = min_weight_csr(canonical).toarray()
+    for g in (shuffled, doubled):
+        assert np.array_equal(min_weight_csr(g).toarray(), expected)
+    zero = sssp.Graph.from_edges(3, np.array([0, 1]), np.array([1, 2]), np.array([0, 4]))
+    assert min_weight_csr(zero).nnz == 2  # a zero weight is an edge, stored explicitly
+
+
+def test_verified_needs_every_check_that_ran():
+    row = bench_sssp.Row("g", 1, 0, 1)
+    assert row.verified == "no"  # nothing ran
+    row.checks["boost"] = "ok checksum"
+    row.checks["gap"] = "n/a (distances exceed int32)"
+    assert row.verified == "yes"
+    row.checks["gpu"] = "FAILED RuntimeError: out of memory"
+    assert row.verified == "no"
+    assert math.isnan(row.record()[bench_sssp.COLUMNS.index("speedup")])
+
+
+def test_budget_model_is_fixed_plus_steepest_rate():
+    a, b = bench_sssp.Row("a", 10, 90, 1), bench_sssp.Row("b", 100, 900, 1)
+    a.seconds, b.seconds = 2.0, 12.0
+    assert bench_sssp.predict_seconds([], 10**9) == 0.0
+    assert bench_sssp.predict_seconds([a, b], 2000) == pytest.approx(2.0 + 10 / 1000 * 2000)
+
+
+def test_run_without_gpu_or_anchors_writes_an_unverified_row(tmp_path, capsys):
+    status = bench_sssp.main(["--no-gpu", "--anchors", str(tmp_path / "none"), "--out", str(tmp_path),
+                              "--skip-synthetic", "--skip-real", "--generated", "grid-12", "--sources", "2"])
+    assert status == 1  # nothing but SciPy ran: no answer was checked
+    rec = read_csv(tmp_path / "sssp_vs_boost.csv")
+    assert [r[:3] for r in rec[1:]] == [["grid-12", "144", str(2 * 2 * 12 * 11)]]
+    assert "grid-12" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- the binaries
+
+
+ANCHORS_DIR = os.environ.get("SSSP_ANCHORS_DIR")
+
+
+@pytest.mark.skipif(not ANCHORS_DIR, reason="SSSP_ANCHORS_DIR (scripts/build_anchors.sh OUTDIR) not set")
+def test_anchors_agree_with_scipy(tmp_path):
+    folder = Path(ANCHORS_DIR)
+    # symmetric, and directed with few edges (some nodes unreachable): the undirected .wsg
+    # layout must still give GAP exactly the out-edges
+    for g in (bench_sssp.rgg_graph(3000, seed=5), sssp.generate("random", size=3000, degree=2, seed=1)):
+        sources = bench_sssp.pick_sources(g, 3, seed=0)
+        refs = {s: sssp.solve(g, s, algorithm="dijkstra", backend="cpu").dist for s in sources}
+        anchors.write_csr_dump(g, tmp_path / "g.csr")
+        boost = anchors.run_boost(folder / anchors.BINARIES["boost"], tmp_path / "g.csr", sources)
+        assert boost.checksums == {s: bench_sssp.checksum(d) for s, d in refs.items()}
+        for in_edges in (True, False):
+            anchors.write_wsg(g, tmp_path / "g.wsg", in_edges=in_edges)
+            for s in sources:
+                run = anchors.run_gap(folder / anchors.BINARIES["gap"], tmp_path / "g.wsg", s, 8, trials=1,
+                                      verify=True)
+                assert run.verified == [True]
+                assert run.reached == int((refs[s] != sssp.UNREACHABLE).sum())
+
+
+# --------------------------------------------------------------------------- the GPU stage
+
+
+REAL_SOLVER = sssp.Solver
+
+
+class CpuStandIn:
+    """Stands in for ``sssp.Solver(graph, backend="gpu", tuned=True)`` on a machine without a
+    GPU: the CPU Crauser behind the same interface, so the GPU stage's bookkeeping is tested."""
+
+    def __init__(self, graph, *, backend, tuned, device, corrupt=False):
+        assert (backend, tuned) == ("gpu", True)
+        self.inner = REAL_SOLVER(graph, backend="cpu")
+        self.corrupt = corrupt
+        self.calls = []
+
+    def solve(self, s):
+        self.calls.append(s)
+        r = self.inner.solve(s)
+        if self.corrupt:
+            dist = r.dist.copy()
+            dist[dist == dist.max()] -= 1
+            return dataclasses.replace(r, dist=dist)
+        return r
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+@pytest.mark.parametrize("corrupt", [False, True])
+def test_gpu_stage_bookkeeping_with_a_cpu_stand_in(monkeypatch, tmp_path, corrupt):
+    made = []
+
+    def factory(graph, **kw):
+        made.append(CpuStandIn(graph, corrupt=corrupt, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(bench_sssp.sssp, "Solver", factory)
+    args = bench_sssp.parser().parse_args(["--out", str(tmp_path), "--anchors", str(tmp_path), "--sources", "3"])
+    g = bench_sssp.grid_graph(20, seed=4)
+    row = bench_sssp.measure("grid-20", g, args, tmp_path)
+    sources = bench_sssp.pick_sources(g, 3, args.seed)
+    assert made[0].calls == [sources[0], *sources]  # one warm-up solve, then every source
+    assert row.checks["gpu"] == (f"MISMATCH source {sources[0]}" if corrupt else "ok exact")
+    assert row.verified == ("no" if corrupt else "yes")
+    assert row.algorithm == "crauser" and row.phases > 0 and row.gpu_ms > 0
+    assert math.isnan(row.gpu_mem_mb)  # the stand-in reports no device memory
+
+
+@pytest.mark.gpu
+def test_gpu_stage_on_a_device(tmp_path):
+    from sssp.gpu import is_available
+
+    if not is_available():
+        pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
+    args = bench_sssp.parser().parse_args(["--out", str(tmp_path), "--anchors", ANCHORS_DIR or str(tmp_path)])
+    row = bench_sssp.measure("rgg-3000", bench_sssp.rgg_graph(3000, seed=1), args, tmp_path)
+    assert row.checks["gpu"] == "ok exact", row.checks
+    assert row.gpu_ms > 0 and row.phases > 0 and row.gpu_mem_mb > 0
+    assert row.config_source != "n/a" and row.config != "n/a"
