@@ -284,8 +284,7 @@ __device__ __forceinline__ int sssp_lower(sssp_key_t *key, const int *settled_at
     // never skips a needed update, and it filters settled targets too (a settled node's
     // distance is final, so no candidate is smaller) -- only an equal distance with a smaller
     // predecessor id can pass, hence the settled check after it, which the CPU rule needs.
-    // The check may read through L1: a stale line only holds a larger key than L2's.
-    if (k >= __ldca(key + v)) return 0;
+    if (k >= sssp_ldcg(key + v)) return 0;
     if (sssp_ldcg(settled_at + v) != SSSP_UNSETTLED) return 0;
     const sssp_key_t old = atomicMin(key + v, k);
     return old == SSSP_KEY_INF ? 2 : 1;
