@@ -22,7 +22,6 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .classes import parse_size
 from .cliutil import (
     ArgumentParser,
     atomic_output,
@@ -30,9 +29,12 @@ from .cliutil import (
     escape,
     is_stream,
     logging_to_stderr,
+    non_negative_int,
+    positive_int,
     run_command,
+    size_arg,
 )
-from .errors import GraphFormatError, SSSPError, UnknownClassError
+from .errors import GraphFormatError, SSSPError
 from .result import ALGORITHMS, VARIANTS, SSSPResult
 
 PROG = "sssp"
@@ -89,13 +91,6 @@ and unreachable nodes) and 'source'. Read them with numpy.load.
 
 
 # -- argument types -----------------------------------------------------------------------------
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except UnknownClassError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def _degree(text: str) -> int | float:
     try:
         value = float(text)
@@ -104,23 +99,6 @@ def _degree(text: str) -> int | float:
     if not (value > 0 and np.isfinite(value)):
         raise argparse.ArgumentTypeError(f"invalid degree {text!r}: expected a positive number")
     return int(value) if value == int(value) else value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 1")
-    return value
 
 
 # -- parser -------------------------------------------------------------------------------------
@@ -142,7 +120,7 @@ def _add_load_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weights", choices=WEIGHT_MODES, default="auto",
                    help="keep file weights, else random [1, 100] (auto, the default); "
                         "require them (file); force random or unit weights")
-    p.add_argument("--seed", type=_non_negative_int, default=0,
+    p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of random weights (and of random sources for solve); default 0")
 
 
@@ -176,12 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="generate one of the paper's synthetic graphs",
                        description="Generate a seeded synthetic graph and write it as .npz.")
     p.add_argument("kind", choices=KINDS, metavar="KIND", help="random, martin or kronecker")
-    p.add_argument("--size", type=_size, required=True,
+    p.add_argument("--size", type=size_arg, required=True,
                    help="node count: 24k, 49k, 98k, ..., '<k>M' or an integer")
     p.add_argument("--degree", type=_degree,
                    help="random: mean out-degree (required); martin: in-degree (default 7); "
                         "kronecker: edge factor (default 16)")
-    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed (default 0)")
     p.add_argument("--uncompressed", action="store_true",
                    help="store the arrays without compression: a larger file, written much faster")
     p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="output file (.npz)")
@@ -192,9 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Solve single-source shortest paths and print a timing summary.")
     _add_load_options(p)
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--source", type=_non_negative_int, default=None,
+    which.add_argument("--source", type=non_negative_int, default=None,
                        help="source node (default 0)")
-    which.add_argument("--sources", type=_positive_int, metavar="K",
+    which.add_argument("--sources", type=positive_int, metavar="K",
                        help="solve from K random sources (drawn with --seed) and report the median")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="crauser",
                    help="crauser (default), martin, or dijkstra (SciPy's, CPU only)")
@@ -204,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tuned", action="store_true",
                    help="GPU: use the tuned launch configuration of the graph's class")
     p.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the tuning database")
-    p.add_argument("--device", type=_non_negative_int, default=0,
+    p.add_argument("--device", type=non_negative_int, default=0,
                    help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="save the result of one source: FILE.npy the distances, FILE.npz the "

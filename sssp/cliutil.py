@@ -31,7 +31,10 @@ __all__ = [
     "escape",
     "is_stream",
     "logging_to_stderr",
+    "non_negative_int",
+    "positive_int",
     "run_command",
+    "size_arg",
 ]
 
 EXIT_BROKEN_PIPE = 141
@@ -50,6 +53,36 @@ class ArgumentParser(argparse.ArgumentParser):
             if close:
                 msg += f"; did you mean {close[0]!r}?"
             raise argparse.ArgumentError(action, msg)
+
+
+# -- argument types (argparse ``type=``): a bad value is a usage error naming it ----------------
+def size_arg(text: str) -> int:
+    """A node count given as ``49k``, ``1M`` or an integer (:func:`sssp.classes.parse_size`)."""
+    from .classes import parse_size
+
+    try:
+        return parse_size(text)
+    except SSSPError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def non_negative_int(text: str) -> int:
+    """An integer >= 0 (seeds, device ordinals)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {escape(text)!r}: expected an integer >= 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (counts)."""
+    value = non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 1")
+    return value
 
 
 def escape(text: object) -> str:
