@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import os
@@ -347,7 +348,13 @@ def _save_result(r: SSSPResult, path: str, labels: Any) -> None:
             np.savez(fh, **arrays)
     else:
         with atomic_output(path, ".npy") as tmp, open(tmp, "wb") as fh:
-            np.save(fh, r.dist)
+            if is_stream(tmp):
+                # np.save writes real files with ndarray.tofile, which needs a seekable file.
+                buf = io.BytesIO()
+                np.save(buf, r.dist)
+                fh.write(buf.getbuffer())
+            else:
+                np.save(fh, r.dist)
 
 
 def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
