@@ -10,6 +10,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -404,3 +405,34 @@ def test_memory_and_os_errors_are_one_line(capsys):
     err = capsys.readouterr().err.splitlines()
     assert err == ["sssp: error: out of memory: the request is too large for this machine",
                    "sssp: error: Permission denied: /home/x/.cache"]
+
+
+class _FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_write_progress_only_on_a_terminal(tmp_path, monkeypatch):
+    from sssp import cli
+
+    g = sssp.generate("random", size=1024, degree=8, seed=0)
+    monkeypatch.setattr(cli, "SAVE_PROGRESS_DELAY_S", 0)
+
+    def slow_write(path):
+        with open(path, "wb") as fh:
+            for _ in range(4):
+                fh.write(b"x" * 50_000)
+                fh.flush()
+                time.sleep(0.3)
+
+    term = _FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    with cli._progress_of_file(tmp_path / "a.npz", g, compress=True):
+        slow_write(tmp_path / "a.npz")
+    assert "write" in term.getvalue() and "kB" in term.getvalue()  # bytes, as they were written
+
+    log = io.StringIO()  # not a terminal: nothing at all
+    monkeypatch.setattr(sys, "stderr", log)
+    with cli._progress_of_file(tmp_path / "b.npz", g, compress=True):
+        slow_write(tmp_path / "b.npz")
+    assert log.getvalue() == ""
