@@ -436,3 +436,14 @@ def test_write_progress_only_on_a_terminal(tmp_path, monkeypatch):
     with cli._progress_of_file(tmp_path / "b.npz", g, compress=True):
         slow_write(tmp_path / "b.npz")
     assert log.getvalue() == ""
+
+
+def test_every_option_has_help_text():
+    from sssp.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.choices and "solve" in a.choices)
+    for p in [parser, *sub.choices.values()]:
+        for action in p._actions:
+            if action.option_strings:
+                assert action.help, f"{p.prog} {action.option_strings} has no help text"

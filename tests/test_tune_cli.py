@@ -203,3 +203,26 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path):
     assert proc.returncode == 0, err
     assert "\r" not in err and "cfg" not in err
     assert "24k/deg2 [REPLAY of recorded measurements]" in out
+
+
+def test_device_names_from_the_database_are_printed_escaped(capsys, tmp_path):
+    import datetime as dt
+
+    from sssp.classes import GraphClass
+    from sssp.config import LaunchConfig
+    from tuning_db.records import BestRecord, DeviceRecord, KernelVersionRecord
+
+    url = f"sqlite:///{tmp_path / 'evil.sqlite'}"
+    store = Store(url, seed=False)
+    cfg = LaunchConfig.default()
+    store.put_best(BestRecord(
+        device=DeviceRecord("GPU\x1b[2J\x07", "GPU-e", "9.0", 1, "1", "1"),
+        kernel_version=KernelVersionRecord("abc"), graph_class=GraphClass("24k", "deg2"),
+        algorithm="crauser", variant="successors", config=cfg, tuned_config=cfg,
+        tuned_median_ms=1.0, default_median_ms=1.0, speedup=1.0, n_sources=20, kept_default=True,
+        updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)))
+    store.close()
+    for fmt in ("md", "csv"):
+        rc, out, _ = run(capsys, "show", "--db", url, "--format", fmt)
+        assert rc == 0 and "\x1b" not in out and "\x07" not in out
+        assert "GPU\\x1b[2J\\x07" in out

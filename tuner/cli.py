@@ -218,7 +218,9 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def _emit(text: str, args: argparse.Namespace) -> None:
-    """Print ``text``, or write it (UTF-8, atomically) to ``-o FILE``."""
+    """Print ``text``, or write it (UTF-8, atomically) to ``-o FILE``. Control characters that
+    came from the database (a hand-edited device name) are shown escaped, line by line."""
+    text = "\n".join(escape(line) for line in text.split("\n"))
     if not args.output:
         sys.stdout.write(text)
         return
