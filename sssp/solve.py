@@ -98,9 +98,9 @@ class Solver:
             what = "tuned=True" if config is None else "config="
             why = ("backend 'cpu' was asked for" if backend == "cpu"
                    else "algorithm 'dijkstra' runs on the CPU only" if algorithm == "dijkstra"
-                   else "no usable GPU here")
+                   else "no GPU is usable here")
             # A warning, not info: the user asked for something that will not happen.
-            log.warning("%s is ignored: it applies to the GPU backend only and %s; "
+            log.warning("%s is ignored: it applies to the GPU backend only, and %s; "
                         "solving on the CPU", what, why)
 
     @staticmethod

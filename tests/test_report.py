@@ -319,7 +319,7 @@ def test_about_spans_the_measurement_dates_and_names_the_database():
                          now=dt.datetime(2026, 2, 3, 4, 5, tzinfo=dt.UTC))
     assert lines == (
         "device: NVIDIA H200 (driver 580, CUDA 13.0)",
-        "measured: 2025-05-06 07:08 UTC to 2026-01-02 03:04 UTC",
+        "stored: 2025-05-06 07:08 UTC to 2026-01-02 03:04 UTC",
         "results: recorded, read from the tuning database sqlite:///x.sqlite; "
         "not measured by this command",
         "report made: 2026-02-03 04:05 UTC",

@@ -119,7 +119,7 @@ def test_report_names_device_date_and_that_results_are_recorded(db, capsys):
     assert rc == 0 and err == ""
     assert "as in the paper's Table 1" in out and "End-to-end median solve time" in out
     assert "device: NVIDIA H200 (driver 580.159.04, CUDA 13.0)" in out
-    assert "measured: 2026-11-30" in out
+    assert "stored: 2026-11-30" in out
     assert "results: recorded, read from the tuning database sqlite:" in out
     assert "report made: " in out
 
@@ -203,6 +203,8 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path):
     assert proc.returncode == 0, err
     assert "\r" not in err and "cfg" not in err
     assert "24k/deg2 [REPLAY of recorded measurements]" in out
+    assert "device: NVIDIA H200" in out and "stored: " in out
+    assert "results: replayed now from recorded Kernel Tuner measurements" in out
 
 
 def test_device_names_from_the_database_are_printed_escaped(capsys, tmp_path):

@@ -307,10 +307,12 @@ def cmd_run(args: argparse.Namespace) -> int:
               flush=True)
         done.append(b)
     print(f"# {len(done)} class(es) in {time.perf_counter() - t_all:.1f} s{label}", flush=True)
+    about = report.about(done, results="replayed" if args.replay else "measured")
     if len(done) > 1:
-        results = "replayed" if args.replay else "measured"
         tables = [report.table1_data(done), report.speedup_table_data(done)]
-        print(report.render(tables, "md", about=report.about(done, results=results)), end="")
+        print(report.render(tables, "md", about=about), end="")
+    else:
+        print("\n".join(about))
     return 0
 
 

@@ -236,8 +236,9 @@ def about(
     database: str | None = None,
     now: dt.datetime | None = None,
 ) -> tuple[str, ...]:
-    """The provenance lines every report ends with: devices, when they were measured, whether
-    the results are recorded or measured now, and when the report was made.
+    """The provenance lines every report ends with: devices (with driver and CUDA versions),
+    when the results were stored (for recorded results, when they were measured), whether they
+    are recorded or measured now, and when the report was made.
 
     Parameters
     ----------
@@ -260,7 +261,7 @@ def about(
         first = min(r.updated_at for r in records)
         last = max(r.updated_at for r in records)
         span = _when(first) if _when(first) == _when(last) else f"{_when(first)} to {_when(last)}"
-        lines.append(f"measured: {span}")
+        lines.append(f"stored: {span}")
     lines.append("results: " + RESULTS[results].format(database=f" {database}" if database else ""))
     if any(r.replay for r in records) and results != "replayed":
         lines.append(f"results marked replay are {REPLAY_LABEL[1:-1]}")
