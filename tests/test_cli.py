@@ -198,6 +198,9 @@ def test_bad_size_is_a_usage_error(tmp_path, capsys):
     ["solve", "g.npz", "--algorithm", "bellman"],
     ["solve", "g.npz", "--source", "1", "--sources", "2"],
     ["solve", "g.npz", "--sources", "2", "-o", "d.npy"],
+    ["solve", "g.npz", "--source", "1.7"],     # a source node is an integer, never rounded
+    ["solve", "g.npz", "--source", "True"],
+    ["solve", "g.npz", "--device", "gpu0"],    # the CUDA ordinal, as everywhere
     ["frobnicate"],
 ])
 def test_usage_errors_exit_2(argv, capsys):
