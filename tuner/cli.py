@@ -196,8 +196,7 @@ def build_parser() -> ArgumentParser:
 # -- helpers ------------------------------------------------------------------------------------
 def _store(args: argparse.Namespace) -> Any:
     """The tuning database of ``--db`` (default: the user's)."""
-    from tuning_db import Store
-    from tuning_db.store import ENV_VAR, default_path
+    from tuning_db import ENV_VAR, Store, default_path
 
     db = getattr(args, "db", None)
     try:
