@@ -87,7 +87,8 @@ examples:
 -o FILE.npy holds the distances: int64 with 2**63 - 1 (sssp.UNREACHABLE) for unreachable nodes
 on integer-weighted graphs, float64 with inf on real-weighted ones. -o FILE.npz holds the arrays
 'dist' (the same), 'dist_float' (float64, inf for unreachable), 'pred' (int32, -1 for the source
-and unreachable nodes) and 'source'. Read them with numpy.load.
+and unreachable nodes) and 'source' (with 'labels', the file's node ids, when it has its own).
+Read them with numpy.load. A FIFO or device (/dev/stdout) is written directly, never replaced.
 """
 
 
