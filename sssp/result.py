@@ -13,7 +13,9 @@ from .config import ConfigSource, LaunchConfig
 from .errors import InvalidArgumentError, InvalidTypeError
 
 UNREACHABLE: int = int(np.iinfo(np.int64).max)
-"""Distance of a node that cannot be reached from the source (``dist[v] == UNREACHABLE``)."""
+"""Distance of a node that cannot be reached from the source on a graph with integer weights
+(``dist[v] == UNREACHABLE``); real-weighted graphs use ``inf``, and :attr:`SSSPResult.dist_float`
+uses ``inf`` for both."""
 
 ALGORITHMS = ("dijkstra", "martin", "crauser")
 VARIANTS = ("successors", "predecessors")
