@@ -195,6 +195,10 @@ def run_command(prog: str, func: Callable[[], int], *, debug: bool = False,
         sys.stderr.write(f"{prog}: error: {escape(message)}\n")
         return 1
 
+    for stream in (sys.stdout, sys.stderr):
+        # Reports hold "×" and "—": a terminal that cannot show them gets escapes, not a crash.
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")
     try:
         rc = func()
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at exit

@@ -228,3 +228,11 @@ def test_device_names_from_the_database_are_printed_escaped(capsys, tmp_path):
         rc, out, _ = run(capsys, "show", "--db", url, "--format", fmt)
         assert rc == 0 and "\x1b" not in out and "\x07" not in out
         assert "GPU\\x1b[2J\\x07" in out
+
+
+def test_report_on_an_ascii_terminal_does_not_crash(db):
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    proc = subprocess.run([sys.executable, "-m", "tuner.cli", "report", "--db", db], env=env,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert b"\\u2014" in proc.stdout or b"\\xd7" in proc.stdout  # "—" / "×", escaped
