@@ -47,6 +47,6 @@ step "tuning report: Table 1 from the recorded H200 results shipped in tuning_db
 "$bin/tune" report
 
 step "replay the tuning of 49k/deg200 from recorded Kernel Tuner measurements (no GPU needed)"
-"$bin/tune" --replay --graph-class deg200 --size 49k --db "sqlite:///$tmp/replay.sqlite"
+"$bin/tune" run --replay --graph-class deg200 --size 49k --db "sqlite:///$tmp/replay.sqlite"
 
 step "done${1:+ (files kept in $tmp)}"

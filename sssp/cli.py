@@ -2,30 +2,41 @@
 
 Results (tables, JSON) go to stdout; progress and logs to stderr. Any :class:`sssp.SSSPError` is
 shown as ``sssp: error: <message>`` with exit status 1 (``--debug`` adds the traceback); bad
-usage exits with status 2, as argparse does.
+usage exits with status 2, as argparse does (:mod:`sssp.cliutil` has the other statuses).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import os
 import statistics
 import sys
+import threading
 import time
-import traceback
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
-from .classes import parse_size
-from .errors import GraphFormatError, SSSPError, UnknownClassError
-from .result import ALGORITHMS, UNREACHABLE, VARIANTS, SSSPResult
+from .cliutil import (
+    ArgumentParser,
+    atomic_output,
+    check_writable_dir,
+    escape,
+    is_stream,
+    logging_to_stderr,
+    non_negative_int,
+    positive_int,
+    run_command,
+    size_arg,
+)
+from .errors import GraphFormatError, SSSPError
+from .result import ALGORITHMS, VARIANTS, SSSPResult
 
 PROG = "sssp"
 KINDS = ("random", "martin", "kronecker")
@@ -46,6 +57,11 @@ Any sssp error exits with status 1 and a one-line message (--debug shows the tra
 bad usage exits with status 2.
 """
 
+# Writing the graph of ``sssp generate`` shows a progress bar (on a terminal) when it takes
+# longer than this many seconds.
+SAVE_PROGRESS_DELAY_S = 1.0
+
+
 INFO_EPILOG = """\
 examples:
   sssp info g.npz
@@ -58,6 +74,7 @@ examples:
   sssp generate random --size 49k --degree 200 -o g.npz     # the paper's G(n, p), mean degree 200
   sssp generate martin --size 1M --seed 2 -o martin.npz      # Martin's graphs, in-degree 7
   sssp generate kronecker --size 65536 --degree 16 -o kron.npz
+  sssp generate random --size 98k --degree 1000 --uncompressed -o big.npz   # faster to write
 sizes: ladder labels 24k, 49k, 98k, 196k, ..., '<k>M' (k * 2^20 nodes) or a plain node count.
 """
 
@@ -65,19 +82,17 @@ SOLVE_EPILOG = """\
 examples:
   sssp solve g.npz --source 0 --backend cpu -o dist.npy
   sssp solve g.npz --algorithm dijkstra --source 5 --json
+  sssp solve g.npz --source 3 -o tree.npz      # distances and predecessors together
   sssp solve g.npz --sources 100 --seed 1 --backend gpu --tuned --db sqlite:///tuning.db
-The distance file holds int64 distances; unreachable nodes hold 2**63 - 1 (sssp.UNREACHABLE).
+-o FILE.npy holds the distances: int64 with 2**63 - 1 (sssp.UNREACHABLE) for unreachable nodes
+on integer-weighted graphs, float64 with inf on real-weighted ones. -o FILE.npz holds the arrays
+'dist' (the same), 'dist_float' (float64, inf for unreachable), 'pred' (int32, -1 for the source
+and unreachable nodes) and 'source' (with 'labels', the file's node ids, when it has its own).
+Read them with numpy.load. A FIFO or device (/dev/stdout) is written directly, never replaced.
 """
 
 
 # -- argument types -----------------------------------------------------------------------------
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except UnknownClassError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def _degree(text: str) -> int | float:
     try:
         value = float(text)
@@ -88,27 +103,10 @@ def _degree(text: str) -> int | float:
     return int(value) if value == int(value) else value
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 1")
-    return value
-
-
 # -- parser -------------------------------------------------------------------------------------
 def _common() -> argparse.ArgumentParser:
     """Options accepted before and after the verb (``sssp -v solve ...`` = ``sssp solve -v ...``)."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = ArgumentParser(add_help=False)
     # SUPPRESS so that a subcommand's default does not overwrite a value given before the verb.
     p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                    help="log progress to stderr (-v INFO, -vv DEBUG)")
@@ -124,7 +122,7 @@ def _add_load_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weights", choices=WEIGHT_MODES, default="auto",
                    help="keep file weights, else random [1, 100] (auto, the default); "
                         "require them (file); force random or unit weights")
-    p.add_argument("--seed", type=_non_negative_int, default=0,
+    p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of random weights (and of random sources for solve); default 0")
 
 
@@ -134,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     common = _common()
     fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=PROG,
         description="Single-source shortest paths with Crauser's parallel Dijkstra on CPU and "
                     "GPU, with auto-tuned CUDA kernels.",
@@ -158,12 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="generate one of the paper's synthetic graphs",
                        description="Generate a seeded synthetic graph and write it as .npz.")
     p.add_argument("kind", choices=KINDS, metavar="KIND", help="random, martin or kronecker")
-    p.add_argument("--size", type=_size, required=True,
+    p.add_argument("--size", type=size_arg, required=True,
                    help="node count: 24k, 49k, 98k, ..., '<k>M' or an integer")
     p.add_argument("--degree", type=_degree,
                    help="random: mean out-degree (required); martin: in-degree (default 7); "
                         "kronecker: edge factor (default 16)")
-    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed (default 0)")
+    p.add_argument("--uncompressed", action="store_true",
+                   help="store the arrays without compression: a larger file, written much faster")
     p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="output file (.npz)")
     p.set_defaults(func=cmd_generate, parser=p)
 
@@ -172,9 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Solve single-source shortest paths and print a timing summary.")
     _add_load_options(p)
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--source", type=_non_negative_int, default=None,
+    which.add_argument("--source", type=non_negative_int, default=None,
                        help="source node (default 0)")
-    which.add_argument("--sources", type=_positive_int, metavar="K",
+    which.add_argument("--sources", type=positive_int, metavar="K",
                        help="solve from K random sources (drawn with --seed) and report the median")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="crauser",
                    help="crauser (default), martin, or dijkstra (SciPy's, CPU only)")
@@ -184,9 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tuned", action="store_true",
                    help="GPU: use the tuned launch configuration of the graph's class")
     p.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the tuning database")
-    p.add_argument("--device", type=_non_negative_int, default=0, help="CUDA device ordinal")
-    p.add_argument("-o", "--output", metavar="DIST.npy",
-                   help="save the distances (int64, UNREACHABLE for unreached nodes) as .npy")
+    p.add_argument("--device", type=non_negative_int, default=0,
+                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="save the result of one source: FILE.npy the distances, FILE.npz the "
+                        "distances and predecessors (see below)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=cmd_solve, parser=p)
     return parser
@@ -200,13 +202,6 @@ def _load(args: argparse.Namespace) -> Any:
     graph = load(args.file, format=args.format, weights=args.weights, seed=args.seed)
     log.info("loaded %s: n=%d, m=%d in %.2f s", args.file, graph.n, graph.m, time.perf_counter() - t0)
     return graph
-
-
-def _check_writable_dir(path: str | Path) -> None:
-    """Fail before long work when the output's folder does not exist."""
-    parent = Path(path).parent
-    if not parent.is_dir():
-        raise SSSPError(f"cannot write {str(path)!r}: folder {str(parent)!r} does not exist")
 
 
 def _jsonable(value: Any) -> Any:
@@ -224,26 +219,10 @@ def _print_json(obj: Any, out: TextIO) -> None:
 
 
 def _print_pairs(pairs: Sequence[tuple[str, Any]], out: TextIO) -> None:
+    # Values may come from files (graph names, metadata): escaped, so they cannot drive the terminal.
     width = max(len(k) for k, _ in pairs)
     for key, value in pairs:
-        out.write(f"{key:<{width}}  {value}\n")
-
-
-@contextlib.contextmanager
-def _atomic_path(path: str | Path, suffix: str) -> Iterator[Path]:
-    """A fresh temporary path beside ``path``, renamed over it only if the block succeeds, so an
-    error never leaves a half-written file (nor replaces a good old one)."""
-    target = Path(path)
-    # Not mkstemp: the writer creates the file itself, so it gets the usual umask permissions.
-    tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{suffix}")
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except OSError as err:
-        raise SSSPError(f"cannot write {str(target)!r}: {err.strerror or err}") from err
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        out.write(f"{escape(key):<{width}}  {escape(value)}\n")
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -297,28 +276,86 @@ def cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
         raise GraphFormatError(args.output, f"save writes .npz files only, got suffix {Path(args.output).suffix!r}")
     if args.kind == "random" and args.degree is None:
         args.parser.error("generate random needs --degree (the mean out-degree, e.g. 200)")
-    _check_writable_dir(args.output)
+    check_writable_dir(args.output)
     t0 = time.perf_counter()
     graph = generate(args.kind, size=args.size, degree=args.degree, seed=args.seed)
-    elapsed = time.perf_counter() - t0
-    with _atomic_path(args.output, ".npz") as tmp:
-        save(graph, tmp)
+    t_gen = time.perf_counter() - t0
+    compress = not args.uncompressed
+    with atomic_output(args.output, ".npz") as tmp, _progress_of_file(tmp, graph, compress):
+        save(graph, tmp, compress=compress)
+    t_all = time.perf_counter() - t0
+    # The whole command's time: writing a compressed 10M-edge file takes longer than generating it.
     sys.stderr.write(
-        f"wrote {args.output}: {graph.name}, n={graph.n}, m={graph.m}, "
-        f"class {graph.graph_class()} ({elapsed:.2f} s)\n"
+        f"wrote {escape(args.output)}: {graph.name}, n={graph.n}, m={graph.m}, "
+        f"class {graph.graph_class()} ({t_all:.2f} s: generate {t_gen:.2f} s, "
+        f"write {t_all - t_gen:.2f} s{'' if compress else ', uncompressed'})\n"
     )
     return 0
 
 
+@contextlib.contextmanager
+def _progress_of_file(path: Path, graph: Any, compress: bool) -> Iterator[None]:
+    """A progress bar of the bytes written to ``path`` while the block runs, on a terminal only
+    and only once the block has taken :data:`SAVE_PROGRESS_DELAY_S`. The writer (``np.savez``)
+    has no progress hook, so a thread polls the file's size. Uncompressed, the total is known
+    (the arrays' bytes); compressed, the bar counts bytes without a total."""
+    from tqdm import tqdm
+
+    total = None if compress else graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes
+    # disable=None: tqdm draws nothing when stderr is not a terminal (logs, pipes, CI).
+    bar = tqdm(total=total, desc="write", unit="B", unit_scale=True, unit_divisor=1024,
+               file=sys.stderr, disable=None, delay=SAVE_PROGRESS_DELAY_S, leave=False)
+    if bar.disable:
+        yield
+        return
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.wait(0.2):
+            with contextlib.suppress(OSError):
+                size = os.stat(path).st_size
+                bar.update(size - bar.n)
+
+    thread = threading.Thread(target=poll, name="sssp-write-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()
+
+
 def _run_summary(r: SSSPResult) -> dict[str, Any]:
-    reached = r.dist != UNREACHABLE
+    reached = r.reached
     return {
         "source": r.source,
         "iterations": r.iterations,
         "time_ms": r.timings["total"] * 1e3,
         "reached": int(reached.sum()),
-        "max_dist": int(r.dist[reached].max()) if reached.any() else None,
+        "max_dist": r.dist[reached].max().item() if reached.any() else None,
     }
+
+
+def _save_result(r: SSSPResult, path: str, labels: Any) -> None:
+    """``-o``: ``.npy`` the distances, ``.npz`` distances, predecessors and source (and the
+    graph's node labels when it has them), written atomically (see :func:`atomic_output`)."""
+    if path.lower().endswith(".npz"):
+        arrays = {"dist": r.dist, "dist_float": r.dist_float, "pred": r.pred,
+                  "source": np.int64(r.source)}
+        if labels is not None:
+            arrays["labels"] = np.asarray(labels)
+        with atomic_output(path, ".npz") as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+    else:
+        with atomic_output(path, ".npy") as tmp, open(tmp, "wb") as fh:
+            if is_stream(tmp):
+                # np.save writes real files with ndarray.tofile, which needs a seekable file.
+                buf = io.BytesIO()
+                np.save(buf, r.dist)
+                fh.write(buf.getbuffer())
+            else:
+                np.save(fh, r.dist)
 
 
 def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
@@ -331,26 +368,34 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
     if args.output and args.sources not in (None, 1):
         args.parser.error("-o saves one source's distances: drop -o or use --source/--sources 1")
     if args.output:
-        _check_writable_dir(args.output)
+        if Path(args.output).suffix.lower() not in (".npy", ".npz") and not is_stream(args.output):
+            args.parser.error(f"-o {escape(args.output)!r}: the file must end in .npy "
+                              "(distances) or .npz (distances and predecessors)")
+        check_writable_dir(args.output)
     graph = _load(args)
     if args.sources is not None:
+        if args.sources > graph.n:
+            # Checked before drawing: 10**10 sources would otherwise exhaust memory first.
+            raise SSSPError(f"--sources {args.sources} is more than the graph's {graph.n} nodes")
         sources = list(iter_sources(graph, args.sources, seed=args.seed))
     else:
         sources = [0 if args.source is None else args.source]
     with Solver(graph, algorithm=args.algorithm, variant=args.variant, backend=args.backend,
                 tuned=args.tuned, db=args.db, device=args.device) as solver:
-        results = []
+        runs = []
+        first: SSSPResult | None = None
         # tqdm(disable=None) draws the bar only when stderr is a terminal.
         for s in tqdm(sources, desc="solve", unit="source", file=sys.stderr,
                       disable=None if len(sources) > 1 else True):
-            results.append(solver.solve(s))
+            r = solver.solve(s)
+            first = r if first is None else first  # only -o needs a whole result: keep one
+            runs.append(_run_summary(r))
         backend = solver.backend
         config, config_source, detail = solver.config, solver.config_source, solver.config_detail
     if args.output:
-        with _atomic_path(args.output, ".npy") as tmp, open(tmp, "wb") as fh:
-            np.save(fh, np.asarray(results[0].dist, dtype=np.int64))
-        log.info("wrote distances to %s", args.output)
-    runs = [_run_summary(r) for r in results]
+        assert first is not None
+        _save_result(first, args.output, getattr(graph, "labels", None))
+        log.info("wrote the result to %s", args.output)
     median_ms = statistics.median(r["time_ms"] for r in runs)
     summary = {
         "file": args.file,
@@ -403,24 +448,6 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 # -- entry point --------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _logging_to_stderr(verbosity: int) -> Iterator[None]:
-    """Route library logs to (the current) stderr for one call of :func:`main`, then restore."""
-    root = logging.getLogger()
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s: %(name)s: %(message)s"))
-    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
-    handler.setLevel(level)
-    old_level = root.level
-    root.addHandler(handler)
-    root.setLevel(min(level, old_level) if old_level else level)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old_level)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``sssp`` command line.
 
@@ -432,24 +459,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 1 on an :class:`sssp.SSSPError` (message on stderr), 130 when interrupted.
-        Usage errors raise ``SystemExit(2)`` (argparse).
+        0 on success, 1 on an :class:`sssp.SSSPError` or another failure (one line on stderr),
+        130 when interrupted, 141 when stdout's reader went away. Usage errors raise
+        ``SystemExit(2)`` (argparse).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    debug = getattr(args, "debug", False)
     func: Callable[[argparse.Namespace, TextIO], int] = args.func
-    with _logging_to_stderr(getattr(args, "verbose", 0)):
-        try:
-            return func(args, sys.stdout)
-        except SSSPError as err:
-            if debug:
-                traceback.print_exc(file=sys.stderr)
-            sys.stderr.write(f"{PROG}: error: {err}\n")
-            return 1
-        except KeyboardInterrupt:
-            sys.stderr.write(f"{PROG}: interrupted\n")
-            return 130
+    with logging_to_stderr(PROG, getattr(args, "verbose", 0)):
+        return run_command(PROG, lambda: func(args, sys.stdout), debug=getattr(args, "debug", False))
 
 
 if __name__ == "__main__":

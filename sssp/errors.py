@@ -3,6 +3,11 @@
 Every error a user can cause derives from :class:`SSSPError`, so callers (and the CLIs) can catch
 one type. Messages name the offending file, line or value; the same condition is always worded
 the same way.
+
+As in SciPy and NetworkX, errors about a bad value also derive from :class:`ValueError`
+(:class:`GraphFormatError`, :class:`InvalidGraphError`, :class:`InvalidArgumentError`,
+:class:`UnknownClassError`) and errors about a value of the wrong type from :class:`TypeError`
+(:class:`InvalidTypeError`), so code written for those libraries catches them unchanged.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ class SSSPError(Exception):
     """Root of every error raised on purpose by ``sssp``, ``kernels``, ``tuner`` and ``tuning_db``."""
 
 
-class GraphFormatError(SSSPError):
+class GraphFormatError(SSSPError, ValueError):
     """A graph file is malformed. Carries the file and, where known, the 1-based line."""
 
     def __init__(self, path: str | Path | None, message: str, *, line: int | None = None):
@@ -27,8 +32,17 @@ class GraphFormatError(SSSPError):
         super().__init__(f"{where}: {message}")
 
 
-class InvalidGraphError(SSSPError):
+class InvalidGraphError(SSSPError, ValueError):
     """Arrays or parameters do not describe a valid graph (negative weight, id out of range...)."""
+
+
+class InvalidArgumentError(SSSPError, ValueError):
+    """A parameter has a value outside its domain (unknown algorithm, variant, backend...)."""
+
+
+class InvalidTypeError(SSSPError, TypeError):
+    """A parameter has the wrong type (a source node that is not an integer, a config that is
+    not a :class:`~sssp.config.LaunchConfig`...)."""
 
 
 class UnknownClassError(SSSPError, ValueError):

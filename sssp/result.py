@@ -10,9 +10,12 @@ from typing import Any
 import numpy as np
 
 from .config import ConfigSource, LaunchConfig
+from .errors import InvalidArgumentError, InvalidTypeError
 
 UNREACHABLE: int = int(np.iinfo(np.int64).max)
-"""Distance of a node that cannot be reached from the source (``dist[v] == UNREACHABLE``)."""
+"""Distance of a node that cannot be reached from the source on a graph with integer weights
+(``dist[v] == UNREACHABLE``); real-weighted graphs use ``inf``, and :attr:`SSSPResult.dist_float`
+uses ``inf`` for both."""
 
 ALGORITHMS = ("dijkstra", "martin", "crauser", "crauser-in", "crauser-inout")
 """``crauser``: the OUT criterion; ``crauser-in``: the IN criterion; ``crauser-inout``: both."""
@@ -25,8 +28,10 @@ class SSSPResult:
 
     Attributes
     ----------
-    dist : ndarray, int64, shape (n,)
-        δ(v); :data:`UNREACHABLE` for nodes that cannot be reached.
+    dist : ndarray, int64 or float64, shape (n,)
+        δ(v). On graphs with integer weights: int64, exact, :data:`UNREACHABLE` for nodes that
+        cannot be reached. On graphs with real weights: float64, ``inf`` for those nodes.
+        :attr:`dist_float` gives float64 with ``inf`` whatever the graph.
     pred : ndarray, int32, shape (n,)
         A predecessor on a shortest path; -1 for the source and unreached nodes.
     source : int
@@ -60,28 +65,55 @@ class SSSPResult:
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.dist.dtype != np.int64 or self.pred.dtype != np.int32:
-            raise TypeError(f"dist must be int64 and pred int32, got {self.dist.dtype}, {self.pred.dtype}")
+        if self.dist.dtype not in (np.int64, np.float64) or self.pred.dtype != np.int32:
+            raise InvalidTypeError(
+                f"dist must be int64 or float64 and pred int32, got {self.dist.dtype}, {self.pred.dtype}"
+            )
         if self.dist.shape != self.pred.shape:
-            raise ValueError(f"dist and pred shapes differ: {self.dist.shape} vs {self.pred.shape}")
+            raise InvalidArgumentError(
+                f"dist and pred shapes differ: {self.dist.shape} vs {self.pred.shape}"
+            )
         self.dist.flags.writeable = False
         self.pred.flags.writeable = False
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
         object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
 
     @property
+    def is_float(self) -> bool:
+        """True when the distances are real-valued (float64, ``inf`` for unreachable nodes)."""
+        return self.dist.dtype == np.float64
+
+    @property
     def reached(self) -> np.ndarray:
         """Boolean mask of reachable nodes."""
-        return self.dist != UNREACHABLE
+        return np.isfinite(self.dist) if self.is_float else self.dist != UNREACHABLE
+
+    @property
+    def dist_float(self) -> np.ndarray:
+        """Distances as float64 with ``inf`` for unreachable nodes, the SciPy/NetworkX convention,
+        whatever the graph's weight type.
+
+        Returns
+        -------
+        ndarray, float64, shape (n,)
+            Read-only. On integer graphs a new array: distances above 2**53 are rounded to the
+            nearest float64 (``dist`` keeps them exact).
+        """
+        if self.is_float:
+            return self.dist
+        out = self.dist.astype(np.float64)
+        out[self.dist == UNREACHABLE] = np.inf
+        out.flags.writeable = False
+        return out
 
     def path_to(self, target: int) -> list[int]:
         """Node sequence source → target along the predecessor tree; [] if unreachable."""
-        if self.dist[target] == UNREACHABLE:
+        if not self.reached[target]:
             return []
         path = [int(target)]
         while path[-1] != self.source:
             p = int(self.pred[path[-1]])
             if p < 0 or len(path) > self.dist.size:
-                raise ValueError(f"predecessor tree is broken at node {path[-1]}")
+                raise InvalidArgumentError(f"predecessor tree is broken at node {path[-1]}")
             path.append(p)
         return path[::-1]

@@ -6,8 +6,10 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from .config import ConfigSource, LaunchConfig
-from .errors import BackendUnavailableError, InvalidGraphError, SSSPError
+from .errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
 from .graph import Graph
 from .result import ALGORITHMS, VARIANTS, SSSPResult
 
@@ -56,15 +58,15 @@ class Solver:
         **gpu_options: Any,
     ) -> None:
         if not isinstance(graph, Graph):
-            raise InvalidGraphError(f"expected an sssp.Graph, got {type(graph).__name__}")
+            raise InvalidTypeError(f"expected an sssp.Graph, got {type(graph).__name__}")
         if algorithm not in ALGORITHMS:
-            raise SSSPError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
+            raise InvalidArgumentError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
         if variant not in VARIANTS:
-            raise SSSPError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+            raise InvalidArgumentError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
         if backend not in BACKENDS:
-            raise SSSPError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+            raise InvalidArgumentError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
         if config is not None and not isinstance(config, LaunchConfig):
-            raise SSSPError(f"config must be a LaunchConfig, got {type(config).__name__}")
+            raise InvalidTypeError(f"config must be a LaunchConfig, got {type(config).__name__}")
         self.graph = graph
         self.algorithm = algorithm
         self.variant = variant
@@ -93,7 +95,13 @@ class Solver:
                 config_source=self.config_source, device=device, **gpu_options,
             )
         elif tuned or config is not None:
-            log.info("tuned/config apply to the GPU backend only; running on %s", self.backend)
+            what = "tuned=True" if config is None else "config="
+            why = ("backend 'cpu' was asked for" if backend == "cpu"
+                   else "algorithm 'dijkstra' runs on the CPU only" if algorithm == "dijkstra"
+                   else "no GPU is usable here")
+            # A warning, not info: the user asked for something that will not happen.
+            log.warning("%s is ignored: it applies to the GPU backend only, and %s; "
+                        "solving on the CPU", what, why)
 
     @staticmethod
     def _resolve_backend(backend: str, algorithm: str) -> str:
@@ -113,9 +121,21 @@ class Solver:
 
     def solve(self, source: int, **kwargs: Any) -> SSSPResult:
         """Distances and shortest-path tree from ``source``. GPU keyword options (``profile``)
-        are ignored on the CPU."""
+        are ignored on the CPU.
+
+        Raises
+        ------
+        InvalidTypeError
+            ``source`` is not an integer (``1.7``, ``"3"`` and ``True`` are refused, never
+            rounded or parsed). A ``TypeError``.
+        InvalidGraphError
+            ``source`` is outside ``[0, n)``. A ``ValueError``.
+        """
         from .cpu.reference import check_source
 
+        # bool is an int subclass, but True as a node id is almost surely a mistake.
+        if isinstance(source, bool) or not isinstance(source, int | np.integer):
+            raise InvalidTypeError(f"source {source!r} is not an integer node id")
         source = check_source(self.graph, source)
         if self._gpu is not None:
             return self._gpu.solve(source, **kwargs)
@@ -124,7 +144,9 @@ class Solver:
         return solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant)
 
     def solve_many(self, sources: Iterable[int], **kwargs: Any) -> list[SSSPResult]:
-        return [self.solve(int(s), **kwargs) for s in sources]
+        """:meth:`solve` from each source in turn; every source is checked as there (no ``int()``
+        cast, so ``1.7`` is refused rather than solved from node 1)."""
+        return [self.solve(s, **kwargs) for s in sources]
 
     def close(self) -> None:
         if self._gpu is not None:
@@ -156,7 +178,9 @@ def solve(
     Returns
     -------
     SSSPResult
-        Always the same type: ``dist`` (int64, :data:`sssp.UNREACHABLE` for unreachable nodes),
+        Always the same type: ``dist`` (int64 with :data:`sssp.UNREACHABLE` for unreachable nodes
+        on integer graphs, float64 with ``inf`` on real-weighted ones; ``dist_float`` is always
+        float64 with ``inf``),
         ``pred`` (int32, -1 for the source and unreached nodes), iterations, timings, and on the
         GPU the launch configuration that ran and where it came from.
     """

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +198,9 @@ def test_bad_size_is_a_usage_error(tmp_path, capsys):
     ["solve", "g.npz", "--algorithm", "bellman"],
     ["solve", "g.npz", "--source", "1", "--sources", "2"],
     ["solve", "g.npz", "--sources", "2", "-o", "d.npy"],
+    ["solve", "g.npz", "--source", "1.7"],     # a source node is an integer, never rounded
+    ["solve", "g.npz", "--source", "True"],
+    ["solve", "g.npz", "--device", "gpu0"],    # the CUDA ordinal, as everywhere
     ["frobnicate"],
 ])
 def test_usage_errors_exit_2(argv, capsys):
@@ -251,3 +257,196 @@ def test_logs_go_to_stderr_with_verbose(graph_file, capsys):
     assert "INFO" in err and "loaded" in err
     rc, out, err = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--json")
     assert rc == 0 and "INFO" not in err
+
+
+# -- conventions and outputs --------------------------------------------------------------------
+def test_solve_npz_holds_dist_and_pred(graph_file, tmp_path, capsys):
+    out_file = tmp_path / "tree.npz"
+    rc, _, _ = run(capsys, "solve", str(graph_file), "--source", "7", "--backend", "cpu",
+                   "-o", str(out_file))
+    assert rc == 0
+    want = sssp.solve(sssp.load(graph_file), 7, backend="cpu")
+    with np.load(out_file, allow_pickle=False) as z:
+        assert int(z["source"]) == 7
+        np.testing.assert_array_equal(z["dist"], want.dist)
+        np.testing.assert_array_equal(z["pred"], want.pred)
+        np.testing.assert_array_equal(z["dist_float"], want.dist_float)
+        assert z["pred"].dtype == np.int32 and z["dist_float"].dtype == np.float64
+
+
+def test_solve_output_suffix_must_be_npy_or_npz(graph_file, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(graph_file), "-o", str(tmp_path / "d.txt")])
+    assert exc.value.code == 2 and ".npz" in capsys.readouterr().err
+
+
+def test_output_through_a_symlink_keeps_the_link(graph_file, tmp_path, capsys):
+    real = tmp_path / "real.npy"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.npy"
+    link.symlink_to(real)
+    rc, _, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "-o", str(link))
+    assert rc == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    np.testing.assert_array_equal(np.load(real), sssp.solve(sssp.load(graph_file), 0, backend="cpu").dist)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.npy", "real.npy"]
+
+
+def test_output_to_a_fifo_is_written_not_replaced(graph_file, tmp_path):
+    fifo = tmp_path / "dist.npy"
+    os.mkfifo(fifo)
+    # A reader in another process; the FIFO must still be a FIFO afterwards.
+    proc = subprocess.Popen([sys.executable, "-m", "sssp", "solve", str(graph_file), "--backend",
+                             "cpu", "--algorithm", "dijkstra", "-o", str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, "rb") as fh:
+        data = fh.read()
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    dist = np.load(io.BytesIO(data))
+    np.testing.assert_array_equal(dist, sssp.solve(sssp.load(graph_file), 0, backend="cpu").dist)
+
+
+def test_output_to_a_character_device_is_written_directly(graph_file, capsys):
+    rc, _, err = run(capsys, "solve", str(graph_file), "--backend", "cpu", "-o", os.devnull)
+    assert rc == 0, err
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_output_onto_a_folder_is_refused(graph_file, tmp_path, capsys):
+    folder = tmp_path / "d.npy"
+    folder.mkdir()
+    rc, _, err = run(capsys, "solve", str(graph_file), "--backend", "cpu", "-o", str(folder))
+    assert rc == 1 and "is a folder" in err and folder.is_dir()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--sources", "10000000000"],
+    ["--source", "10000000000"],
+])
+def test_oversized_requests_are_one_line(graph_file, capsys, argv):
+    rc, out, err = run(capsys, "solve", str(graph_file), "--backend", "cpu", *argv)
+    assert rc == 1 and out == ""
+    assert "10000000000" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("seed", ["-1", "1.5", "x", "1e3"])
+def test_bad_seeds_are_usage_errors(graph_file, capsys, seed):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(graph_file), "--seed", seed])
+    assert exc.value.code == 2 and repr(seed) in capsys.readouterr().err
+
+
+def test_typo_in_a_choice_gets_a_suggestion(graph_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(graph_file), "--algorithm", "crauserr"])
+    assert exc.value.code == 2 and "did you mean 'crauser'?" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["slove"])
+    assert "did you mean 'solve'?" in capsys.readouterr().err
+
+
+def test_tuned_without_gpu_says_it_is_ignored(graph_file, capsys):
+    from sssp.gpu import is_available
+
+    if is_available():
+        pytest.skip("a GPU is usable here")
+    rc, _, err = run(capsys, "solve", str(graph_file), "--tuned")
+    assert rc == 0
+    assert "tuned=True is ignored" in err and "no GPU is usable here" in err
+
+
+def test_strings_from_files_are_printed_escaped(tmp_path, capsys):
+    g = sssp.Graph([0, 1, 1], [1], [3], name="evil\x1b[2J\x07name",
+                   meta={"note": "line\nbreak\x1b]0;title\x07"})
+    path = tmp_path / "evil.npz"
+    sssp.save(g, path)
+    rc, out, _ = run(capsys, "info", str(path))
+    assert rc == 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "evil\\x1b[2J\\x07name" in out and "line\\nbreak" in out
+    rc, out, _ = run(capsys, "info", str(path), "--json")
+    assert "\x1b" not in out and json.loads(out)["name"] == g.name
+
+
+def test_generate_reports_the_whole_time_and_can_skip_compression(tmp_path, capsys):
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    args = ["generate", "random", "--size", "4096", "--degree", "20", "--seed", "1"]
+    rc, _, err = run(capsys, *args, "-o", str(a))
+    assert rc == 0
+    m = re.search(r"\((\d+\.\d+) s: generate (\d+\.\d+) s, write (\d+\.\d+) s\)", err)
+    total, gen, write = map(float, m.groups())
+    assert total == pytest.approx(gen + write, abs=0.011)
+    rc, _, err = run(capsys, *args, "--uncompressed", "-o", str(b))
+    assert rc == 0 and "uncompressed" in err
+    assert sssp.load(a) == sssp.load(b)
+    assert b.stat().st_size > a.stat().st_size  # stored, not deflated
+
+
+def test_broken_pipe_is_quiet(capsys):
+    from sssp.cliutil import EXIT_BROKEN_PIPE, run_command
+
+    def writes_to_a_closed_pipe() -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    assert run_command("sssp", writes_to_a_closed_pipe) == EXIT_BROKEN_PIPE
+    assert capsys.readouterr().err == ""
+
+
+def test_memory_and_os_errors_are_one_line(capsys):
+    from sssp.cliutil import run_command
+
+    def too_big() -> int:
+        raise MemoryError
+
+    def no_home() -> int:
+        raise PermissionError(13, "Permission denied", "/home/x/.cache")
+
+    assert run_command("sssp", too_big) == 1
+    assert run_command("sssp", no_home) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["sssp: error: out of memory: the request is too large for this machine",
+                   "sssp: error: Permission denied: /home/x/.cache"]
+
+
+class _FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_write_progress_only_on_a_terminal(tmp_path, monkeypatch):
+    from sssp import cli
+
+    g = sssp.generate("random", size=1024, degree=8, seed=0)
+    monkeypatch.setattr(cli, "SAVE_PROGRESS_DELAY_S", 0)
+
+    def slow_write(path):
+        with open(path, "wb") as fh:
+            for _ in range(4):
+                fh.write(b"x" * 50_000)
+                fh.flush()
+                time.sleep(0.3)
+
+    term = _FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    with cli._progress_of_file(tmp_path / "a.npz", g, compress=True):
+        slow_write(tmp_path / "a.npz")
+    assert "write" in term.getvalue() and "kB" in term.getvalue()  # bytes, as they were written
+
+    log = io.StringIO()  # not a terminal: nothing at all
+    monkeypatch.setattr(sys, "stderr", log)
+    with cli._progress_of_file(tmp_path / "b.npz", g, compress=True):
+        slow_write(tmp_path / "b.npz")
+    assert log.getvalue() == ""
+
+
+def test_every_option_has_help_text():
+    from sssp.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.choices and "solve" in a.choices)
+    for p in [parser, *sub.choices.values()]:
+        for action in p._actions:
+            if action.option_strings:
+                assert action.help, f"{p.prog} {action.option_strings} has no help text"

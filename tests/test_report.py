@@ -63,9 +63,7 @@ def make(
 
 
 def csv_grid(text: str) -> list[list[str]]:
-    return list(csv.reader(io.StringIO("".join(
-        line for line in text.splitlines(keepends=True) if not line.startswith("#")
-    ))))
+    return list(csv.reader(io.StringIO(text)))
 
 
 def md_rows(text: str) -> list[list[str]]:
@@ -96,7 +94,7 @@ def test_unknown_format_and_empty_input_are_domain_errors(full):
     with pytest.raises(TuningError, match="no tuning results"):
         report.table1([])
     with pytest.raises(TuningError, match="'V100'.*NVIDIA H200"):
-        report.table1(full, device="V100")
+        report.table1(full, device_name="V100")
 
 
 def test_md_table1_shape_and_cells(full):
@@ -136,7 +134,7 @@ def test_missing_class_shows_dash(full):
 def test_kept_default_marker_and_footnote(full):
     cls = GraphClass("24k", "deg20")
     recs = [make(c, kept_default=c == cls) for c in paper_classes()]
-    for fmt in report.FORMATS:
+    for fmt in ("md", "latex", "html"):  # CSV is the bare grid; its tidy form has kept_default
         assert report.KEPT_DEFAULT_NOTE in report.table1(recs, fmt=fmt)
     grid = csv_grid(report.table1(recs, fmt="csv"))
     # the cell shows the search's pick (not the default that runs), marked
@@ -151,6 +149,13 @@ def test_kept_default_marker_and_footnote(full):
 
 @pytest.mark.parametrize("fmt", report.FORMATS)
 def test_replay_label_iff_a_record_is_replayed(full, fmt):
+    if fmt == "csv":
+        # CSV is the bare grid (one table per file): the replay flag is a column of the long table.
+        recs = [make(c, replay=i == 5) for i, c in enumerate(paper_classes())]
+        rows = list(csv.DictReader(io.StringIO(report.long_table(recs))))
+        assert {r["results"] for r in rows} == {"recorded", "replayed"}
+        assert [r["replay"] for r in rows].count("True") == 3  # one record, three kernels
+        return
     assert report.REPLAY_LABEL not in report.table1(full, fmt=fmt)
     recs = [make(c, replay=i == 5) for i, c in enumerate(paper_classes())]
     text = report.table1(recs, fmt=fmt)
@@ -158,7 +163,7 @@ def test_replay_label_iff_a_record_is_replayed(full, fmt):
     if fmt == "md":
         assert report.REPLAY_LABEL in text.splitlines()[0]
     elif fmt == "csv":
-        assert text.startswith("# ") and report.REPLAY_LABEL in text.splitlines()[0]
+        pytest.fail("CSV has no title")
     elif fmt == "latex":
         assert re.search(r"\\caption\{[^}]*" + re.escape(report.REPLAY_LABEL), text)
     else:
@@ -205,7 +210,7 @@ def test_two_devices_give_eight_columns(full):
     assert grid[0][2:4] == ["deg2 A100-SXM4-80GB", "deg2 H200"]
     assert grid[0][-1] == "deg1000 H200"
     assert all(len(r) == 10 for r in grid)
-    only = csv_grid(report.table1(both, fmt="csv", device="h200"))
+    only = csv_grid(report.table1(both, fmt="csv", device_name="h200"))
     assert len(only[0]) == 6 and only == csv_grid(report.table1(full, fmt="csv"))
     assert len(md_rows(report.table1(both, fmt="md"))[0]) == 10
 
@@ -224,12 +229,12 @@ def test_speedup_table_rows(full):
     recs = list(full)
     recs[0] = make(paper_classes()[0], kept_default=True, speedup=0.98765, replay=True)
     grid = csv_grid(report.speedup_table(recs, fmt="csv"))
-    assert grid[0] == ["class", "device", "algorithm", "default ms", "tuned ms", "speedup (×)",
+    assert grid[0] == ["class", "device", "algorithm", "default ms", "tuned ms", "speedup",
                        "sources", "kept default", "replay"]
     assert len(grid) == 13
     assert grid[1] == ["24k/deg2", "NVIDIA H200", "crauser/successors", "9.877", "10.000",
-                       "0.988", "100", "yes", "replay"]
-    assert grid[2][5:] == ["1.23", "100", "no", ""]
+                       "0.99×", "100", "yes", "replay"]
+    assert grid[2][5:] == ["1.23×", "100", "no", ""]
     assert "1.23×" in report.speedup_table(recs, fmt="md")
     assert r"1.23$\times$" in report.speedup_table(recs, fmt="latex")
 
@@ -237,10 +242,110 @@ def test_speedup_table_rows(full):
 def test_show_table_lists_config_in_effect_and_picks():
     cls = GraphClass("49k", "deg200")
     rec = make(cls, kept_default=True)
-    grid = csv_grid(report.show_table([rec], fmt="csv"))
+    t = report.show_table_data([rec])
+    grid = [list(t.header), *map(list, t.rows)]
     assert grid[0][:7] == ["device", "class", "algorithm", "relax", "min", "update", "tuned picks"]
     row = grid[1]
     assert row[:6] == ["NVIDIA H200", "49k/deg200", "crauser/successors", "256-N", "256-N", "256-N"]
     p = picks(cls)
     assert row[6] == f"{p.relax.label} {p.min.label} {p.update.label}"
     assert row[9] == "2026-01-02 03:04:05+00:00"
+
+
+# -- exports a reader can open ------------------------------------------------------------------
+def test_html_is_a_complete_utf8_document(full):
+    from html.parser import HTMLParser
+
+    text = report.render([report.table1_data(full), report.speedup_table_data(full)], "html",
+                         about=report.about(full))
+    assert text.startswith("<!DOCTYPE html>\n") and text.rstrip().endswith("</html>")
+    assert '<meta charset="utf-8">' in text.split("</head>")[0]
+    assert text.count("<table>") == 2 and "<title>" in text
+
+    class Balance(HTMLParser):
+        """Counts open elements; void elements (meta, br) never close."""
+
+        def __init__(self):
+            super().__init__()
+            self.stack: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag not in ("meta", "br"):
+                self.stack.append(tag)
+
+        def handle_endtag(self, tag):
+            assert self.stack.pop() == tag
+
+    parser = Balance()
+    parser.feed(text)
+    assert parser.stack == []
+    # the × of the speedups survives a round trip through UTF-8 bytes
+    assert "1.23×" in text.encode("utf-8").decode("utf-8")
+
+
+def test_latex_caption_has_no_table_number(full):
+    text = report.table1(full, fmt="latex")
+    caption = re.search(r"\\caption\{(.*)\}", text).group(1)
+    assert not caption.lower().startswith("table")  # LaTeX writes "Table 1:" itself
+    assert "Table 1" in caption  # but says which of the paper's tables it is
+
+
+@pytest.mark.parametrize("speedup", [1.0, 1.8912, 0.98765, 12.0])
+def test_speedups_have_one_format(speedup):
+    recs = [make(c, speedup=speedup) for c in paper_classes()[:2]]
+    for fmt in ("md", "html"):
+        for fn in (report.speedup_table, report.show_table):
+            cells = re.findall(r"\d+(?:\.\d+)?×", fn(recs, fmt=fmt))
+            assert cells and all(re.fullmatch(r"\d+\.\d\d×", c) for c in cells), cells
+    assert f"{speedup:.2f}×" in report.speedup_table(recs)
+
+
+@pytest.mark.parametrize("fmt", ["md", "latex", "html"])
+@pytest.mark.parametrize("fn", [report.table1, report.speedup_table, report.show_table])
+def test_every_report_names_device_date_and_provenance(full, fn, fmt):
+    text = fn(full, fmt=fmt)
+    assert "NVIDIA H200" in text and "driver 580" in text
+    assert "2026-01-02 03:04 UTC" in text  # when the records were measured
+    assert "recorded" in text and "not measured by this command" in text
+    assert "report made: " in text
+    measured = fn(full, fmt=fmt, results="measured")
+    assert "measured now" in measured and "not measured by this command" not in measured
+
+
+def test_about_spans_the_measurement_dates_and_names_the_database():
+    recs = [make(GraphClass("24k", "deg2"), updated_at=dt.datetime(2025, 5, 6, 7, 8, tzinfo=dt.UTC)),
+            make(GraphClass("49k", "deg2"), updated_at=dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.UTC))]
+    lines = report.about(recs, database="sqlite:///x.sqlite",
+                         now=dt.datetime(2026, 2, 3, 4, 5, tzinfo=dt.UTC))
+    assert lines == (
+        "device: NVIDIA H200 (driver 580, CUDA 13.0)",
+        "stored: 2025-05-06 07:08 UTC to 2026-01-02 03:04 UTC",
+        "results: recorded, read from the tuning database sqlite:///x.sqlite; "
+        "not measured by this command",
+        "report made: 2026-02-03 04:05 UTC",
+    )
+    with pytest.raises(TuningError, match="'guessed'"):
+        report.about(recs, results="guessed")
+
+
+def test_long_table_is_tidy_for_pandas(full):
+    pd = pytest.importorskip("pandas")
+    recs = list(full)
+    recs[1] = make(paper_classes()[1], kept_default=True, replay=True, speedup=0.98765)
+    df = pd.read_csv(io.StringIO(report.long_table(recs)))
+    assert list(df.columns) == list(report.LONG_HEADER)
+    assert len(df) == 12 * 3  # one row per record and kernel
+    assert df["speedup"].dtype == float and df["default_ms"].dtype == float
+    assert df["kept_default"].dtype == bool and df["sources"].dtype == "int64"
+    row = df[(df["size"] == "24k") & (df["degree"] == "deg20") & (df["kernel"] == "min")].iloc[0]
+    assert row["speedup"] == pytest.approx(0.98765) and row["kept_default"]
+    assert row["results"] == "replayed" and row["config"] == "256-N"
+    assert row["tuned_config"] == picks(paper_classes()[1]).min.label
+    assert pd.to_datetime(df["measured_at"]).dt.tz is not None
+    assert set(df["device"]) == {"NVIDIA H200"}
+
+
+def test_csv_is_one_table():
+    recs = [make(c) for c in paper_classes()[:2]]
+    with pytest.raises(TuningError, match="one table per file"):
+        report.render([report.table1_data(recs), report.speedup_table_data(recs)], "csv")

@@ -1,14 +1,9 @@
-"""The ``tune`` command.
+"""The ``tune`` command: tune the relax/min/update kernels per graph class, and read back what the
+tuning database holds.
 
-Examples::
-
-    tune --graph-class deg200 --size 49k            # tune one class on GPU 0
-    tune --all                                      # the paper's 12 classes
-    tune --graph my.graph.gz --kernel relax --strategy tpe --budget 60
-    tune --replay --all                             # no GPU: replay recorded measurements
-    tune report --format latex                      # Table 1 from the database
-    tune show
-    tune export -o results.json
+``tune run`` is the default subcommand, so ``tune --graph-class deg200 --size 49k`` still works.
+Results go to stdout, progress and logs to stderr; exit statuses are those of
+:mod:`sssp.cliutil` (1 for an error, 2 for bad usage).
 """
 
 from __future__ import annotations
@@ -17,73 +12,255 @@ import argparse
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from sssp.classes import GraphClass, paper_classes, parse_degree, parse_size, size_label
+from sssp.classes import GraphClass, paper_classes, parse_degree, size_label
+from sssp.cliutil import (
+    ArgumentParser,
+    atomic_output,
+    check_writable_dir,
+    escape,
+    logging_to_stderr,
+    non_negative_int,
+    positive_int,
+    run_command,
+    size_arg,
+)
 from sssp.config import KERNELS
 from sssp.errors import SSSPError
+from sssp.result import ALGORITHMS, VARIANTS
 
 log = logging.getLogger("tuner")
 
+PROG = "tune"
+COMMANDS = ("run", "report", "show", "export", "import")
+FORMATS = ("md", "csv", "latex", "html")
+# -o FILE picks the format from its suffix when --format is not given.
+SUFFIX_FORMATS = {".md": "md", ".csv": "csv", ".tex": "latex", ".html": "html", ".htm": "html"}
+GPU_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "dijkstra")
 
-def _run_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tune", description="Tune the relax/min/update kernels per graph class.",
-                                epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+EPILOG = """\
+examples:
+  tune --graph-class deg200 --size 49k          # tune one class on GPU 0 (short for tune run ...)
+  tune run --all --device 1                     # the paper's 12 classes on GPU 1
+  tune run --graph my.graph.gz --kernel relax --strategy tpe --budget 60
+  tune run --replay --all                       # no GPU: replay recorded measurements
+  tune report                                   # Table 1 and the speedups, from the database
+  tune report --format html -o table1.html
+  tune report --format csv > results.csv        # one tidy table, for pandas
+  tune show --device-name H200
+  tune export -o results.json && tune import results.json --db other.sqlite
+
+The database is tuning.sqlite in the user data folder; --db URL (any SQLAlchemy URL or a file
+path) or the environment variable SSSP_TUNING_DB points at another.
+"""
+
+RUN_EPILOG = """\
+examples:
+  tune run --graph-class deg200 --size 49k
+  tune run --all --scope paper
+  tune run --replay --graph-class deg2 --size 24k --db sqlite:///replay.sqlite
+"""
+
+
+# -- parsers: one function per subcommand -------------------------------------------------------
+def _degree_class(text: str) -> str:
+    try:
+        return parse_degree(text)
+    except SSSPError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _common() -> ArgumentParser:
+    """Options every subcommand takes (before or after its name)."""
+    p = ArgumentParser(add_help=False)
+    p.add_argument("--db", metavar="URL", default=argparse.SUPPRESS,
+                   help="tuning database: an SQLAlchemy URL or a SQLite file path "
+                        "(default: $SSSP_TUNING_DB, else tuning.sqlite in the user data folder)")
+    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="log progress to stderr (-v INFO, -vv DEBUG)")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show the traceback of errors")
+    return p
+
+
+def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
+    p = sub.add_parser("run", parents=[common], help="tune graph classes (the default subcommand)",
+                       description="Measure launch configurations of the relax, min and update "
+                                   "kernels on a GPU for each graph class, verify the best end to "
+                                   "end, and store it. Needs a CUDA GPU, except with --replay.",
+                       epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--graph-class", help="degree class: deg2, deg20, deg200 or deg1000 (with --size)")
+    what.add_argument("--graph-class", type=_degree_class, metavar="DEG",
+                      help="degree class deg2, deg20, deg200 or deg1000 (with --size)")
     what.add_argument("--all", action="store_true", help="the paper's 12 classes")
-    what.add_argument("--graph", help="tune on a graph file instead of a generated class instance")
-    p.add_argument("--size", help="size label such as 24k, 49k, 98k (with --graph-class)")
-    p.add_argument("--kernel", default="all", choices=[*KERNELS, "all"])
-    p.add_argument("--strategy", default="exhaustive", choices=["exhaustive", "tpe"])
-    p.add_argument("--budget", type=int, help="trials per kernel for tpe")
-    p.add_argument("--scope", default="extended", choices=["paper", "extended", "full"])
-    p.add_argument("--sources", type=int, default=20, help="sources of the end-to-end check (>= 20)")
-    p.add_argument("--algorithm", default="crauser", choices=["crauser", "martin"])
-    p.add_argument("--variant", default="successors", choices=["successors", "predecessors"])
-    p.add_argument("--db", help="SQLAlchemy URL of the tuning database (default: the user's)")
-    p.add_argument("--device", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--replay", action="store_true", help="replay recorded measurements (no GPU needed)")
-    p.add_argument("--cache-dir", help="where Kernel Tuner's cache files go")
-    p.add_argument("-v", "--verbose", action="count", default=0)
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    what.add_argument("--graph", metavar="FILE",
+                      help="tune on a graph file instead of a generated class instance")
+    p.add_argument("--size", type=size_arg, metavar="SIZE",
+                   help="size of --graph-class: 24k, 49k, 98k, ... or a node count")
+    p.add_argument("--kernel", default="all", choices=[*KERNELS, "all"],
+                   help="tune only this kernel (default: all three)")
+    p.add_argument("--strategy", default="exhaustive", choices=["exhaustive", "tpe"],
+                   help="try every configuration (default) or sample with Optuna's TPE")
+    p.add_argument("--budget", type=positive_int, metavar="N",
+                   help="trials per kernel for --strategy tpe")
+    p.add_argument("--scope", default="extended", choices=["paper", "extended", "full"],
+                   help="search space: the paper's, extended (default) or full")
+    p.add_argument("--sources", type=positive_int, default=20, metavar="K",
+                   help="random sources of the end-to-end check (default 20; use >= 20)")
+    p.add_argument("--algorithm", default="crauser", choices=GPU_ALGORITHMS,
+                   help="algorithm whose kernels are tuned (default crauser)")
+    p.add_argument("--variant", default="successors", choices=VARIANTS,
+                   help="relax variant (default successors)")
+    p.add_argument("--device", type=non_negative_int, default=0, metavar="N",
+                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the class instances, sources and search (default 0)")
+    p.add_argument("--replay", action="store_true",
+                   help="replay recorded measurements instead of timing a GPU (no GPU needed); "
+                        "results are labelled as replayed")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="folder for Kernel Tuner's cache files (default: a private per-user folder)")
+    p.set_defaults(func=cmd_run, parser=p, interrupted="interrupted; the run is stored as "
+                   "interrupted and resumes on the next call")
     return p
 
 
-def _report_parser(name: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"tune {name}")
-    p.add_argument("--format", default="md", choices=["md", "csv", "latex", "html"])
-    p.add_argument("--device", help="only this device (name)")
-    p.add_argument("--db", help="SQLAlchemy URL of the tuning database")
-    p.add_argument("-o", "--output", help="(export) JSON file to write")
-    p.add_argument("--debug", action="store_true")
+def _add_output_options(p: ArgumentParser, *, what: str) -> None:
+    p.add_argument("--format", choices=FORMATS,
+                   help="md (default), csv (one tidy table), latex or html (a complete document); "
+                        "with -o, the default follows its suffix (.md .csv .tex .html)")
+    p.add_argument("--device-name", metavar="NAME",
+                   help="only this GPU, by full or short name (e.g. 'NVIDIA H200' or H200)")
+    p.add_argument("-o", "--output", metavar="FILE", help=f"write the {what} to FILE (UTF-8)")
+
+
+def _add_report_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
+    p = sub.add_parser("report", parents=[common], help="Table 1 and the speedups",
+                       description="The paper's Table 1 (tuned configuration per kernel, class and "
+                                   "GPU) and the end-to-end speedups, from the stored results. "
+                                   "CSV gives one tidy table with every figure instead.")
+    _add_output_options(p, what="report")
+    p.set_defaults(func=cmd_report, parser=p)
     return p
 
 
-def _classes(args) -> list[GraphClass]:
+def _add_show_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
+    p = sub.add_parser("show", parents=[common], help="every stored best configuration",
+                       description="List every stored best configuration: what solve(tuned=True) "
+                                   "runs, the search's picks, speedup and date.")
+    _add_output_options(p, what="listing")
+    p.set_defaults(func=cmd_show, parser=p)
+    return p
+
+
+def _add_export_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
+    p = sub.add_parser("export", parents=[common], help="write the database as JSON",
+                       description="Write every device, run, trial and best configuration of the "
+                                   "database to a JSON file that `tune import` reads back.")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.json", help="the JSON file")
+    p.set_defaults(func=cmd_export, parser=p)
+    return p
+
+
+def _add_import_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
+    p = sub.add_parser("import", parents=[common], help="read a JSON export into the database",
+                       description="Import a file written by `tune export`; records already "
+                                   "present are kept (the newer best configuration wins).")
+    p.add_argument("file", metavar="FILE.json", help="a file written by tune export")
+    p.set_defaults(func=cmd_import, parser=p)
+    return p
+
+
+def build_parser() -> ArgumentParser:
+    """The ``tune`` argument parser (exposed for documentation and tests)."""
+    from sssp import __version__
+
+    common = _common()
+    parser = ArgumentParser(prog=PROG, parents=[common], epilog=EPILOG,
+                            description="Tune the relax/min/update kernels per graph class and "
+                                        "report the results.",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_run_parser(sub, common)
+    _add_report_parser(sub, common)
+    _add_show_parser(sub, common)
+    _add_export_parser(sub, common)
+    _add_import_parser(sub, common)
+    return parser
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _store(args: argparse.Namespace) -> Any:
+    """The tuning database of ``--db`` (default: the user's)."""
+    from tuning_db import ENV_VAR, Store, default_path
+
+    db = getattr(args, "db", None)
+    try:
+        return Store(db)
+    except OSError as err:
+        # The default database's folder cannot be made (unwritable HOME, read-only disk).
+        where = err.filename or default_path().parent
+        raise SSSPError(f"cannot create the tuning database folder {escape(where)}: "
+                        f"{err.strerror or err}; pass --db URL or set {ENV_VAR}") from err
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format:
+        return args.format
+    if args.output:
+        return SUFFIX_FORMATS.get(Path(args.output).suffix.lower(), "md")
+    return "md"
+
+
+def _emit(text: str, args: argparse.Namespace) -> None:
+    """Print ``text``, or write it (UTF-8, atomically) to ``-o FILE``. Control characters that
+    came from the database (a hand-edited device name) are shown escaped, line by line."""
+    text = "\n".join(escape(line) for line in text.split("\n"))
+    if not args.output:
+        sys.stdout.write(text)
+        return
+    check_writable_dir(args.output)
+    with atomic_output(args.output, Path(args.output).suffix) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
+    print(f"wrote {escape(args.output)}", file=sys.stderr)
+
+
+def _records(store: Any) -> list[Any]:
+    records = store.all_best(device_name=None)
+    if not records:
+        raise SSSPError(f"no tuned configurations in {store.url}")
+    return records
+
+
+# -- commands -----------------------------------------------------------------------------------
+def _classes(args: argparse.Namespace) -> list[GraphClass]:
     if args.all:
         return paper_classes()
     if args.graph_class:
-        if not args.size:
-            raise SystemExit("tune: error: --graph-class needs --size (e.g. --size 49k)")
-        try:
-            return [GraphClass(size_label(parse_size(args.size)), parse_degree(args.graph_class))]
-        except SSSPError as err:
-            raise SystemExit(f"tune: error: {err}") from None
+        if args.size is None:
+            args.parser.error("--graph-class needs --size (e.g. --size 49k)")
+        return [GraphClass(size_label(args.size), args.graph_class)]
     return []
 
 
-def run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
+    """``tune run``: tune classes (or replay them), store the best, print a summary."""
     from tqdm import tqdm
-
-    from tuning_db import Store
 
     from . import report
     from .pipeline import TuneOptions, tune_class
 
+    if args.size is not None and not args.graph_class:
+        args.parser.error("--size goes with --graph-class")
+    if args.budget is not None and args.strategy != "tpe":
+        args.parser.error("--budget goes with --strategy tpe")
     if args.sources < 20:
         log.warning("--sources %d is below the 20 the end-to-end check is meant to use", args.sources)
+    jobs: list[tuple[GraphClass, object, str]] = [(gc, None, "") for gc in _classes(args)]
     if not args.replay:
         from sssp.gpu import is_available
 
@@ -96,25 +273,23 @@ def run(args) -> int:
             except SSSPError as err:
                 reason = str(err)
             raise SSSPError(f"tuning needs a CUDA GPU: {reason}. On a machine without one, "
-                            "`tune --replay ...` re-runs the pipeline on the recorded measurements")
-    store = Store(args.db)
+                            "`tune run --replay ...` re-runs the pipeline on the recorded measurements")
+    store = _store(args)
     kernels_ = KERNELS if args.kernel == "all" else (args.kernel,)
     opts = TuneOptions(kernels=kernels_, strategy=args.strategy, budget=args.budget, scope=args.scope,
                        sources=args.sources, algorithm=args.algorithm, variant=args.variant,
                        seed=args.seed, device=args.device, replay=args.replay)
     label = " [REPLAY of recorded measurements]" if args.replay else ""
-    jobs: list[tuple[GraphClass, object, str]] = []
     if args.graph:
         import sssp
 
         g = sssp.load(args.graph, seed=args.seed)
-        jobs.append((g.graph_class(), g, f"file {args.graph}"))
-    else:
-        jobs = [(gc, None, "") for gc in _classes(args)]
+        jobs = [(g.graph_class(), g, f"file {args.graph}")]
     t_all = time.perf_counter()
     done = []
     for gc, graph, instance in jobs:
-        bar = tqdm(desc=f"{gc}{label}", unit="cfg", file=sys.stderr, leave=False)
+        # disable=None: no bar unless stderr is a terminal (a log file gets no \r updates).
+        bar = tqdm(desc=f"{gc}{label}", unit="cfg", file=sys.stderr, leave=False, disable=None)
 
         def progress(kernel, trial, bar=bar):
             bar.set_postfix_str(f"{kernel} {trial.config.label} {trial.status.value}")
@@ -126,58 +301,93 @@ def run(args) -> int:
         b = out.best
         verdict = "kept default (not faster beyond noise)" if b.kept_default else "tuned"
         print(f"{gc}{label}: {b.tuned_config}  default {b.default_median_ms:.3f} ms  tuned "
-              f"{b.tuned_median_ms:.3f} ms  speedup {b.speedup:.3f}x  -> {verdict}  "
+              f"{b.tuned_median_ms:.3f} ms  speedup {b.speedup:.2f}×  -> {verdict}  "
               f"[{out.trials} trials, {out.wall_seconds:.1f} s{', resumed' if out.resumed else ''}]",
               flush=True)
         done.append(b)
     print(f"# {len(done)} class(es) in {time.perf_counter() - t_all:.1f} s{label}", flush=True)
+    about = report.about(done, results="replayed" if args.replay else "measured")
     if len(done) > 1:
-        print(report.table1(done, fmt="md"))
-        print(report.speedup_table(done, fmt="md"))
+        tables = [report.table1_data(done), report.speedup_table_data(done)]
+        print(report.render(tables, "md", about=about), end="")
+    else:
+        print("\n".join(about))
     return 0
 
 
-def report_cmd(name: str, args) -> int:
-    from tuning_db import Store
-
+def cmd_report(args: argparse.Namespace) -> int:
+    """``tune report``: Table 1 and the speedups (CSV: the tidy long table)."""
     from . import report
 
-    store = Store(args.db)
-    if name == "export":
-        if not args.output:
-            raise SystemExit("tune export: error: -o/--output is required")
-        store.export_json(args.output)
-        print(f"wrote {args.output}", file=sys.stderr)
-        return 0
-    records = store.all_best(device_name=None)
-    if not records:
-        raise SSSPError(f"no tuned configurations in {store.url}")
-    if name == "report":
-        print(report.table1(records, fmt=args.format, device=args.device))
-        print()
-        print(report.speedup_table(records, fmt=args.format, device=args.device))
+    fmt = _format(args)
+    store = _store(args)
+    selected = report.select(_records(store), device_name=args.device_name)
+    if fmt == "csv":
+        text = report.long_table(selected)
     else:
-        print(report.show_table(records, fmt=args.format, device=args.device))
+        tables = [report.table1_data(selected), report.speedup_table_data(selected)]
+        text = report.render(tables, fmt, about=report.about(selected, database=store.url))
+    _emit(text, args)
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    sub = argv[0] if argv and argv[0] in ("report", "show", "export") else None
-    args = _report_parser(sub).parse_args(argv[1:]) if sub else _run_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING - 10 * getattr(args, "verbose", 0),
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    try:
-        return report_cmd(sub, args) if sub else run(args)
-    except SSSPError as err:
-        if args.debug:
-            raise
-        print(f"tune: error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("tune: interrupted; the run is stored as interrupted and resumes on the next call",
-              file=sys.stderr)
-        return 130
+def cmd_show(args: argparse.Namespace) -> int:
+    """``tune show``: every stored best configuration."""
+    from . import report
+
+    store = _store(args)
+    text = report.show_table(_records(store), _format(args), device_name=args.device_name,
+                             database=store.url)
+    _emit(text, args)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``tune export``: the database as JSON."""
+    store = _store(args)
+    check_writable_dir(args.output)
+    with atomic_output(args.output, ".json") as tmp:
+        store.export_json(tmp)
+    print(f"wrote {escape(args.output)}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """``tune import``: read a JSON export into the database."""
+    store = _store(args)
+    n = store.import_json(args.file)
+    print(f"imported {n} records from {escape(args.file)} into {store.url}", file=sys.stderr)
+    return 0
+
+
+# -- entry point --------------------------------------------------------------------------------
+def _with_default_command(argv: list[str]) -> list[str]:
+    """``tune --graph-class ...`` (options first, no subcommand) means ``tune run ...``."""
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        if not any(a in COMMANDS for a in argv):
+            return ["run", *argv]
+    return argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``tune`` command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success, 1 on an error (one line on stderr), 130 when interrupted, 141 when
+        stdout's reader went away. Usage errors raise ``SystemExit(2)`` (argparse).
+    """
+    argv = _with_default_command(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
+    with logging_to_stderr(PROG, getattr(args, "verbose", 0)):
+        return run_command(PROG, lambda: args.func(args), debug=getattr(args, "debug", False),
+                           interrupted=getattr(args, "interrupted", "interrupted"))
 
 
 if __name__ == "__main__":

@@ -15,11 +15,22 @@ store returns them) and returns the rendered text; nothing reads the database or
 
 Each builds one intermediate :class:`Table` (title, header, rows, notes) and renders it with
 :func:`render`, so the four formats always agree on content.
+
+:func:`long_table`
+    The tidy export: one row per record and kernel, numbers as numbers, with the device, the
+    measurement time and the results' provenance as columns. It is what ``tune report --format
+    csv`` writes; ``pandas.read_csv`` reads it as is.
+
+Every report says where its numbers come from: :func:`about` gives the lines (device, date of
+the measurements, recorded or measured now, when the report was made) that :func:`render` adds
+after the last table. Markdown, LaTeX and HTML are complete documents (HTML with its UTF-8
+charset declared); CSV is exactly one table, without comment lines.
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import html
 import io
 import logging
@@ -39,9 +50,14 @@ __all__ = [
     "KEPT_DEFAULT_NOTE",
     "MISSING",
     "REPLAY_LABEL",
+    "RESULTS",
     "Table",
+    "about",
     "latex_escape",
+    "long_table",
+    "long_table_data",
     "render",
+    "select",
     "short_device_name",
     "show_table",
     "speedup_table",
@@ -58,6 +74,14 @@ KEPT_DEFAULT_NOTE = (
 )
 REPLAY_LABEL = "(replayed from recorded measurements)"
 TIMES = "×"
+
+RESULTS = {
+    "recorded": "recorded, read from the tuning database{database}; not measured by this command",
+    "measured": "measured now, by this command",
+    "replayed": "replayed now from recorded Kernel Tuner measurements (no GPU was timed)",
+}
+"""What :func:`about` says about the results, by the ``results`` argument (``{database}``: the
+database's URL, where known)."""
 
 # Vendor prefixes dropped from column headers: "NVIDIA H200" -> "H200".
 _DEVICE_PREFIXES = ("NVIDIA ", "GeForce ", "Tesla ", "Quadro ")
@@ -134,28 +158,29 @@ def _record_sort_key(r: BestRecord) -> tuple:
     )
 
 
-def _select(
+def select(
     records: Iterable[BestRecord],
     *,
-    device: str | None,
-    algorithm: str | None,
-    variant: str | None,
+    device_name: str | None = None,
+    algorithm: str | None = None,
+    variant: str | None = None,
 ) -> list[BestRecord]:
-    """Records matching the filters. ``device`` matches the full or short GPU name, any case."""
+    """Records matching the filters. ``device_name`` matches the full or short GPU name, any
+    case."""
     records = list(records)
     for r in records:
         if not isinstance(r, BestRecord):
             raise TuningError(f"a report takes BestRecord values, got {type(r).__name__}")
     out = records
-    if device is not None:
-        want = device.strip().casefold()
+    if device_name is not None:
+        want = device_name.strip().casefold()
         out = [
             r for r in out
             if want in (r.device.name.casefold(), short_device_name(r.device.name).casefold())
         ]
         if not out and records:
             known = ", ".join(sorted({r.device.name for r in records}))
-            raise TuningError(f"no tuning results for device {device!r}: known devices are {known}")
+            raise TuningError(f"no tuning results for device {device_name!r}: known devices are {known}")
     if algorithm is not None:
         out = [r for r in out if r.algorithm == algorithm]
     if variant is not None:
@@ -181,9 +206,9 @@ def _title(base: str, records: Sequence[BestRecord]) -> str:
     return f"{base} {REPLAY_LABEL}" if any(r.replay for r in records) else base
 
 
-def _speedup(value: float, *, plain: bool) -> str:
-    text = f"{value:.3g}"
-    return text if plain else f"{text}{TIMES}"
+def _speedup(value: float) -> str:
+    # One format everywhere: two decimals ("1.00×", never "1×" beside "1.89×").
+    return f"{value:.2f}{TIMES}"
 
 
 def _ms(value: float) -> str:
@@ -195,16 +220,65 @@ def _check_fmt(fmt: str) -> None:
         raise TuningError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
 
 
-# -- the three reports --------------------------------------------------------------------------
+
+def _when(t: dt.datetime) -> str:
+    """A UTC time to the minute, as every report writes it."""
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC)
+    return t.strftime("%Y-%m-%d %H:%M UTC")
+
+
+# -- where the numbers come from ----------------------------------------------------------------
+def about(
+    records: Iterable[BestRecord],
+    *,
+    results: str = "recorded",
+    database: str | None = None,
+    now: dt.datetime | None = None,
+) -> tuple[str, ...]:
+    """The provenance lines every report ends with: devices (with driver and CUDA versions),
+    when the results were stored (for recorded results, when they were measured), whether they
+    are recorded or measured now, and when the report was made.
+
+    Parameters
+    ----------
+    records : iterable of BestRecord
+        The records the report shows.
+    results : {"recorded", "measured", "replayed"}
+        ``"recorded"`` for results read from a database (``tune report``, ``tune show``);
+        ``"measured"`` or ``"replayed"`` for the summary of the tuning that just ran.
+    database : str, optional
+        The database's URL (password hidden), named with recorded results.
+    now : datetime, optional
+        The report's time (default: the current UTC time).
+    """
+    if results not in RESULTS:
+        raise TuningError(f"unknown results kind {results!r}: expected one of {', '.join(RESULTS)}")
+    records = list(records)
+    devices = sorted({(r.device.name, r.device.driver_version, r.device.cuda_version) for r in records})
+    lines = ["device: " + "; ".join(f"{n} (driver {d}, CUDA {c})" for n, d, c in devices)]
+    if records:
+        first = min(r.updated_at for r in records)
+        last = max(r.updated_at for r in records)
+        span = _when(first) if _when(first) == _when(last) else f"{_when(first)} to {_when(last)}"
+        lines.append(f"stored: {span}")
+    lines.append("results: " + RESULTS[results].format(database=f" {database}" if database else ""))
+    if any(r.replay for r in records) and results != "replayed":
+        lines.append(f"results marked replay are {REPLAY_LABEL[1:-1]}")
+    lines.append(f"report made: {_when(now or dt.datetime.now(dt.UTC))}")
+    return tuple(lines)
+
+
+# -- the reports --------------------------------------------------------------------------------
 def table1_data(
     records: Iterable[BestRecord],
     *,
-    device: str | None = None,
+    device_name: str | None = None,
     algorithm: str | None = None,
     variant: str | None = None,
 ) -> Table:
     """The content of :func:`table1`, before rendering."""
-    selected = _select(records, device=device, algorithm=algorithm, variant=variant)
+    selected = select(records, device_name=device_name, algorithm=algorithm, variant=variant)
     if not selected:
         raise TuningError("no tuning results to report: tune a graph class first")
     cells = _newest(selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree))
@@ -233,9 +307,10 @@ def table1_data(
     if kept_shown:
         notes.insert(0, f"{KEPT_DEFAULT_MARK} {KEPT_DEFAULT_NOTE}")
     combos = sorted({f"{r.algorithm}/{r.variant}" for r in cells.values()})
+    # No "Table 1:" in the title: LaTeX numbers captions itself ("Table 1: Table 1: ...").
     base = (
-        "Table 1: tuned configuration (threads per block-L1 state) of each kernel "
-        f"per graph class and GPU, {', '.join(combos)}"
+        "Tuned configuration (threads per block-L1 state) of each kernel per graph class and "
+        f"GPU, as in the paper's Table 1, {', '.join(combos)}"
     )
     return Table(_title(base, list(cells.values())), header, tuple(rows), tuple(notes))
 
@@ -244,9 +319,11 @@ def table1(
     records: Iterable[BestRecord],
     *,
     fmt: str = "md",
-    device: str | None = None,
+    device_name: str | None = None,
     algorithm: str | None = None,
     variant: str | None = None,
+    results: str = "recorded",
+    database: str | None = None,
 ) -> str:
     """The paper's Table 1 from stored best configurations.
 
@@ -254,11 +331,13 @@ def table1(
     ----------
     records : iterable of BestRecord
     fmt : {"md", "csv", "latex", "html"}
-    device : str, optional
+    device_name : str, optional
         Only this GPU (full name such as ``"NVIDIA H200"`` or short name ``"H200"``, any case).
     algorithm, variant : str, optional
         Only records of this algorithm / variant. Where several records fall into one cell, the
         most recently updated is shown.
+    results, database : str
+        Provenance, see :func:`about`.
 
     Returns
     -------
@@ -268,6 +347,7 @@ def table1(
         per-kernel pick (``record.tuned_config``) as ``"192-A"``, marked ``*`` when the default
         was kept because the picks did not win end to end; ``—`` where nothing was tuned. The
         title says "(replayed from recorded measurements)" when any shown record was replayed.
+        A complete document, ending with the :func:`about` lines (except CSV: the grid alone).
 
     Raises
     ------
@@ -275,12 +355,14 @@ def table1(
         No records (after filtering), a device that matches none, or an unknown format.
     """
     _check_fmt(fmt)
-    return render(table1_data(records, device=device, algorithm=algorithm, variant=variant), fmt)
+    selected = select(records, device_name=device_name, algorithm=algorithm, variant=variant)
+    table = table1_data(selected)
+    return render(table, fmt, about=about(selected, results=results, database=database))
 
 
-def speedup_table_data(records: Iterable[BestRecord], *, device: str | None = None, plain: bool = False) -> Table:
-    """The content of :func:`speedup_table`, before rendering; ``plain`` drops the ``×`` sign."""
-    selected = _select(records, device=device, algorithm=None, variant=None)
+def speedup_table_data(records: Iterable[BestRecord], *, device_name: str | None = None) -> Table:
+    """The content of :func:`speedup_table`, before rendering."""
+    selected = select(records, device_name=device_name, algorithm=None, variant=None)
     if not selected:
         raise TuningError("no tuning results to report: tune a graph class first")
     chosen = _newest(
@@ -290,7 +372,7 @@ def speedup_table_data(records: Iterable[BestRecord], *, device: str | None = No
         _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name,
         r.algorithm, r.variant,
     ))
-    header = ("class", "device", "algorithm", "default ms", "tuned ms", f"speedup ({TIMES})",
+    header = ("class", "device", "algorithm", "default ms", "tuned ms", "speedup",
               "sources", "kept default", "replay")
     rows = tuple(
         (
@@ -299,7 +381,7 @@ def speedup_table_data(records: Iterable[BestRecord], *, device: str | None = No
             f"{r.algorithm}/{r.variant}",
             _ms(r.default_median_ms),
             _ms(r.tuned_median_ms),
-            _speedup(r.speedup, plain=plain),
+            _speedup(r.speedup),
             str(r.n_sources),
             "yes" if r.kept_default else "no",
             "replay" if r.replay else "",
@@ -310,49 +392,38 @@ def speedup_table_data(records: Iterable[BestRecord], *, device: str | None = No
     return Table(_title(base, ordered), header, rows)
 
 
-def speedup_table(records: Iterable[BestRecord], *, fmt: str = "md", device: str | None = None) -> str:
+def speedup_table(records: Iterable[BestRecord], *, fmt: str = "md", device_name: str | None = None,
+                  results: str = "recorded", database: str | None = None) -> str:
     """Default vs tuned end-to-end times per graph class and GPU.
 
     Parameters
     ----------
     records : iterable of BestRecord
     fmt : {"md", "csv", "latex", "html"}
-    device : str, optional
+    device_name : str, optional
         Only this GPU (full or short name).
+    results, database : str
+        Provenance, see :func:`about`.
 
     Returns
     -------
     str
         One row per class × GPU × algorithm/variant: default and tuned median ms, the speedup
-        (default / tuned, 3 significant digits; a bare number in CSV), number of sources, whether
-        the default was kept, and "replay" for records built from recorded measurements.
+        (default / tuned, two decimals and ``×``), number of sources, whether the default was
+        kept, and "replay" for records built from recorded measurements.
     """
     _check_fmt(fmt)
-    return render(speedup_table_data(records, device=device, plain=fmt == "csv"), fmt)
+    selected = select(records, device_name=device_name, algorithm=None, variant=None)
+    return render(speedup_table_data(selected), fmt,
+                  about=about(selected, results=results, database=database))
 
 
-def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device: str | None = None) -> str:
-    """A flat listing of stored best configurations.
-
-    Parameters
-    ----------
-    records : iterable of BestRecord
-    fmt : {"md", "csv", "latex", "html"}
-    device : str, optional
-        Only this GPU (full or short name).
-
-    Returns
-    -------
-    str
-        One row per record (sorted by device, class, algorithm): device, class, algorithm/variant,
-        the relax/min/update configurations in effect (``record.config``: what
-        ``solve(tuned=True)`` runs), the search's picks (``record.tuned_config``), speedup,
-        replay flag and update time (UTC, to the second).
-    """
-    _check_fmt(fmt)
-    selected = sorted(_select(records, device=device, algorithm=None, variant=None), key=_record_sort_key)
+def show_table_data(records: Iterable[BestRecord], *, device_name: str | None = None) -> Table:
+    """The content of :func:`show_table`, before rendering."""
+    selected = sorted(select(records, device_name=device_name, algorithm=None, variant=None),
+                      key=_record_sort_key)
     header = ("device", "class", "algorithm", "relax", "min", "update", "tuned picks",
-              f"speedup ({TIMES})", "replay", "updated")
+              "speedup", "replay", "updated")
     rows = tuple(
         (
             r.device.name,
@@ -362,20 +433,129 @@ def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device: str | 
             r.config.min.label,
             r.config.update.label,
             " ".join(r.tuned_config.kernel(k).label for k in KERNELS),
-            _speedup(r.speedup, plain=fmt == "csv"),
+            _speedup(r.speedup),
             "replay" if r.replay else "",
             r.updated_at.isoformat(sep=" ", timespec="seconds"),
         )
         for r in selected
     )
-    return render(Table(_title("Stored best configurations", selected), header, rows), fmt)
+    return Table(_title("Stored best configurations", selected), header, rows)
+
+
+def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device_name: str | None = None,
+               results: str = "recorded", database: str | None = None) -> str:
+    """A flat listing of stored best configurations.
+
+    Parameters
+    ----------
+    records : iterable of BestRecord
+    fmt : {"md", "csv", "latex", "html"}
+    device_name : str, optional
+        Only this GPU (full or short name).
+    results, database : str
+        Provenance, see :func:`about`.
+
+    Returns
+    -------
+    str
+        One row per record (sorted by device, class, algorithm): device, class, algorithm/variant,
+        the relax/min/update configurations in effect (``record.config``: what
+        ``solve(tuned=True)`` runs), the search's picks (``record.tuned_config``), speedup,
+        replay flag and update time (UTC, to the second). CSV gives :func:`long_table` instead,
+        which holds all of this as numbers.
+    """
+    _check_fmt(fmt)
+    if fmt == "csv":
+        return long_table(records, device_name=device_name, results=results)
+    selected = select(records, device_name=device_name, algorithm=None, variant=None)
+    return render(show_table_data(selected), fmt,
+                  about=about(selected, results=results, database=database))
+
+
+LONG_HEADER = (
+    "device", "device_uuid", "driver", "cuda", "size", "degree", "algorithm", "variant", "kernel",
+    "config", "tuned_config", "default_ms", "tuned_ms", "speedup", "sources", "kept_default",
+    "replay", "measured_at", "results",
+)
+"""Columns of :func:`long_table`. ``config`` is what ``solve(tuned=True)`` runs, ``tuned_config``
+the search's pick; times and speedup are end to end, per record (repeated on its kernel rows)."""
+
+
+def long_table_data(records: Iterable[BestRecord], *, device_name: str | None = None,
+                    results: str = "recorded") -> Table:
+    """The content of :func:`long_table`: one row per stored record and kernel."""
+    if results not in RESULTS:
+        raise TuningError(f"unknown results kind {results!r}: expected one of {', '.join(RESULTS)}")
+    selected = sorted(select(records, device_name=device_name, algorithm=None, variant=None),
+                      key=_record_sort_key)
+    if not selected:
+        raise TuningError("no tuning results to report: tune a graph class first")
+    rows = tuple(
+        (
+            r.device.name,
+            r.device.uuid,
+            r.device.driver_version,
+            r.device.cuda_version,
+            r.graph_class.size,
+            r.graph_class.degree,
+            r.algorithm,
+            r.variant,
+            kernel,
+            r.config.kernel(kernel).label,
+            r.tuned_config.kernel(kernel).label,
+            repr(float(r.default_median_ms)),
+            repr(float(r.tuned_median_ms)),
+            repr(float(r.speedup)),
+            str(r.n_sources),
+            str(bool(r.kept_default)),
+            str(bool(r.replay)),
+            r.updated_at.astimezone(dt.UTC).isoformat(timespec="seconds"),
+            "replayed" if r.replay and results == "recorded" else results,
+        )
+        for r in selected
+        for kernel in KERNELS
+    )
+    return Table("Stored tuning results, one row per record and kernel", LONG_HEADER, rows)
+
+
+def long_table(records: Iterable[BestRecord], *, device_name: str | None = None,
+               results: str = "recorded") -> str:
+    """Every record as one tidy CSV table (``pandas.read_csv`` reads it as is).
+
+    Returns
+    -------
+    str
+        The columns :data:`LONG_HEADER`: the device (name, UUID, driver, CUDA), the class, the
+        algorithm and variant, the kernel, its configuration in effect and the search's pick,
+        the end-to-end ``default_ms``, ``tuned_ms`` and ``speedup`` (full precision), sources,
+        ``kept_default`` and ``replay`` (True/False), ``measured_at`` (ISO 8601, UTC) and
+        ``results`` (recorded, replayed or measured: see :data:`RESULTS`).
+    """
+    return render(long_table_data(records, device_name=device_name, results=results), "csv")
 
 
 # -- renderers ----------------------------------------------------------------------------------
-def render(table: Table, fmt: str) -> str:
-    """Render a :class:`Table` as ``"md"``, ``"csv"``, ``"latex"`` or ``"html"`` text."""
+def render(tables: Table | Sequence[Table], fmt: str, *, about: Sequence[str] = ()) -> str:
+    """Render one or several :class:`Table` values as a complete ``"md"``, ``"csv"``,
+    ``"latex"`` or ``"html"`` document.
+
+    ``about`` lines (see :func:`about`) end the document: as notes of the last table in
+    Markdown and LaTeX, as a paragraph in HTML. CSV takes exactly one table and writes its header
+    and rows only (put provenance into columns, as :func:`long_table` does).
+    """
     _check_fmt(fmt)
-    return _RENDERERS[fmt](table)
+    tables = [tables] if isinstance(tables, Table) else list(tables)
+    if not tables:
+        raise TuningError("nothing to render: no tables")
+    if fmt == "csv":
+        if len(tables) != 1:
+            raise TuningError(f"CSV holds one table per file, got {len(tables)}")
+        return _render_csv(tables[0])
+    if fmt == "html":
+        return _html_document(tables, about)
+    last = tables[-1]
+    tables[-1] = Table(last.title, last.header, last.rows, (*last.notes, *about))
+    return "\n".join(_RENDERERS[fmt](t) for t in tables)
 
 
 def _md_cell(text: str) -> str:
@@ -397,10 +577,6 @@ def _render_md(t: Table) -> str:
 
 def _render_csv(t: Table) -> str:
     buf = io.StringIO()
-    # Title and notes go first as "# " comment lines, so pandas.read_csv(comment="#") and a
-    # filter on "#" both leave exactly the grid.
-    for line in (t.title, *t.notes):
-        buf.write(f"# {line}\n")
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(t.header)
     writer.writerows(t.rows)
@@ -465,9 +641,34 @@ def _render_html(t: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
+_HTML_STYLE = (
+    "body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
+    "caption{font-weight:bold;text-align:left}th,td{border:1px solid #999;padding:2px 6px}"
+    "tfoot td{font-size:smaller;border:none}"
+)
+
+
+def _html_document(tables: Sequence[Table], about_lines: Sequence[str]) -> str:
+    """A complete HTML5 document in UTF-8 (declared, so "×" and "—" survive any browser)."""
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f"<title>{e(tables[0].title)}</title>",
+        f"<style>{_HTML_STYLE}</style>",
+        "</head>",
+        "<body>",
+        *(_render_html(t).rstrip("\n") for t in tables),
+    ]
+    if about_lines:
+        parts.append('<p class="about">' + "<br>\n".join(e(line) for line in about_lines) + "</p>")
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
 _RENDERERS: dict[str, Callable[[Table], str]] = {
     "md": _render_md,
-    "csv": _render_csv,
     "latex": _render_latex,
-    "html": _render_html,
 }

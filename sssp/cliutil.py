@@ -1,0 +1,219 @@
+"""What the ``sssp`` and ``tune`` command lines share: the parser class, output files, escaping of
+untrusted text and the one way a command ends (result, clean error line, or quiet broken pipe).
+
+Exit statuses: 0 success; 1 an error (one line ``PROG: error: ...`` on stderr, ``--debug`` adds
+the traceback); 2 bad usage (argparse); 130 interrupted; 141 the reader of stdout went away
+(``tune report | head -1``), as the shell reports a command killed by SIGPIPE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import logging
+import os
+import stat
+import sys
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import SSSPError
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "ArgumentParser",
+    "atomic_output",
+    "check_writable_dir",
+    "escape",
+    "is_stream",
+    "logging_to_stderr",
+    "non_negative_int",
+    "positive_int",
+    "run_command",
+    "size_arg",
+]
+
+EXIT_BROKEN_PIPE = 141
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose invalid-choice errors suggest the nearest valid choice
+    (``tune reprot`` -> ``did you mean 'report'?``); subparsers inherit it."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # The one hook argparse offers for choice checks (Python 3.14 adds suggest_on_error here).
+        if action.choices is not None and value not in action.choices:
+            choices = [str(c) for c in action.choices]
+            msg = f"invalid choice: {escape(str(value))!r} (choose from {', '.join(choices)})"
+            close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+            if close:
+                msg += f"; did you mean {close[0]!r}?"
+            raise argparse.ArgumentError(action, msg)
+
+
+# -- argument types (argparse ``type=``): a bad value is a usage error naming it ----------------
+def size_arg(text: str) -> int:
+    """A node count given as ``49k``, ``1M`` or an integer (:func:`sssp.classes.parse_size`)."""
+    from .classes import parse_size
+
+    try:
+        return parse_size(text)
+    except SSSPError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def non_negative_int(text: str) -> int:
+    """An integer >= 0 (seeds, device ordinals)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {escape(text)!r}: expected an integer >= 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (counts)."""
+    value = non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 1")
+    return value
+
+
+def escape(text: object) -> str:
+    """``text`` with control characters (terminal escape sequences, newlines, NUL...) shown as
+    Python escapes, for strings that come from files: names and metadata of ``.npz`` graphs."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
+
+
+def check_writable_dir(path: str | Path) -> None:
+    """Fail before long work when the output's folder does not exist."""
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise SSSPError(f"cannot write {escape(path)!r}: folder {escape(parent)!r} does not exist")
+
+
+def _mode(path: str | Path) -> int | None:
+    """``st_mode`` of what ``path`` points to; None when nothing is there."""
+    try:
+        return os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+
+
+def is_stream(path: str | Path) -> bool:
+    """True when ``path`` is a FIFO or a character device (``/dev/stdout``): written directly,
+    never replaced, whatever its name."""
+    try:
+        mode = _mode(path)
+    except OSError:
+        return False
+    return mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode))
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, suffix: str) -> Iterator[Path]:
+    """The path a writer should write ``path`` through.
+
+    A new path or an existing regular file: a fresh temporary file beside it, renamed over it
+    only if the block succeeds, so an error never leaves a half-written file nor replaces a good
+    old one. A symbolic link: the same, for the file it points to (the link stays a link). A FIFO
+    or a character device (``/dev/stdout``, ``/dev/null``): the path itself, written directly,
+    since replacing it would destroy it. Anything else (a folder, a socket, a block device) is
+    refused.
+
+    ``suffix`` ends the temporary file's name, for writers that insist on one (``.npz``).
+    """
+    given = Path(path)
+    target = Path(os.path.realpath(given))
+    try:
+        mode = _mode(target)
+    except OSError as err:
+        raise SSSPError(f"cannot write {escape(given)!r}: {err.strerror or err}") from err
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        try:
+            yield given
+        except OSError as err:
+            raise SSSPError(f"cannot write {escape(given)!r}: {err.strerror or err}") from err
+        return
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise SSSPError(f"cannot write {escape(given)!r}: it is {kind}")
+    # Not mkstemp: the writer creates the file itself, so it gets the usual umask permissions.
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except OSError as err:
+        raise SSSPError(f"cannot write {escape(given)!r}: {err.strerror or err}") from err
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+@contextlib.contextmanager
+def logging_to_stderr(prog: str, verbosity: int) -> Iterator[None]:
+    """Route library logs to (the current) stderr for one command, then restore; WARNING and
+    above by default, INFO with ``-v``, DEBUG with ``-vv``."""
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{prog}: %(levelname)s: %(name)s: %(message)s"))
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    handler.setLevel(level)
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(min(level, old_level) if old_level else level)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+
+
+def _quiet_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush fails silently."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def run_command(prog: str, func: Callable[[], int], *, debug: bool = False,
+                interrupted: str = "interrupted") -> int:
+    """Run one CLI command and map every way it can end to an exit status and at most one line
+    on stderr (see the module docstring). ``interrupted`` is the message for Ctrl-C."""
+    def fail(message: str) -> int:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        sys.stderr.write(f"{prog}: error: {escape(message)}\n")
+        return 1
+
+    for stream in (sys.stdout, sys.stderr):
+        # Reports hold "×" and "—": a terminal that cannot show them gets escapes, not a crash.
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        rc = func()
+        sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at exit
+        return rc
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    except SSSPError as err:
+        return fail(str(err))
+    except MemoryError:
+        return fail("out of memory: the request is too large for this machine")
+    except OSError as err:
+        # Files and folders outside the command's inputs (HOME, caches) that cannot be used.
+        where = f": {err.filename}" if err.filename else ""
+        return fail(f"{err.strerror or err}{where}")
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: {interrupted}\n")
+        return 130
