@@ -1,0 +1,62 @@
+"""Phases per solve of every settling criterion, on the benchmark graphs (CPU, no GPU needed).
+
+    python benchmarks/phase_counts.py --graphs-dir ../shared/graphs --out phase_counts.csv
+
+The GPU engine runs exactly the phases of the CPU reference (the GPU tests compare the counts),
+so the counts measured here are the device-wide synchronisation steps each criterion needs on
+each graph: Martín (settle the minimum), Crauser OUT, Crauser IN, and IN+OUT. Graphs: the 15
+paper classes and every file under ``--graphs-dir`` with at least ``--min-nodes`` nodes, the
+paper's random weights 1..100 (seeded), the median over ``--sources`` sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+
+import sssp
+from sssp.cpu import solve_cpu
+
+CRITERIA = ("martin", "crauser", "crauser-in", "crauser-inout")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True, help="CSV to write")
+    ap.add_argument("--graphs-dir", type=Path, help="folder of real graphs (*.gz, searched recursively)")
+    ap.add_argument("--min-nodes", type=int, default=10_000, help="skip smaller real graphs")
+    ap.add_argument("--sources", type=int, default=3, help="sources per graph (median)")
+    ap.add_argument("--skip-synthetic", action="store_true", help="leave out the 15 paper classes")
+    ap.add_argument("--seed", type=int, default=0, help="graph, weight and source seed")
+    args = ap.parse_args()
+    specs: list[tuple[str, object]] = []
+    if not args.skip_synthetic:
+        specs += [(f"random-{s}-deg{d}", (s, d)) for s in ("24k", "49k", "98k") for d in (2, 20, 200, 1000, 2000)]
+    if args.graphs_dir:
+        specs += [(p.name.split(".")[0], p) for p in sorted(args.graphs_dir.rglob("*.gz"))]
+    with open(args.out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["graph", "n", "m", *(f"phases_{c}" for c in CRITERIA), "sources", "seconds"])
+        for name, spec in specs:
+            t0 = time.perf_counter()
+            if isinstance(spec, Path):
+                graph = sssp.load(spec, weights="random", seed=args.seed)
+                if graph.n < args.min_nodes:
+                    continue
+            else:
+                graph = sssp.generate("random", size=spec[0], degree=spec[1], seed=args.seed)
+            rng = np.random.default_rng(args.seed + 1)
+            sources = [int(s) for s in rng.integers(0, graph.n, args.sources)]
+            counts = [int(np.median([solve_cpu(graph, s, algorithm=c).iterations for s in sources]))
+                      for c in CRITERIA]
+            w.writerow([name, graph.n, graph.m, *counts, len(sources), f"{time.perf_counter() - t0:.1f}"])
+            f.flush()
+            print(name, graph.n, graph.m, counts, flush=True)
+
+
+if __name__ == "__main__":
+    main()
