@@ -420,7 +420,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--boost", help="a built benchmarks/boost_dijkstra.cpp (default: build it here)")
     ap.add_argument("--budget-seconds", type=float, default=float("inf"),
                     help="stop cleanly (writing what was measured) so that the run ends within this time")
-    ap.add_argument("--tree-check-edges", type=int, default=5_000_000,
+    ap.add_argument("--tree-check-edges", type=int, default=2_000_000,
                     help="check the predecessor tree (first source) on graphs with at most this many edges")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dir", help="default benchmarks/results/<gpu>/")

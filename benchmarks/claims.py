@@ -199,6 +199,8 @@ def tuned_vs_default(d: Data) -> Measured | str:
         for variant in ("successors", "predecessors"):
             t, df = _gpu(rec, "crauser", variant=variant, config="tuned"), _gpu(rec, "crauser", variant=variant)
             for g in set(t) & set(df):
+                if t[g]["config_source"] == "default":
+                    continue  # nothing tuned was found for this graph: the "tuned" run was the default
                 a, b = time_ms(df[g]), time_ms(t[g])
                 if a and b is not None:
                     saved[f"{g} ({variant})"] = (100 * (1 - b / a),
@@ -252,7 +254,9 @@ def _family(*families: str) -> tuple[Callable[[str, Row], bool], str]:
 
 
 def memory_vs_boost(d: Data) -> Measured | str:
-    gpu, _ = _fastest_gpu(d.exp2)
+    # The device memory of the solver; either configuration's row (the buffers do not depend on it).
+    gpu = {g: r for rows in (_gpu(d.exp2, "crauser"), _gpu(d.exp2, "crauser", config="tuned"))
+           for g, r in rows.items() if as_float(r.get("mem_mb"))}
     boost = _cpu(d.exp2, "boost-dijkstra", "")
     best = None
     count = 0
