@@ -394,6 +394,15 @@ def run_experiment(experiment: int, specs: list[Spec], args: argparse.Namespace,
     return bench.failures
 
 
+def default_graphs_dir() -> str | None:
+    if os.environ.get("SSSP_GRAPHS_DIR"):
+        return os.environ["SSSP_GRAPHS_DIR"]
+    for root in (HERE.parent / "shared" / "graphs", HERE.parent.parent / "shared" / "graphs"):
+        if root.is_dir():
+            return str(root)
+    return None
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--experiment", choices=("1", "2", "all"), default="all")
@@ -413,8 +422,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="sources per graph for CPU Martín/Crauser and Boost (default 2 in exp1, 3 in exp2; --full 100)")
     ap.add_argument("--algorithms", nargs="+", default=["martin", "crauser"],
                     help=f"GPU algorithms (default martin crauser; 'all' = {' '.join(GPU_ALGORITHMS)})")
-    ap.add_argument("--graphs-dir", default=os.environ.get("SSSP_GRAPHS_DIR"),
-                    help="real graphs (default $SSSP_GRAPHS_DIR); '' skips them")
+    ap.add_argument("--graphs-dir", default=default_graphs_dir(),
+                    help="real graphs (default $SSSP_GRAPHS_DIR, else shared/graphs in or beside the "
+                         "repository); '' skips them")
     ap.add_argument("--min-real-nodes", type=int, default=10_000)
     ap.add_argument("--max-real-nodes", type=int, help="default 100000; --full: no limit")
     ap.add_argument("--boost", help="a built benchmarks/boost_dijkstra.cpp (default: build it here)")

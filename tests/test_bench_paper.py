@@ -143,3 +143,27 @@ def test_sources_are_the_seeded_uniform_draw():
     a = list(sssp.graph.iter_sources(g, 5, seed=1))
     assert a == list(sssp.graph.iter_sources(g, 5, seed=1)) and all(0 <= s < 500 for s in a)
     assert len(set(np.asarray(a))) > 1
+
+
+@pytest.mark.gpu
+def test_both_experiments_on_the_gpu(tmp_path):
+    """The GPU path: default and tuned GPU solvers, the device header, memory; tiny sizes."""
+    from sssp.gpu import is_available
+
+    if not is_available():
+        pytest.skip("no usable CUDA device")
+    out = tmp_path / "out"
+    gpu_args = [a for a in TINY if a not in ("--backend", "cpu")]
+    assert bench.main([*gpu_args, "--experiment", "all", "--boost", str(_fake_boost(tmp_path)),
+                       "--out-dir", str(out)]) == 0
+    exp1 = recorded.read(out / recorded.EXP1_FILE)
+    assert exp1.meta["driver"] and exp1.meta["compute_capability"]
+    gpu = exp1.select(backend="gpu")
+    assert {(r["algorithm"], r["variant"], r["config"]) for r in gpu} == {
+        (a, v, c) for a in ("martin", "crauser") for v in ("successors", "predecessors")
+        for c in ("default", "tuned")}
+    assert all(float(r["mem_mb"]) > 0 for r in gpu)
+    assert all(0 < float(r["relax_active_share"]) <= 1 for r in gpu if r["variant"] == "successors")
+    exp2 = recorded.read(out / recorded.EXP2_FILE)
+    assert all(r["status"] == "ok" for r in exp2.rows), [r["status"] for r in exp2.rows]
+    assert exp2.select(backend="gpu", config="tuned", algorithm="crauser")
