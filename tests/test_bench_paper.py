@@ -119,6 +119,23 @@ def test_wrong_answers_are_recorded_not_timed(tmp_path, monkeypatch):
     assert "distance sum" in by[("random-1500-deg3", "boost-dijkstra")]["status"]
 
 
+def test_a_solver_that_raises_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+    real = sssp.Solver.solve
+
+    def fails_on_martin(self, source, **kw):
+        if self.algorithm == "martin":
+            raise sssp.SSSPError("launch failed (simulated)")
+        return real(self, source, **kw)
+
+    monkeypatch.setattr(sssp.Solver, "solve", fails_on_martin)
+    out = tmp_path / "out"
+    assert bench.main([*TINY, "--experiment", "1", "--out-dir", str(out)]) == 1
+    rec = recorded.read(out / recorded.EXP1_FILE)
+    status = {(r["algorithm"], r["variant"]): r["status"] for r in rec.rows}
+    assert status[("martin", "successors")] == "failed: launch failed (simulated)"
+    assert status[("crauser", "predecessors")] == "ok" and rec.meta["status"] == "complete"
+
+
 def test_budget_stops_cleanly_with_a_well_formed_file(tmp_path):
     out = tmp_path / "out"
     assert bench.main([*TINY, "--experiment", "1", "--budget-seconds", "0", "--out-dir", str(out)]) == 0
