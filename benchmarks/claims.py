@@ -146,10 +146,6 @@ def _ratios(num: Mapping[str, Row], den: Mapping[str, Row], graphs: Iterable[str
     return out
 
 
-def _rows(*recs: Recorded | None) -> list[Row]:
-    return [r for rec in recs if rec is not None for r in rec.rows]
-
-
 # -- the claims ---------------------------------------------------------------------------------
 def crauser_vs_martin(d: Data) -> Measured | str:
     best: tuple[float, str, Row, Row] | None = None

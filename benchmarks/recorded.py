@@ -26,7 +26,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,9 +57,6 @@ COLUMNS = (
     "mem_mb",           # GPU: device memory of the solver; Boost: resident set after building the graph
     "status",           # ok | the reason there is no measurement
 )
-
-MISSING = "not measured"
-
 
 @dataclass(frozen=True)
 class Recorded:
@@ -266,8 +263,3 @@ def time_ms(row: Mapping[str, str]) -> float | None:
     """The time the paper compares: the mean per source, or the median where only that exists."""
     mean = as_float(row.get("mean_ms"))
     return mean if mean is not None else as_float(row.get("median_ms"))
-
-
-def index(rows: Iterable[Mapping[str, str]], keys: Sequence[str]) -> dict[tuple[str, ...], Mapping[str, str]]:
-    """Rows keyed by the given columns (the last row wins)."""
-    return {tuple(r[k] for k in keys): r for r in rows}
