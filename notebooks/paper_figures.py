@@ -16,6 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -246,6 +247,8 @@ def tuned_vs_default(d: claims.Data, paper: Mapping[str, claims.PaperValue]) -> 
                 color=["0.6" if b.kept_default else COLORS.get(b.graph_class.size, "tab:blue") for b in best])
         ax2.tick_params(axis="x", rotation=60, labelsize=7)
         ax2.set_yscale("log")
+        ax2.yaxis.set_major_formatter(ScalarFormatter())
+        ax2.yaxis.set_minor_formatter(NullFormatter())
         ax2.axhline(1, color="k", lw=0.8)
         ax2.axhline(paper_speedup, color="r", ls=":", label=f"paper: {paper_speedup:.2f}×")
         ax2.set_ylabel("default / tuned median time (×)")
