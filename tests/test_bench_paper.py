@@ -64,9 +64,11 @@ def _graphs_dir(tmp_path: Path) -> Path:
     return root
 
 
-def test_both_experiments_on_cpu(tmp_path):
+def test_both_experiments_on_cpu(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    assert bench.main([*TINY, "--experiment", "all", "--boost", str(_fake_boost(tmp_path)),
+    monkeypatch.setitem(bench.SOCIAL, "scale", 8)
+    with_social = [a for a in TINY if a != "--no-social"]
+    assert bench.main([*with_social, "--experiment", "all", "--boost", str(_fake_boost(tmp_path)),
                        "--graphs-dir", str(_graphs_dir(tmp_path)), "--min-real-nodes", "100",
                        "--out-dir", str(out)]) == 0
     exp1 = recorded.read(out / recorded.EXP1_FILE)
@@ -85,7 +87,7 @@ def test_both_experiments_on_cpu(tmp_path):
     assert exp2.meta["status"] == "complete"
     graphs = {r["graph"]: r["family"] for r in exp2.rows}
     assert graphs == {"random-1500-deg3": "random-1500", "random-1500-deg30": "random-1500",
-                      "kronecker-logn9": "kronecker", "ring": "walshaw"}
+                      "kronecker-logn9": "kronecker", "ring": "walshaw", "social-rmat-logn8": "social"}
     ring = exp2.select(graph="ring", algorithm="crauser")[0]
     assert ring["n"] == "2000" and ring["m"] == "4000" and "weights='random'" in ring["origin"]
     assert all(r["status"] == "ok" for r in exp2.rows), [r["status"] for r in exp2.rows]
