@@ -366,6 +366,7 @@ class EngineSolver:
             "loop": self.loop,
             "l1_applied": dict(self.l1_applied),
             "phase_us": 1e3 * loop_ms / max(iterations, 1),
+            "memory_bytes": self.memory_bytes(),
         }
         timings = {"total": total_ms * 1e-3, "loop": loop_ms * 1e-3, "wall": wall}
         return SSSPResult(
