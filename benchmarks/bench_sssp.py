@@ -231,29 +231,9 @@ def gpu_memory_mb(solver: sssp.Solver) -> float:
     return NAN
 
 
-def searched_config(graph: sssp.Graph, path: Path) -> sssp.LaunchConfig:
-    """The configuration ``solve(tuned=True)`` picks (the graph's class, else the nearest one)
-    from a structural-search file written by ``python -m tuner.structure`` in this session, for
-    runs made before those records are in the tuning database."""
-    from sssp.classes import GraphClass
-    from sssp.config import LaunchConfig
-
-    records = json.loads(path.read_text(encoding="utf-8"))["records"]
-    gc = graph.graph_class()
-
-    def cls(r: dict) -> GraphClass:
-        size, degree = r["graph_class"].split("/")
-        return GraphClass.parse(size, degree)
-
-    best = min(records, key=lambda r: cls(r).distance(gc))
-    return LaunchConfig.from_parts(best["labels"], best["options"])
-
-
-def measure_gpu(graph: sssp.Graph, sources: list[int], row: Row, device: int,
-                tuned_json: Path | None = None) -> dict[int, np.ndarray]:
+def measure_gpu(graph: sssp.Graph, sources: list[int], row: Row, device: int) -> dict[int, np.ndarray]:
     """Fill the GPU columns of ``row``; return each source's distances for the SciPy check."""
-    options = {"tuned": True} if tuned_json is None else {"config": searched_config(graph, tuned_json)}
-    with sssp.Solver(graph, backend="gpu", device=device, **options) as solver:
+    with sssp.Solver(graph, backend="gpu", tuned=True, device=device) as solver:
         solver.solve(sources[0])  # warm-up: module load, first touch of the buffers
         results = [solver.solve(s) for s in sources]
         row.gpu_mem_mb = gpu_memory_mb(solver)
@@ -263,8 +243,6 @@ def measure_gpu(graph: sssp.Graph, sources: list[int], row: Row, device: int,
     row.algorithm = last.algorithm
     row.config = str(last.config)
     row.config_source = getattr(last.config_source, "value", str(last.config_source))
-    if tuned_json is not None:
-        row.config_source = f"tuned-search ({tuned_json.name})"
     row.stats = json.dumps(dict(last.stats), default=str, sort_keys=True)
     return {r.source: r.dist for r in results}
 
@@ -348,7 +326,7 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
     t0 = time.perf_counter()
     if not args.no_gpu:
         try:
-            gpu = measure_gpu(graph, sources, row, args.device, args.tuned_json)
+            gpu = measure_gpu(graph, sources, row, args.device)
         except Exception as err:  # any engine failure is a result of this row, not the end of the run
             row.checks["gpu"] = f"FAILED {type(err).__name__}: {err}"
     t1 = time.perf_counter()
@@ -401,8 +379,7 @@ def environment(args: argparse.Namespace) -> list[str]:
     except (ImportError, AttributeError) as err:
         fields.append(f"kernels=unknown ({err})")
     fields += [f"host={_cpu_model()}", f"cores={os.cpu_count()}", f"python={platform.python_version()}",
-               f"sources={args.sources}", f"seed={args.seed}",
-               "gpu=tuned" if args.tuned_json is None else f"gpu=tuned-search:{args.tuned_json.name}",
+               f"sources={args.sources}", f"seed={args.seed}", "gpu=tuned",
                f"gap_deltas={args.gap_deltas}"]
     build_info = args.anchors / "BUILD_INFO.txt"
     if build_info.exists():
@@ -512,9 +489,6 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows already in --out (same device and kernels); a graph run again is replaced")
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
-    ap.add_argument("--tuned-json", type=Path,
-                    help="take the GPU configuration from this structural-search file (python -m tuner.structure) "
-                         "by the tuned look-up's nearest-class rule, instead of the tuning database")
     ap.add_argument("--no-gpu", action="store_true", help="anchors and SciPy only (to check the anchors)")
     return ap
 

@@ -35,7 +35,7 @@ from sssp.result import ALGORITHMS, VARIANTS
 log = logging.getLogger("tuner")
 
 PROG = "tune"
-COMMANDS = ("run", "report", "show", "export", "import")
+COMMANDS = ("run", "engine", "report", "show", "export", "import")
 FORMATS = ("md", "csv", "latex", "html")
 # -o FILE picks the format from its suffix when --format is not given.
 SUFFIX_FORMATS = {".md": "md", ".csv": "csv", ".tex": "latex", ".html": "html", ".htm": "html"}
@@ -47,6 +47,7 @@ examples:
   tune run --all --device 1                     # the paper's 12 classes on GPU 1
   tune run --graph my.graph.gz --kernel relax --strategy tpe --budget 60
   tune run --replay --all                       # no GPU: replay recorded measurements
+  tune engine --all                             # engine 2: loop, mapping and launch, end to end
   tune report                                   # Table 1 and the speedups, from the database
   tune report --format html -o table1.html
   tune report --format csv > results.csv        # one tidy table, for pandas
@@ -128,6 +129,37 @@ def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
     return p
 
 
+def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
+    p = sub.add_parser("engine", parents=[common], help="tune engine 2 end to end (what solve uses)",
+                       description="Search engine 2's structural and launch choices (loop mechanism, "
+                                   "block size, L1 state, lanes per node, blocks per SM, block-local "
+                                   "phase limit) with Optuna, scoring each by the median time of "
+                                   "whole solves on the class instance, and store the best for "
+                                   "solve(tuned=True). Needs a CUDA GPU.",
+                       epilog="examples:\n  tune engine --all\n  tune engine --graph-class deg2 --size 98k "
+                              "--budget 40", formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--graph-class", type=_degree_class, metavar="DEG",
+                      help="degree class deg2, deg20, deg200 or deg1000 (with --size)")
+    what.add_argument("--all", action="store_true", help="the paper's 12 classes")
+    p.add_argument("--size", type=size_arg, metavar="SIZE",
+                   help="size of --graph-class: 24k, 49k, 98k, ... or a node count")
+    p.add_argument("--budget", type=positive_int, default=30, metavar="N",
+                   help="configurations tried per class (default 30)")
+    p.add_argument("--sources", type=positive_int, default=5, metavar="K",
+                   help="sources per configuration, medians (default 5)")
+    p.add_argument("--algorithm", default="crauser", choices=GPU_ALGORITHMS,
+                   help="algorithm to tune for (default crauser)")
+    p.add_argument("--variant", default="successors", choices=VARIANTS,
+                   help="relax variant (default successors)")
+    p.add_argument("--device", type=non_negative_int, default=0, metavar="N",
+                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the class instances, sources and search (default 0)")
+    p.set_defaults(func=cmd_engine, parser=p)
+    return p
+
+
 def _add_output_options(p: ArgumentParser, *, what: str) -> None:
     p.add_argument("--format", choices=FORMATS,
                    help="md (default), csv (one tidy table), latex or html (a complete document); "
@@ -186,6 +218,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run_parser(sub, common)
+    _add_engine_parser(sub, common)
     _add_report_parser(sub, common)
     _add_show_parser(sub, common)
     _add_export_parser(sub, common)
@@ -312,6 +345,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(report.render(tables, "md", about=about), end="")
     else:
         print("\n".join(about))
+    return 0
+
+
+def cmd_engine(args: argparse.Namespace) -> int:
+    """``tune engine``: search engine 2 per class on this GPU and store the best."""
+    from .pipeline import device_record
+    from .structure import to_best, tune_classes
+
+    classes = _classes(args)
+    store = _store(args)
+    device = device_record(args.device)
+
+    def stored(rec: dict) -> None:
+        best = to_best(rec, device)
+        store.put_best(best)
+        verdict = "kept the default" if best.kept_default else "stored"
+        print(f"{rec['graph_class']:>12}  default {rec['default_median_ms']:.3f} ms  searched "
+              f"{rec['tuned_median_ms']:.3f} ms  ({rec['speedup']:.2f}x, {verdict})  {best.tuned_config}",
+              flush=True)
+
+    tune_classes(classes, budget=args.budget, sources=args.sources, seed=args.seed, device=args.device,
+                 algorithm=args.algorithm, variant=args.variant, on_result=stored)
     return 0
 
 

@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -231,34 +232,27 @@ def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, dev
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m tuner.structure --all --out engine.json``: search every paper class on this GPU
-    and write the records (measured now, on this device) as JSON."""
-    import argparse
-    import json
+def to_best(rec: dict, device: Any) -> Any:
+    """A :class:`tuning_db.records.BestRecord` from one search record: engine 2's kernel version,
+    the searched configuration with its structural options, or the default when the search did
+    not beat it by more than the noise floor (the same rule as the per-kernel tuning)."""
+    import kernels
+    from sssp.classes import GraphClass
+    from tuning_db.records import BestRecord, KernelVersionRecord
 
-    from sssp.classes import paper_classes
+    from .pipeline import NOISE_FLOOR
 
-    ap = argparse.ArgumentParser(prog="python -m tuner.structure", description=main.__doc__)
-    ap.add_argument("--out", required=True, help="JSON file for the records")
-    ap.add_argument("--budget", type=int, default=30, help="trials per class (default 30)")
-    ap.add_argument("--sources", type=int, default=5, help="sources per trial (default 5)")
-    ap.add_argument("--seed", type=int, default=0, help="class instance and sampler seed")
-    ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
-    args = ap.parse_args(argv)
-    records: list[dict] = []
-
-    def done(rec: dict) -> None:
-        records.append(rec)
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump({"kind": "engine2-structure-search", "records": records}, f, indent=1)
-        print(f"{rec['graph_class']:12s} {rec['default_median_ms']:9.3f} ms default -> "
-              f"{rec['tuned_median_ms']:9.3f} ms tuned ({rec['speedup']:.2f}x)  {rec['labels']['relax']} "
-              f"{rec['options']}  [{rec['trials']} trials, {rec['wall_seconds']:.0f} s]", flush=True)
-
-    tune_classes(list(paper_classes()), budget=args.budget, sources=args.sources, seed=args.seed,
-                 device=args.device, on_result=done)
-
-
-if __name__ == "__main__":
-    main()
+    searched = LaunchConfig.from_parts(rec["labels"], rec["options"])
+    kept_default = not rec["speedup"] > 1.0 + NOISE_FLOOR
+    chosen = LaunchConfig.default() if kept_default else searched
+    size, degree = rec["graph_class"].split("/")
+    return BestRecord(
+        device=device,
+        kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE),
+                                           " ".join(kernels.NVCC_OPTIONS)),
+        graph_class=GraphClass.parse(size, degree), algorithm=rec["algorithm"], variant=rec["variant"],
+        config=chosen, tuned_config=searched, tuned_median_ms=float(rec["tuned_median_ms"]),
+        default_median_ms=float(rec["default_median_ms"]), speedup=float(rec["speedup"]),
+        n_sources=int(rec["n_sources"]), kept_default=kept_default, replay=False,
+        options=chosen.options(),
+    )
