@@ -24,8 +24,9 @@ class SSSPResult:
 
     Attributes
     ----------
-    dist : ndarray, int64, shape (n,)
-        δ(v); :data:`UNREACHABLE` for nodes that cannot be reached.
+    dist : ndarray, int64 or float64, shape (n,)
+        δ(v). int64 with :data:`UNREACHABLE` for unreachable nodes on integer graphs; float64
+        with ``inf`` on graphs with real weights.
     pred : ndarray, int32, shape (n,)
         A predecessor on a shortest path; -1 for the source and unreached nodes.
     source : int
@@ -59,8 +60,8 @@ class SSSPResult:
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.dist.dtype != np.int64 or self.pred.dtype != np.int32:
-            raise TypeError(f"dist must be int64 and pred int32, got {self.dist.dtype}, {self.pred.dtype}")
+        if self.dist.dtype not in (np.int64, np.float64) or self.pred.dtype != np.int32:
+            raise TypeError(f"dist must be int64 or float64 and pred int32, got {self.dist.dtype}, {self.pred.dtype}")
         if self.dist.shape != self.pred.shape:
             raise ValueError(f"dist and pred shapes differ: {self.dist.shape} vs {self.pred.shape}")
         self.dist.flags.writeable = False
@@ -71,11 +72,11 @@ class SSSPResult:
     @property
     def reached(self) -> np.ndarray:
         """Boolean mask of reachable nodes."""
-        return self.dist != UNREACHABLE
+        return np.isfinite(self.dist) & (self.dist != UNREACHABLE)
 
     def path_to(self, target: int) -> list[int]:
         """Node sequence source → target along the predecessor tree; [] if unreachable."""
-        if self.dist[target] == UNREACHABLE:
+        if not self.reached[target]:
             return []
         path = [int(target)]
         while path[-1] != self.source:
