@@ -283,11 +283,14 @@ class Graph:
         # Validate the weights here, before the reordering copies them and while the message
         # can still name the edge by its input position.
         weights = check_weights(weights, lambda e: f"edge {int(src[e])} -> {int(dst[e])} (input #{e})")
-        order = np.argsort(src, kind="stable")
         counts = np.bincount(src, minlength=n) if src.size else np.zeros(n, dtype=np.int64)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        return cls(indptr, dst[order], weights[order], name=name, meta=meta, labels=labels)
+        del counts
+        if src.size > 1 and not np.all(src[1:] >= src[:-1]):  # sorted input needs no copy
+            order = np.argsort(src, kind="stable")
+            dst, weights = dst[order], weights[order]
+        return cls(indptr, dst, weights, name=name, meta=meta, labels=labels)
 
     @classmethod
     def from_scipy(

@@ -92,7 +92,8 @@ def test_metis_edges(tmp_path):
     assert g.n == 4 and g.m == 10
     assert pairs(g) == METIS_ARCS
     assert g.meta["format"] == "metis" and g.meta["directed_from"] == "undirected"
-    assert g.meta["weights"] == "random[1,100] seed=0"
+    assert g.meta["weights"] == "unit" and set(g.weights.tolist()) == {1}
+    assert g.labels.tolist() == [1, 2, 3, 4] and g.index_of(4) == 3 and g.label_of(0) == 1
     assert g.name == "t"
 
 
@@ -153,16 +154,18 @@ def test_mtx_symmetric_pattern(tmp_path):
     assert w[(0, 1)] == w[(1, 0)] and w[(1, 2)] == w[(2, 1)]
 
 
-def test_mtx_real_integral(tmp_path):
-    text = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 3.0\n2 1 0\n"
-    assert arcs(load(write(tmp_path, "r.mtx", text))) == [(0, 1, 3), (1, 0, 0)]
+def test_mtx_real_field_gives_float_weights(tmp_path):
+    text = "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 2 3.0\n2 1 0\n1 1 2.5e-1\n"
+    g = load(write(tmp_path, "r.mtx", text))
+    assert g.is_float and g.weights.dtype == np.float64
+    assert arcs(g) == [(0, 0, 0.25), (0, 1, 3.0), (1, 0, 0.0)]
 
 
 def test_snap_remap(tmp_path):
     g = load(write(tmp_path, "s.txt", SNAP), weights="unit")
     assert g.n == 3
-    assert list(g.meta["node_ids"]) == [7, 10, 200]
-    ids = g.meta["node_ids"]
+    assert g.labels.tolist() == [7, 10, 200]
+    ids = g.labels
     assert sorted((int(ids[u]), int(ids[v])) for u, v in pairs(g)) == sorted(
         [(10, 200), (200, 10), (10, 7), (7, 7)]
     )
@@ -188,7 +191,7 @@ def test_compressed(tmp_path, suffix, opener, name, text):
     packed = load(write(tmp_path, name + suffix, opener(text.encode())))
     assert packed == plain
     assert packed.name == "a"
-    skip = {"path", "node_ids"}
+    skip = {"path"}
     assert {k: v for k, v in packed.meta.items() if k not in skip} == {
         k: v for k, v in plain.meta.items() if k not in skip
     }
@@ -209,16 +212,17 @@ def test_bad_compressed_stream(tmp_path):
 # -- weights modes --------------------------------------------------------------------------------
 def test_weight_modes_unweighted(tmp_path):
     p = write(tmp_path, "t.graph", METIS)
-    auto = load(p, seed=5)
-    again = load(p, seed=5)
-    other = load(p, seed=6)
-    assert auto == again and auto != other
-    w = {(u, v): x for u, v, x in arcs(auto)}
+    rand = load(p, weights="random", seed=5)
+    again = load(p, weights="random", seed=5)
+    other = load(p, weights="random", seed=6)
+    assert rand == again and rand != other
+    w = {(u, v): x for u, v, x in arcs(rand)}
     assert all(w[(u, v)] == w[(v, u)] for u, v in w)  # symmetric
     assert all(1 <= x <= 100 for x in w.values())
-    assert load(p, weights="random", seed=5) == auto
+    assert rand.meta["weights"] == "random[1,100] seed=5"
     unit = load(p, weights="unit")
     assert set(unit.weights.tolist()) == {1} and unit.meta["weights"] == "unit"
+    assert load(p, seed=5) == unit  # unweighted files get hop counts unless asked otherwise
     with pytest.raises(GraphFormatError, match="no edge weights"):
         load(p, weights="file")
 
@@ -254,7 +258,7 @@ def test_random_weights_do_not_depend_on_adjacency_order(tmp_path):
 
 def test_logging(tmp_path, caplog):
     with caplog.at_level("INFO", logger="sssp.formats"):
-        load(write(tmp_path, "t.graph", METIS))
+        load(write(tmp_path, "t.graph", METIS), weights="random")
     assert "random[1,100] seed=0" in caplog.text
 
 
@@ -403,17 +407,17 @@ def test_dimacs_errors(tmp_path, text, line, pattern):
 @pytest.mark.parametrize(
     "text, line, pattern",
     [
-        ("", 1, "banner"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 4\n1 2 5\n", None, "truncated"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 3\n1 2 5\n2 3 1\n", None, "Truncated"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 4 5\n", 3, "out of bounds"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 x 5\n", 3, "Invalid"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 -5\n", None, "negative weight -5"),
-        ("%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 2.5\n", None, "non-integral"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 2 5\n", None, "square"),
-        ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", None, "dense"),
-        ("%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 2 1 0\n", None, "complex"),
-        ("%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 3\n", None, "skew"),
+        ("", None, "banner"),
+        ("%%MatrixMarket matrix coordinate integer general\n3 3 4\n1 2 5\n", 2, "truncated"),
+        ("%%MatrixMarket matrix coordinate integer general\n3 3 3\n1 2 5\n2 3 1\n", 2, "truncated"),
+        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 4 5\n", 3, "out of range"),
+        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 x 5\n", 3, "expected a number, got 'x'"),
+        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 -5\n", 3, "negative weight -5"),
+        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 2.5\n", 3, "must be an integer, got '2.5'"),
+        ("%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 2 5\n", 2, "square"),
+        ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", 1, "dense"),
+        ("%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 2 1 0\n", 1, "complex"),
+        ("%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 3\n", 1, "skew"),
     ],
 )
 def test_mtx_errors(tmp_path, text, line, pattern):
