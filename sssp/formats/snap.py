@@ -49,9 +49,11 @@ def remap_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         present = np.zeros(top + 1, dtype=bool)
         present[ids] = True
         node_ids = np.flatnonzero(present).astype(np.int64)
-        rank = np.cumsum(present, dtype=np.int64) - 1
+        # int32 ranks when they fit: rank[ids] is the largest array of the reader (one per id)
+        rank = np.cumsum(present, dtype=np.int32 if node_ids.size <= np.iinfo(np.int32).max else np.int64)
+        rank -= 1
         del present
-        return node_ids, compact_ids(rank[ids])
+        return node_ids, rank[ids]
     node_ids, dense = np.unique(ids, return_inverse=True)
     return node_ids.astype(np.int64), compact_ids(dense.reshape(ids.shape))
 
@@ -127,11 +129,13 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     node_ids, dense = remap_ids(ids)
     del ids
     dense = dense.reshape(-1, 2)
+    src, dst = np.ascontiguousarray(dense[:, 0]), np.ascontiguousarray(dense[:, 1])
+    del dense
     identity = node_ids.size == 0 or int(node_ids[-1]) == node_ids.size - 1
     return EdgeList(
         n=int(node_ids.size),
-        src=np.ascontiguousarray(dense[:, 0]),
-        dst=np.ascontiguousarray(dense[:, 1]),
+        src=src,
+        dst=dst,
         weights=join_weights(w_parts, path) if width == 3 else None,
         directed_from="directed",
         meta={},
