@@ -25,7 +25,7 @@ import numpy as np
 
 from .classes import parse_size
 from .errors import GraphFormatError, SSSPError, UnknownClassError
-from .result import ALGORITHMS, UNREACHABLE, VARIANTS, SSSPResult
+from .result import ALGORITHMS, VARIANTS, SSSPResult
 
 PROG = "sssp"
 KINDS = ("random", "martin", "kronecker")
@@ -310,14 +310,15 @@ def cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _run_summary(r: SSSPResult) -> dict[str, Any]:
-    reached = r.dist != UNREACHABLE
+def _run_summary(r: SSSPResult, graph: Any) -> dict[str, Any]:
+    """One run, with the source as the file's node id (``graph.labels``)."""
+    reached = r.reached
     return {
-        "source": r.source,
+        "source": graph.label_of(r.source),
         "iterations": r.iterations,
         "time_ms": r.timings["total"] * 1e3,
         "reached": int(reached.sum()),
-        "max_dist": int(r.dist[reached].max()) if reached.any() else None,
+        "max_dist": r.dist[reached].max().item() if reached.any() else None,
     }
 
 
@@ -336,7 +337,8 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
     if args.sources is not None:
         sources = list(iter_sources(graph, args.sources, seed=args.seed))
     else:
-        sources = [0 if args.source is None else args.source]
+        # --source is the file's node id (e.g. 1-based in DIMACS, as written in an edge list)
+        sources = [0 if args.source is None else graph.index_of(args.source)]
     with Solver(graph, algorithm=args.algorithm, variant=args.variant, backend=args.backend,
                 tuned=args.tuned, db=args.db, device=args.device) as solver:
         results = []
@@ -348,9 +350,9 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         config, config_source, detail = solver.config, solver.config_source, solver.config_detail
     if args.output:
         with _atomic_path(args.output, ".npy") as tmp, open(tmp, "wb") as fh:
-            np.save(fh, np.asarray(results[0].dist, dtype=np.int64))
+            np.save(fh, np.asarray(results[0].dist))  # int64, or float64 for real weights
         log.info("wrote distances to %s", args.output)
-    runs = [_run_summary(r) for r in results]
+    runs = [_run_summary(r, graph) for r in results]
     median_ms = statistics.median(r["time_ms"] for r in runs)
     summary = {
         "file": args.file,

@@ -589,8 +589,21 @@ def _same_labels(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return a.shape == b.shape and bool(np.all(a == b))
 
 
+def check_seed(seed: Any) -> int:
+    """A seed for ``numpy.random.default_rng``: a non-negative integer, as a Python int.
+
+    Raises
+    ------
+    InvalidGraphError
+        ``seed`` is not an integer (bool included) or is negative.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InvalidGraphError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
 def iter_sources(graph: Graph, count: int, seed: int = 0) -> Iterable[int]:
     """``count`` source nodes drawn uniformly at random (with a seeded generator), as the paper
     does (100 random sources per graph)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     return [int(s) for s in rng.integers(0, graph.n, size=count)]

@@ -43,7 +43,6 @@ entries (METIS ``fmt``/``self_loops``, Matrix Market ``field``/``symmetry``).
 from __future__ import annotations
 
 import logging
-import operator
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -51,13 +50,12 @@ from typing import IO, Any
 import numpy as np
 
 from ..errors import GraphFormatError, InvalidGraphError
-from ..graph import Graph
+from ..graph import Graph, check_seed
 from . import dimacs, metis, mtx, npz, snap
 from ._text import BOM, STREAM_ERRORS, EdgeList, base_name, open_stream, read_bytes, split_suffixes
 
 __all__ = [
     "FORMATS",
-    "check_seed",
     "WEIGHT_MODES",
     "detect_format",
     "load",
@@ -298,25 +296,6 @@ def _choose_weights(
 def _check_mode(weights: str) -> None:
     if weights not in WEIGHT_MODES:
         raise InvalidGraphError(f"weights must be one of {', '.join(WEIGHT_MODES)}, got {weights!r}")
-
-
-def check_seed(seed: Any) -> int:
-    """A seed for ``numpy.random.default_rng``: a non-negative integer.
-
-    Raises
-    ------
-    InvalidGraphError
-        ``seed`` is not an integer or is negative.
-    """
-    if isinstance(seed, bool):
-        raise InvalidGraphError(f"seed must be a non-negative integer, got {seed!r}")
-    try:
-        value = operator.index(seed)
-    except TypeError:
-        raise InvalidGraphError(f"seed must be a non-negative integer, got {seed!r}") from None
-    if value < 0:
-        raise InvalidGraphError(f"seed must be a non-negative integer, got {value}")
-    return value
 
 
 # -- load / save --------------------------------------------------------------------------------
