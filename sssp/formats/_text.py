@@ -37,17 +37,15 @@ _MAGIC: tuple[tuple[str, bytes], ...] = (
     ("bz2", b"BZh"),
     ("xz", b"\xfd7zXZ\x00"),
 )
-#: Integers whose magnitude reaches this bound are rejected (they cannot be node ids or weights
-#: and would not survive int64 arithmetic).
-MAX_ABS_INT = 10**18
+#: Integers whose magnitude reaches this bound are rejected: below it they are exact in int64 and
+#: in float64 alike, so a file reads the same whether or not it also holds real numbers.
+MAX_ABS_INT = 2**53
 #: Up to this many nodes a header is taken at its word; above it, n must be plausible for the
 #: file size (at most 16 nodes per byte), so a corrupt header cannot trigger a huge allocation
 #: (8 MiB per int64 array of n entries at most).
 FREE_NODE_LIMIT = 1 << 20
 #: Blocks of text are cut at the first line break after this many bytes.
 CHUNK_BYTES = 1 << 22
-#: Integer tokens of a file that also holds real numbers are parsed as float64, exact below this.
-FLOAT_EXACT_INT = 2**53
 BOM = b"\xef\xbb\xbf"
 
 _NL = 10
@@ -346,22 +344,12 @@ def compact_ids(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def join_weights(parts: list[np.ndarray], path: str | Path | None) -> np.ndarray:
-    """Concatenate per-block weights: int64 when every block held integers, else float64.
-
-    Raises
-    ------
-    GraphFormatError
-        Integer weights of ``2**53`` or more mixed with real ones (float64 would round them).
-    """
+def join_weights(parts: list[np.ndarray]) -> np.ndarray:
+    """Concatenate per-block weights: int64 when every block held integers, else float64 (exact:
+    file integers stay below :data:`MAX_ABS_INT`)."""
     if not parts:
         return np.zeros(0, dtype=np.int64)
     if any(p.dtype.kind == "f" for p in parts):
-        for p in parts:
-            if p.dtype.kind != "f" and p.size and int(np.abs(p).max()) >= FLOAT_EXACT_INT:
-                raise GraphFormatError(
-                    path, f"integer weight {int(np.abs(p).max())} is too large to mix with real weights"
-                )
         return np.concatenate([p.astype(np.float64, copy=False) for p in parts])
     return np.concatenate(parts)
 
@@ -466,6 +454,11 @@ class Text:
         """1-based line of byte offset ``pos``."""
         return int(np.searchsorted(self.newlines, pos, side="left")) + 1
 
+    def line_bytes(self, row: int) -> bytes:
+        """The raw bytes of 0-based line ``row`` (without its newline)."""
+        start = int(self.line_starts[row])
+        return self.data[start : int(self.line_ends(np.array([row]))[0])]
+
     def line_text(self, row: int, limit: int = 60) -> str:
         """The text of 0-based line ``row`` (shortened), for messages."""
         start = int(self.line_starts[row])
@@ -531,7 +524,7 @@ class Text:
         allow_float : bool
             Also accept decimal real numbers (``1.5``, ``.5``, ``2.``, ``1e-3``; no ``inf``,
             ``nan`` or hex). When one occurs, every value is float64 and ``Tokens.integral``
-            marks the tokens written as integers (those must stay below ``2**53``).
+            marks the tokens written as integers.
 
         Returns
         -------
@@ -541,7 +534,8 @@ class Text:
         ------
         GraphFormatError
             A token is not a number of the accepted kind, a control character occurs, or an
-            integer's magnitude reaches ``10**18``; the message quotes the token and its line.
+            integer's magnitude reaches :data:`MAX_ABS_INT` (``2**53``); the message quotes the
+            token and its line.
         """
         arr = self.arr
         if arr.size == 0:
@@ -626,7 +620,7 @@ class Text:
                 values = None
         if values is None or values.size != starts.size:
             values = np.array(buf.split(), dtype=np.bytes_).astype(np.float64)
-        bad = ~np.isfinite(values) | (integral & (np.abs(values) >= FLOAT_EXACT_INT))
+        bad = ~np.isfinite(values) | (integral & (np.abs(values) >= MAX_ABS_INT))
         if bad.any():
             pos = int(starts[int(np.argmax(bad))])
             raise self.error(f"number {self.token_text(pos)} is too large", pos=pos)

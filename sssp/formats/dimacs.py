@@ -133,7 +133,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         n=n,
         src=join(src_parts),
         dst=join(dst_parts),
-        weights=join_weights(w_parts, path),
+        weights=join_weights(w_parts),
         directed_from="directed",
         meta={},
         labels=one_based(n),
@@ -141,11 +141,10 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
 
 
 def _problem_line(text, row: int) -> tuple[int, int]:
-    line = text.line_text(row, limit=1000)
-    fields = line.split()
-    if len(fields) != 4 or fields[1] != "sp":
+    fields = text.line_bytes(row).split()  # ASCII whitespace, as the tokenizer splits
+    if len(fields) != 4 or fields[1] != b"sp":
         raise text.error(f"problem line must be 'p sp n m', got {text.line_text(row)!r}", row=row)
-    if not all(f.isascii() and f.isdigit() and len(f) < 19 for f in fields[2:]):
+    if not all(f.isdigit() and len(f) < 19 for f in fields[2:]):
         raise text.error(f"problem line must be 'p sp n m' with integers, got {text.line_text(row)!r}", row=row)
     n, m = int(fields[2]), int(fields[3])
     check_node_count(n, None, text.path, line=text.line_base + row + 1)

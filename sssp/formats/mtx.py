@@ -45,7 +45,10 @@ MAX_LINE = 1 << 16
 
 def _banner(text: Text, path: str | Path | None) -> tuple[str, str]:
     line = text.line_text(0, limit=200)
-    words = line.split()
+    try:  # ASCII whitespace only, as the tokenizer splits
+        words = [w.decode("ascii") for w in text.line_bytes(0).split()]
+    except UnicodeDecodeError:
+        raise GraphFormatError(path, f"banner must be ASCII, got {line!r}", line=1) from None
     if not text.data.startswith(BANNER) or not words or words[0] != BANNER.decode():
         raise GraphFormatError(path, "not a Matrix Market file: missing '%%MatrixMarket' banner", line=1)
     if len(words) != 5:
@@ -177,7 +180,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     src, dst = join(src_parts), join(dst_parts)
     weights = None
     if width == 3:
-        weights = join_weights(w_parts, path)
+        weights = join_weights(w_parts)
         if field == "real":
             weights = weights.astype(np.float64, copy=False)
     if symmetry == "symmetric":

@@ -136,7 +136,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         n=int(node_ids.size),
         src=src,
         dst=dst,
-        weights=join_weights(w_parts, path) if width == 3 else None,
+        weights=join_weights(w_parts) if width == 3 else None,
         directed_from="directed",
         meta={},
         labels=None if identity else node_ids,
