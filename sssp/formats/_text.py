@@ -45,7 +45,7 @@ MAX_ABS_INT = 2**53
 #: (8 MiB per int64 array of n entries at most).
 FREE_NODE_LIMIT = 1 << 20
 #: Blocks of text are cut at the first line break after this many bytes.
-CHUNK_BYTES = 1 << 22
+CHUNK_BYTES = 1 << 20
 BOM = b"\xef\xbb\xbf"
 
 _NL = 10

@@ -138,8 +138,8 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         if bad is not None:
             r = int(lines[bad])
             raise text.error(
-                f"entry line must hold {width} numbers ('i j{'' if width == 2 else ' v'}') for a "
-                f"{field} matrix, got {text.line_text(r)!r}",
+                f"entry line must hold {width} numbers ('i j{'' if width == 2 else ' v'}') for field "
+                f"'{field}', got {text.line_text(r)!r}",
                 row=r,
             )
         if count + lines.size > entries:
