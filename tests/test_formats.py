@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
 import lzma
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sssp
 from sssp.errors import GraphFormatError, InvalidGraphError, SSSPError
 from sssp.formats import (
     detect_format,
@@ -547,3 +550,77 @@ def test_fuzz_text(tmp_path, text, suffix):
     p = tmp_path / f"f{suffix}"
     p.write_bytes(raw)
     _load_or_error(p)
+
+
+# -- real weights, the file's ids, seeds, blocks --------------------------------------------------
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("r.txt", "5 6 0.5\n6 7 2e-1\n", [(0, 1, 0.5), (1, 2, 0.2)]),
+        ("r.gr", "p sp 2 2\na 1 2 1.25\na 2 1 3\n", [(0, 1, 1.25), (1, 0, 3.0)]),
+        ("r.graph", "2 1 1\n2 .5\n1 .5\n", [(0, 1, 0.5), (1, 0, 0.5)]),
+    ],
+)
+def test_real_weights_in_every_text_format(tmp_path, name, text, expected):
+    g = load(write(tmp_path, name, text))
+    assert g.is_float and g.weights.dtype == np.float64 and g.meta["weights"] == "file"
+    assert arcs(g) == expected
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("r.txt", "5.5 6\n", "node id must be an integer, got '5.5'"),
+        ("r.gr", "p sp 2 1\na 1 2.0 3\n", "node id must be an integer, got '2.0'"),
+        ("r.graph", "2 1\n2.0\n1\n", "neighbour id must be an integer"),
+        ("r.graph", "2.0 1\n2\n1\n", "header field must be an integer"),
+        ("r.txt", "1 2 nan\n", "expected a number, got 'nan'"),
+    ],
+)
+def test_real_numbers_where_integers_belong_are_refused(tmp_path, name, text, message):
+    with pytest.raises(GraphFormatError, match=re.escape(message)):
+        load(write(tmp_path, name, text))
+
+
+def test_files_keep_their_node_ids(tmp_path):
+    g = load(write(tmp_path, "4.txt", "# ids 7, 13, 20\n7 13 1\n13 20 2\n20 7 4\n"))
+    assert g.labels.tolist() == [7, 13, 20]
+    r = sssp.solve(g, g.index_of(13), backend="cpu")
+    assert {g.label_of(i): int(d) for i, d in enumerate(r.dist)} == {13: 0, 20: 2, 7: 6}
+    dense = load(write(tmp_path, "d.txt", "0 1\n1 2\n"))
+    assert dense.labels is None
+    gr = load(write(tmp_path, "g.gr", GR))
+    assert gr.labels.tolist() == list(range(1, gr.n + 1))
+
+
+def test_cli_source_is_the_files_id(tmp_path, capsys):
+    from sssp.cli import main
+
+    path = write(tmp_path, "4.wel.txt", "7 13 1.5\n13 20 2\n20 7 0.25\n")
+    assert main(["solve", str(path), "--source", "13", "--backend", "cpu", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["runs"][0]["source"] == 13 and out["runs"][0]["max_dist"] == 2.25
+    assert main(["solve", str(path), "--source", "14", "--backend", "cpu"]) == 1
+    assert "node id 14 is not in the graph" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_bad_seed_is_one_clear_error(tmp_path, seed):
+    with pytest.raises(InvalidGraphError, match="seed must be a non-negative integer"):
+        load(write(tmp_path, "t.graph", METIS), weights="random", seed=seed)
+
+
+def test_streamed_compressed_file_over_several_blocks(tmp_path):
+    from sssp.formats import _text, parse_bytes
+
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 5000, size=(200_000, 2))
+    text = "".join(f"{u} {v} {w}\n" for (u, v), w in zip(rows.tolist(), rng.random(len(rows)).round(3).tolist(), strict=True))
+    data = text.encode()
+    assert len(data) > 2 * _text.CHUNK_BYTES
+    path = tmp_path / "big.txt.gz"
+    path.write_bytes(gzip.compress(data, compresslevel=1))
+    g = load(path)
+    assert g == parse_bytes(data, "snap", path=path)
+    src, dst, w = g.edges()
+    assert g.m == len(rows) and np.isclose(w.sum(), sum(float(x.split()[2]) for x in text.splitlines()))
