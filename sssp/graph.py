@@ -124,7 +124,8 @@ def _check_labels(labels: Any, n: int) -> np.ndarray | None:
         arr = np.ascontiguousarray(arr, dtype=np.int64)
         if np.array_equal(arr, np.arange(n, dtype=np.int64)):
             return None
-        if np.unique(arr).size != n:
+        increasing = n < 2 or bool(np.all(arr[1:] > arr[:-1]))  # files: no sort needed
+        if not increasing and np.unique(arr).size != n:
             raise InvalidGraphError("labels must be distinct; some node id occurs twice")
         return _readonly(arr)
     out = arr.astype(object)
@@ -239,7 +240,7 @@ class Graph:
                 "distances could become infinite"
             )
         self._labels = _check_labels(labels, n)
-        self._label_index: dict[Any, int] | None = None
+        self._label_index: dict[Any, int] | str | None = None
         indices = np.ascontiguousarray(indices, dtype=np.int32)
         self._indptr = _readonly(indptr)
         self._indices = _readonly(indices)
@@ -464,7 +465,15 @@ class Graph:
         else:
             key = label
         if self._label_index is None:
-            self._label_index = {v: i for i, v in enumerate(labels.tolist())}
+            if labels.dtype != object and bool(np.all(labels[1:] > labels[:-1])):
+                self._label_index = "sorted"  # ids from files: a binary search, no dict of n ids
+            else:
+                self._label_index = {v: i for i, v in enumerate(labels.tolist())}
+        if self._label_index == "sorted":
+            pos = int(np.searchsorted(labels, key))
+            if pos < self.n and int(labels[pos]) == key:
+                return pos
+            raise InvalidGraphError(f"node id {label!r} is not in the graph")
         try:
             return self._label_index[key]
         except (KeyError, TypeError):
