@@ -338,7 +338,8 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         sources = list(iter_sources(graph, args.sources, seed=args.seed))
     else:
         # --source is the file's node id (e.g. 1-based in DIMACS, as written in an edge list)
-        sources = [0 if args.source is None else graph.index_of(args.source)]
+        source = 0 if args.source is None else args.source
+        sources = [source if graph.labels is None else graph.index_of(source)]
     with Solver(graph, algorithm=args.algorithm, variant=args.variant, backend=args.backend,
                 tuned=args.tuned, db=args.db, device=args.device) as solver:
         results = []

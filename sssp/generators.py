@@ -533,7 +533,6 @@ def kronecker_graph(
     scale, edge_factor = int(scale), int(edge_factor)
     n = 1 << scale
     m0 = edge_factor * n
-    _check_room(n, m0 * (2 if undirected else 1), f"a Kronecker graph of scale {scale} and edge factor {edge_factor}")
     t0 = time.perf_counter()
     rng, wrng = _rngs(seed)
     wbits = (hi - lo).bit_length() if undirected else 0
@@ -542,6 +541,7 @@ def kronecker_graph(
             f"scale {scale} with weight_range {(lo, hi)} is too wide for the packed 62-bit sort key "
             f"(needs 2 * scale + bits(high - low) <= 62)"
         )
+    _check_room(n, m0 * (2 if undirected else 1), f"a Kronecker graph of scale {scale} and edge factor {edge_factor}")
     cum = np.array([a, a + b, a + b + c], dtype=np.float64)
     perm = rng.permutation(n).astype(np.int64)
     # packed keys; both directions when undirected, unused slots get a sentinel that sorts last

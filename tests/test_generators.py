@@ -415,7 +415,7 @@ def test_98k_deg2000_time_and_memory() -> None:
     [
         ("random", {"size": "1M", "degree": 1e6}),
         ("martin", {"size": 2**30, "degree": 200}),
-        ("kronecker", {"scale": 30, "edge_factor": 64}),
+        ("kronecker", {"scale": 30, "edge_factor": 64, "undirected": False}),
     ],
 )
 def test_requests_larger_than_memory_are_refused_before_allocating(kind, kwargs, monkeypatch):
