@@ -179,3 +179,15 @@ def test_from_networkx_integer_labels_out_of_order():
     g = Graph.from_networkx(G)
     assert g.labels.tolist() == [7, 3] and g.labels.dtype == np.int64
     assert g.index_of(3) == 1
+
+
+def test_string_labels_round_trip_and_other_labels_are_refused(tmp_path):
+    G = nx.path_graph(["x", "y", "z"])
+    g = Graph.from_networkx(G)
+    sssp.save(g, tmp_path / "s.npz")
+    back = sssp.load(tmp_path / "s.npz")
+    assert back.labels.tolist() == ["x", "y", "z"] and back.index_of("z") == 2 and back == g
+    grid = Graph.from_networkx(nx.grid_2d_graph(2, 2))
+    with pytest.raises(sssp.SSSPError, match="labels other than integers and strings"):
+        sssp.save(grid, tmp_path / "t.npz")
+    assert not (tmp_path / "t.npz").exists()
