@@ -168,14 +168,6 @@ def read_bytes(path: str | Path) -> bytes:
     return raw if codec is None else decompress(raw, codec, path)
 
 
-def file_size(path: str | Path) -> int:
-    """Size in bytes of ``path`` on disk (compressed size for compressed files)."""
-    try:
-        return Path(path).stat().st_size
-    except OSError as err:
-        raise GraphFormatError(path, f"cannot read file: {err.strerror or err}") from err
-
-
 def open_stream(path: str | Path) -> IO[bytes]:
     """Open ``path`` for reading, decompressing on the fly when its suffix or magic number says so.
 
@@ -184,26 +176,18 @@ def open_stream(path: str | Path) -> IO[bytes]:
     GraphFormatError
         The file cannot be opened, or its suffix promises a codec its content does not start with.
     """
+    opener = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open, None: open}
     try:
-        fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 -- returned to the caller, who closes it
-        head = fh.read(8)
-        fh.seek(0)
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+        _, codec = split_suffixes(path)
+        found = sniff_compression(head)
+        if codec is not None and found != codec:
+            raise GraphFormatError(path, f"the {Path(path).suffix!r} suffix promises {codec} data, "
+                                   f"but the file does not start with the {codec} magic number")
+        return opener[codec or found](path, "rb")  # the caller closes it
     except OSError as err:
         raise GraphFormatError(path, f"cannot read file: {err.strerror or err}") from err
-    _, codec = split_suffixes(path)
-    found = sniff_compression(head)
-    if codec is not None and found != codec:
-        fh.close()
-        raise GraphFormatError(path, f"the {Path(path).suffix!r} suffix promises {codec} data, "
-                               f"but the file does not start with the {codec} magic number")
-    codec = codec or found
-    if codec == "gzip":
-        return gzip.GzipFile(fileobj=fh, mode="rb")
-    if codec == "bz2":
-        return bz2.BZ2File(fh, "rb")
-    if codec == "xz":
-        return lzma.LZMAFile(fh, "rb")
-    return fh
 
 
 #: What reading a damaged compressed stream raises.
@@ -249,7 +233,8 @@ def iter_texts(
     chunk : int, optional
         Block size (default :data:`CHUNK_BYTES`).
     max_line : int, optional
-        Longest line accepted (bytes); a longer one raises instead of growing the buffer.
+        Longest unfinished line kept across blocks (bytes): a line still open after more than
+        this many bytes raises instead of growing the buffer (formats whose lines are short).
 
     Yields
     ------
