@@ -241,7 +241,7 @@ def read(fmt: str, data: bytes) -> tuple[int, list | None, list, bool]:
     whether the graph has real weights; raises Refused.
 
     Includes the rules the graph model adds: a file that looks like another format is refused,
-    and so are real weights whose distances could overflow float64.
+    and so are weights whose distances could overflow int64 (or float64 for real weights).
     """
     from sssp.formats import _sniff_strong
 
@@ -252,6 +252,9 @@ def read(fmt: str, data: bytes) -> tuple[int, list | None, list, bool]:
     ws = [w for _, _, w in arcs if isinstance(w, float)]
     if ws and not math.isfinite(float(n + 1) * max(ws)):
         raise Refused("float overflow")
+    ints = [w for _, _, w in arcs if isinstance(w, int)]
+    if not ws and ints and (n + 1) * max(ints) >= 2**63:
+        raise Refused("int64 overflow")
     return n, labels, arcs, bool(ws) or any(real)
 
 

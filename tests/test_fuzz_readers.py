@@ -123,6 +123,22 @@ def test_real_weights_beyond_int64_stay_real():
         load(DATA / "snap-real-overflow.txt")
 
 
+@pytest.mark.parametrize(
+    "fmt, data, line, value",
+    [
+        ("dimacs", b"p sp 5000 1\na 1 2 4611686018427387\n", 2, "4611686018427387"),
+        ("snap", b"0 1 5\n1 2 1e308\n2 3 1\n", 2, "1e+308"),
+        ("metis", b"2 1 1\n2 1e308\n1 1e308\n", 2, "1e+308"),
+        ("mtx", b"%%MatrixMarket matrix coordinate integer general\n3000 3000 1\n1 2 9000000000000000\n",
+         3, "9000000000000000"),
+    ],
+)
+def test_weights_whose_distances_overflow_name_file_line_and_value(fmt, data, line, value):
+    with pytest.raises(GraphFormatError) as info:
+        parse_bytes(data, fmt, path="w")
+    assert str(info.value).startswith(f"w:{line}: weight {value} is too large")
+
+
 def test_declared_size_the_file_cannot_back_is_refused():
     with pytest.raises(GraphFormatError, match="node count 67000000 is implausibly large for a 16-byte file"):
         load(DATA / "dimacs-huge-declared-n.gr")

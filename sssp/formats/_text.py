@@ -339,6 +339,44 @@ def join_weights(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts)
 
 
+class HeaviestWeight:
+    """The largest weight a reader has seen and its line, so that a graph whose distances
+    cannot be represented is refused with the file, line and value (the check
+    :class:`~sssp.graph.Graph` makes again without knowing the line)."""
+
+    def __init__(self) -> None:
+        self.value: int | float | None = None
+        self.line = 0
+        self.real = False
+
+    def update(self, text: Text, weights: np.ndarray, rows: np.ndarray) -> None:
+        """Note ``weights`` read on the 0-based block rows ``rows`` (same length)."""
+        self.real = self.real or weights.dtype.kind == "f"
+        if weights.size:
+            i = int(np.argmax(weights))
+            value = weights[i].item()
+            if self.value is None or value > self.value:
+                self.value, self.line = value, text.line_base + int(rows[i]) + 1
+
+    def check(self, n: int, path: str | Path | None) -> None:
+        """Raise unless every distance of an ``n``-node graph fits: ``(n + 1) * max_weight``
+        below ``2**63`` (integers) or finite (reals)."""
+        if self.value is None:
+            return
+        if self.real:
+            fits = bool(np.isfinite(float(n + 1) * float(self.value)))
+        else:
+            fits = (n + 1) * int(self.value) < 2**63
+        if not fits:
+            kind = "float64" if self.real else "int64"
+            raise GraphFormatError(
+                path,
+                f"weight {self.value!r} is too large for a graph of n = {n} nodes: distances up "
+                f"to (n + 1) * max_weight would overflow {kind}",
+                line=self.line,
+            )
+
+
 def join(parts: list[np.ndarray], dtype: Any = np.int32) -> np.ndarray:
     """Concatenate per-block arrays (an empty ``dtype`` array when there are none)."""
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)

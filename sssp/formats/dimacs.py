@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import GraphFormatError
 from ._text import (
     EdgeList,
+    HeaviestWeight,
     check_node_count,
     compact_ids,
     first_bad,
@@ -65,6 +66,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     src_parts: list[np.ndarray] = []
     dst_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []
+    heaviest = HeaviestWeight()
     for text in iter_texts(source, path, max_line=MAX_LINE):
         nbytes += len(text.data)
         first = text.first_bytes()
@@ -123,12 +125,14 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         src_parts.append(compact_ids(ids[:, 0] - 1))
         dst_parts.append(compact_ids(ids[:, 1] - 1))
         w_parts.append(weights)
+        heaviest.update(text, weights, a_rows)
     if n < 0:
         raise GraphFormatError(path, "empty file: no problem line 'p sp n m' (only comments or blanks)")
     if count != m:
         raise GraphFormatError(path, f"the problem line declares m = {m} arcs but the file has {count}",
                                line=p_line)
     check_node_count(n, nbytes, path, line=p_line)
+    heaviest.check(n, path)
     return EdgeList(
         n=n,
         src=join(src_parts),

@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import GraphFormatError
 from ._text import (
     EdgeList,
+    HeaviestWeight,
     Text,
     Tokens,
     check_node_count,
@@ -123,6 +124,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     dst_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []
     vline_parts: list[np.ndarray] = []  # file line of each vertex (for messages)
+    heaviest = HeaviestWeight()
     for text in iter_texts(source, path):
         nbytes += len(text.data)
         comment = text.first_bytes() == _COMMENT
@@ -147,13 +149,14 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             )
         if take == 0:
             continue
-        degree, dst, weights = _vertex_lines(text, toks, hd, vlines, first_tok, seen)
+        degree, dst, weights, wrows = _vertex_lines(text, toks, hd, vlines, first_tok, seen)
         seen += take
         deg_parts.append(degree)
         dst_parts.append(dst)
         vline_parts.append((vlines + text.line_base + 1).astype(np.int64))
         if weights is not None:
             w_parts.append(weights)
+            heaviest.update(text, weights, wrows)
     if hd is None:
         raise GraphFormatError(path, "empty file: no METIS header line 'n m [fmt [ncon]]'")
     if seen < hd.n:
@@ -162,6 +165,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             line=hd.line,
         )
     check_node_count(hd.n, nbytes, path, line=hd.line)
+    heaviest.check(hd.n, path)
     n = hd.n
     degree = join(deg_parts, np.int64)
     dst = join(dst_parts)
@@ -198,9 +202,10 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
 
 def _vertex_lines(
     text: Text, toks: Tokens, hd: _Header, vlines: np.ndarray, first_tok: int, seen: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Degrees (int64), 0-based neighbours (int32) and weights of the vertex lines ``vlines``
-    of one block (vertices ``seen``, ``seen + 1``, ...); their tokens start at ``first_tok``."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """Degrees (int64), 0-based neighbours (int32), weights (or None) and the block row of
+    each weight, for the vertex lines ``vlines`` of one block (vertices ``seen``, ``seen + 1``,
+    ...); their tokens start at ``first_tok``."""
     vcount = toks.line_counts[vlines]
     skip, n = hd.skip, hd.n
     ntok = int(vcount.sum())
@@ -252,4 +257,5 @@ def _vertex_lines(
                 f"negative edge weight {weights[bad].item()} on edge {seen + v + 1} -- {int(dst[bad]) + 1}",
                 row=int(vlines[v]),
             )
-    return degree.astype(np.int64), compact_ids(dst), weights
+    wrows = vlines[local_src] if weights is not None else vlines[:0]
+    return degree.astype(np.int64), compact_ids(dst), weights, wrows

@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import GraphFormatError
 from ._text import (
     EdgeList,
+    HeaviestWeight,
     Text,
     check_node_count,
     compact_ids,
@@ -106,6 +107,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     src_parts: list[np.ndarray] = []
     dst_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []
+    heaviest = HeaviestWeight()
     first = True
     for text in iter_texts(source, path, max_line=MAX_LINE):
         nbytes += len(text.data)
@@ -165,6 +167,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             if bad is not None:
                 raise text.error(f"negative weight {vals[bad].item()}", row=int(lines[bad]))
             w_parts.append(vals)
+            heaviest.update(text, vals, lines)
         src_parts.append(compact_ids(ij[:, 0] - 1))
         dst_parts.append(compact_ids(ij[:, 1] - 1))
     if first:
@@ -177,6 +180,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             line=size_line,
         )
     check_node_count(rows, nbytes, path, line=size_line)
+    heaviest.check(rows, path)
     src, dst = join(src_parts), join(dst_parts)
     weights = None
     if width == 3:

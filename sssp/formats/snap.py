@@ -20,7 +20,7 @@ from typing import IO
 import numpy as np
 
 from ..errors import GraphFormatError
-from ._text import EdgeList, compact_ids, first_bad, iter_texts, join, join_weights
+from ._text import EdgeList, HeaviestWeight, compact_ids, first_bad, iter_texts, join, join_weights
 
 __all__ = ["parse", "remap_ids"]
 
@@ -85,6 +85,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     first_line = 0
     id_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []
+    heaviest = HeaviestWeight()
     for text in iter_texts(source, path, max_line=MAX_LINE):
         text.blank_lines(np.isin(text.first_bytes(), _COMMENTS))
         toks = text.tokenize(allow_float=True)
@@ -122,6 +123,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             if bad is not None:
                 raise text.error(f"negative edge weight {weights[bad].item()}", row=int(rows[bad]))
             w_parts.append(weights)
+            heaviest.update(text, weights, rows)
     if width is None:
         raise GraphFormatError(path, "empty file: no edge lines 'u v [w]'")
     ids = join(id_parts)
@@ -131,6 +133,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     dense = dense.reshape(-1, 2)
     src, dst = np.ascontiguousarray(dense[:, 0]), np.ascontiguousarray(dense[:, 1])
     del dense
+    heaviest.check(int(node_ids.size), path)
     identity = node_ids.size == 0 or int(node_ids[-1]) == node_ids.size - 1
     return EdgeList(
         n=int(node_ids.size),
