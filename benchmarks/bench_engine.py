@@ -68,7 +68,7 @@ def main() -> None:
                 print(f"# budget spent; stopping before {name}", flush=True)
                 break
             if isinstance(spec, Path):
-                graph = sssp.load(spec, seed=0)
+                graph = sssp.load(spec, weights="random", seed=0)
             else:
                 graph = sssp.generate("random", size=spec[0], degree=spec[1], seed=0)
             rng = np.random.default_rng(1)

@@ -154,7 +154,7 @@ def main() -> None:
     for name, spec in graphs(args):
         t0 = time.perf_counter()
         if isinstance(spec, Path):
-            graph = sssp.load(spec, seed=args.seed)
+            graph = sssp.load(spec, weights="random", seed=args.seed)
             if graph.n < args.min_real_nodes:
                 continue
         else:

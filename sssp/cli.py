@@ -120,8 +120,8 @@ def _add_load_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", metavar="F",
                    help="metis, dimacs, mtx, snap or npz (default: from the suffix, then the content)")
     p.add_argument("--weights", choices=WEIGHT_MODES, default="auto",
-                   help="keep file weights, else random [1, 100] (auto, the default); "
-                        "require them (file); force random or unit weights")
+                   help="keep the file's weights, else unit weights (auto, the default); require "
+                        "them (file); the paper's seeded random weights in [1, 100] (random); unit")
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of random weights (and of random sources for solve); default 0")
 
@@ -326,10 +326,11 @@ def _progress_of_file(path: Path, graph: Any, compress: bool) -> Iterator[None]:
         bar.close()
 
 
-def _run_summary(r: SSSPResult) -> dict[str, Any]:
+def _run_summary(r: SSSPResult, graph: Any) -> dict[str, Any]:
+    """One run, with the source as the file's node id (``graph.labels``)."""
     reached = r.reached
     return {
-        "source": r.source,
+        "source": graph.label_of(r.source),
         "iterations": r.iterations,
         "time_ms": r.timings["total"] * 1e3,
         "reached": int(reached.sum()),
@@ -379,7 +380,11 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
             raise SSSPError(f"--sources {args.sources} is more than the graph's {graph.n} nodes")
         sources = list(iter_sources(graph, args.sources, seed=args.seed))
     else:
-        sources = [0 if args.source is None else args.source]
+        # --source is the file's node id (e.g. 1-based in DIMACS, as written in an edge list)
+        if args.source is None:
+            sources = [0]  # the first node, whatever the file calls it
+        else:
+            sources = [args.source if graph.labels is None else graph.index_of(args.source)]
     with Solver(graph, algorithm=args.algorithm, variant=args.variant, backend=args.backend,
                 tuned=args.tuned, db=args.db, device=args.device) as solver:
         runs = []
@@ -389,7 +394,7 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
                       disable=None if len(sources) > 1 else True):
             r = solver.solve(s)
             first = r if first is None else first  # only -o needs a whole result: keep one
-            runs.append(_run_summary(r))
+            runs.append(_run_summary(r, graph))
         backend = solver.backend
         config, config_source, detail = solver.config, solver.config_source, solver.config_detail
     if args.output:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -49,7 +50,7 @@ import numpy as np
 
 from .classes import SIZE_LABELS, parse_size
 from .errors import InvalidGraphError
-from .graph import INT32_MAX, Graph
+from .graph import INT32_MAX, Graph, check_seed
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +87,25 @@ def _check_n(n: Any, *, what: str = "n") -> int:
     return int(n)
 
 
-def _check_seed(seed: Any) -> int:
-    if not _is_int(seed) or seed < 0:
-        raise InvalidGraphError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+def memory_bytes() -> int | None:
+    """Physical memory of this machine in bytes, or None where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_room(n: int, m: float, what: str) -> None:
+    """Refuse, before allocating, a graph whose arrays (8 bytes per edge for indices and
+    weights, plus the generator's 8-byte key per edge while it sorts, 8 per node) cannot fit
+    in this machine's memory."""
+    need = 16.0 * m + 8.0 * n
+    have = memory_bytes()
+    if have is not None and need > have:
+        raise InvalidGraphError(
+            f"{what} has about {m:.3g} edges and needs about {need / 2**30:.3g} GiB, more than "
+            f"this machine's {have / 2**30:.3g} GiB of memory; ask for a smaller size or degree"
+        )
 
 
 def _check_weight_range(weight_range: Any) -> tuple[int, int]:
@@ -199,7 +215,7 @@ def random_graph(
     live at a time, so the peak stays near the final CSR's size (``8 m + 8 (n + 1)`` bytes).
     """
     n = _check_n(n)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     lo, hi = _check_weight_range(weight_range)
     if isinstance(degree, bool) or not isinstance(degree, int | float | np.integer | np.floating):
         raise InvalidGraphError(f"degree must be a number, got {degree!r}")
@@ -214,6 +230,7 @@ def random_graph(
         raise InvalidGraphError(
             f"degree {degree!r} is too small for n = {n} (edge probability {p:.3g} < 1e-12)"
         )
+    _check_room(n, p * n * (n - 1), f"a random graph with n = {n} and mean degree {degree:g}")
     rng, wrng = _rngs(seed)
     counts = np.zeros(n, dtype=np.int64)
     if p == 0.0:
@@ -378,7 +395,7 @@ def martin_graph(
         For a bad ``n``, ``in_degree``, ``seed`` or ``weight_range``.
     """
     n = _check_n(n)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     lo, hi = _check_weight_range(weight_range)
     if n < 2:
         raise InvalidGraphError(f"a Martín graph needs n >= 2 nodes (no self-loops), got n = {n}")
@@ -392,6 +409,7 @@ def martin_graph(
     m = n * in_degree
     if m > np.iinfo(np.int64).max // 2 or m >= 2**40:
         raise InvalidGraphError(f"n * in_degree = {m} edges is too large")
+    _check_room(n, m, f"a Martín graph with n = {n} and in-degree {in_degree}")
     t0 = time.perf_counter()
     rng, wrng = _rngs(seed)
     dbits = max(1, (n - 1).bit_length())
@@ -510,7 +528,7 @@ def kronecker_graph(
     d = 1.0 - a - b - c
     if d < -1e-12:
         raise InvalidGraphError(f"initiator probabilities must sum to <= 1, got a + b + c = {a + b + c!r}")
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     lo, hi = _check_weight_range(weight_range)
     scale, edge_factor = int(scale), int(edge_factor)
     n = 1 << scale
@@ -523,6 +541,7 @@ def kronecker_graph(
             f"scale {scale} with weight_range {(lo, hi)} is too wide for the packed 62-bit sort key "
             f"(needs 2 * scale + bits(high - low) <= 62)"
         )
+    _check_room(n, m0 * (2 if undirected else 1), f"a Kronecker graph of scale {scale} and edge factor {edge_factor}")
     cum = np.array([a, a + b, a + b + c], dtype=np.float64)
     perm = rng.permutation(n).astype(np.int64)
     # packed keys; both directions when undirected, unused slots get a sentinel that sorts last

@@ -1,4 +1,5 @@
-"""The graph model: an immutable, validated directed CSR graph with non-negative integer weights."""
+"""The graph model: an immutable, validated directed CSR graph with non-negative integer or real
+weights and optional original node ids."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ class GraphFeatures:
     """Standard deviation of the out-degree (the degree spread)."""
     sinks: int
     """Nodes without outgoing edges (their ω is infinite)."""
-    min_weight: int
-    max_weight: int
+    min_weight: int | float
+    max_weight: int | float
     omega_mean: float
     """Mean of ω(v), the minimum outgoing edge weight, over nodes that have out-edges."""
 
@@ -44,8 +45,113 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+INT64_LIMIT = 2**63
+"""Integer graphs must satisfy ``(n + 1) * max_weight < INT64_LIMIT``: every distance, every
+``dist + w`` and every Crauser term ``dist + omega`` then fits in int64 below the sentinel."""
+
+
+def _edge_at(indptr: np.ndarray, indices: np.ndarray, e: int) -> str:
+    src = int(np.searchsorted(indptr, e, side="right") - 1)
+    return f"edge {src} -> {int(indices[e])} (edge #{e})"
+
+
+def check_weights(weights: np.ndarray, describe: Any = None) -> np.ndarray:
+    """Validate edge weights before any cast and return them in their stored dtype.
+
+    Parameters
+    ----------
+    weights : ndarray, shape (m,)
+        bool, integer or floating values.
+    describe : callable, optional
+        ``describe(e) -> str`` names edge ``e`` in messages (default: ``"edge #e"``).
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        int32 (when every weight fits) or int64 for integer input; float32 for float32 input,
+        float64 for every other floating kind. Never a float cast to an integer.
+
+    Raises
+    ------
+    InvalidGraphError
+        A weight that is NaN, infinite, negative, beyond int64, or a dtype that is not a number.
+    """
+    where = describe or (lambda e: f"edge #{e}")
+    kind = weights.dtype.kind
+    if kind not in "biuf":
+        raise InvalidGraphError(f"weights must be numbers, got dtype {weights.dtype}")
+    if kind == "f":
+        bad = ~np.isfinite(weights) | (weights < 0)
+        if weights.size and bad.any():
+            e = int(np.argmax(bad))
+            raise InvalidGraphError(f"weight {weights[e].item()!r} on {where(e)} is not a finite non-negative number")
+        dtype = np.float32 if weights.dtype == np.float32 else np.float64
+        return np.ascontiguousarray(weights, dtype=dtype)
+    if weights.size:
+        if kind == "i" and weights.min() < 0:
+            e = int(np.argmax(weights < 0))
+            raise InvalidGraphError(f"negative weight {weights[e].item()} on {where(e)}")
+        wmax = int(weights.max())
+        if wmax >= INT64_LIMIT:
+            e = int(np.argmax(weights))
+            raise InvalidGraphError(f"weight {wmax} on {where(e)} exceeds the int64 range")
+    else:
+        wmax = 0
+    return np.ascontiguousarray(weights, dtype=np.int32 if wmax <= INT32_MAX else np.int64)
+
+
+def _check_labels(labels: Any, n: int) -> np.ndarray | None:
+    """Validate node labels (see :attr:`Graph.labels`); None for the identity 0..n-1."""
+    if labels is None:
+        return None
+    if isinstance(labels, np.ndarray):
+        arr = labels
+    else:
+        items = list(labels)
+        if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in items):
+            try:
+                arr = np.array(items, dtype=np.int64)
+            except OverflowError as err:
+                raise InvalidGraphError("a node label exceeds the int64 range") from err
+        else:
+            arr = np.empty(len(items), dtype=object)
+            arr[:] = items
+    if arr.ndim != 1 or arr.size != n:
+        raise InvalidGraphError(f"labels must be one-dimensional of length n = {n}, got shape {arr.shape}")
+    if arr.dtype.kind in "iu" or arr.dtype == bool:
+        if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= INT64_LIMIT:
+            raise InvalidGraphError(f"label {int(arr.max())} exceeds the int64 range")
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
+        if np.array_equal(arr, np.arange(n, dtype=np.int64)):
+            return None
+        increasing = n < 2 or bool(np.all(arr[1:] > arr[:-1]))  # files: no sort needed
+        if not increasing and np.unique(arr).size != n:
+            raise InvalidGraphError("labels must be distinct; some node id occurs twice")
+        return _readonly(arr)
+    out = arr.astype(object)
+    try:
+        distinct = len(set(out.tolist()))
+    except TypeError as err:
+        raise InvalidGraphError(f"labels must be hashable: {err}") from err
+    if distinct != n:
+        raise InvalidGraphError("labels must be distinct; some node label occurs twice")
+    return _readonly(out)
+
+
+def _nx_weight_getter(g: Any, weight: Any, default: Any) -> Any:
+    """NetworkX's rule for edge weights: a callable ``weight(u, v, data)`` (None hides the edge;
+    on multigraphs ``data`` maps keys to attribute dicts), else the attribute ``weight`` with
+    ``default`` when missing (the lightest of parallel edges for multigraphs, as
+    ``networkx.shortest_path`` does)."""
+    if callable(weight):
+        return weight
+    if g.is_multigraph():
+        return lambda u, v, d: min(attr.get(weight, default) for attr in d.values())
+    return lambda u, v, d: d.get(weight, default)
+
+
 class Graph:
-    """A directed graph in CSR form with non-negative integer edge weights.
+    """A directed graph in CSR form with non-negative integer or real edge weights.
 
     Parameters
     ----------
@@ -54,17 +160,27 @@ class Graph:
     indices : array_like, shape (m,)
         Edge targets; converted to int32, each in ``[0, n)``.
     weights : array_like, shape (m,)
-        Non-negative integer weights; stored as int32 when they fit, else int64.
+        Non-negative weights, checked (finite, ``>= 0``) before any cast. Integers are stored as
+        int32 when they fit, else int64, and ``(n + 1) * max_weight`` must stay below ``2**63``
+        so that distances fit in int64. Real weights are stored as float32 (float32 input) or
+        float64 (any other floating kind) and never rounded to integers.
     name : str
         A label for reports.
     meta : mapping
-        Provenance (file, format, how weights were assigned, id maps...). Kept read-only.
+        Provenance (file, format, how weights were assigned...). Kept read-only.
+    labels : array_like, shape (n,), optional
+        The original id of each node (e.g. the ids of an edge-list file); see :attr:`labels`.
 
     The instance is immutable: its arrays are read-only views, validated once here, so the inner
-    layers (solvers, GPU runtime, tuner) trust them. Parallel edges and self-loops are allowed.
+    layers (solvers, GPU runtime, tuner) trust them. Parallel edges and self-loops are allowed
+    and kept: every constructor keeps each parallel edge as its own arc (shortest paths use the
+    lightest), never summing them.
     """
 
-    __slots__ = ("_indptr", "_indices", "_weights", "name", "_meta", "_features", "_reverse")
+    __slots__ = (
+        "_indptr", "_indices", "_weights", "name", "_meta", "_features", "_reverse", "_labels",
+        "_label_index",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -74,6 +190,7 @@ class Graph:
         *,
         name: str = "graph",
         meta: Mapping[str, Any] | None = None,
+        labels: Any = None,
     ) -> None:
         indptr = np.asarray(indptr)
         indices = np.asarray(indices)
@@ -81,6 +198,7 @@ class Graph:
         for label, arr in (("indptr", indptr), ("indices", indices), ("weights", weights)):
             if arr.ndim != 1:
                 raise InvalidGraphError(f"{label} must be one-dimensional, got shape {arr.shape}")
+        for label, arr in (("indptr", indptr), ("indices", indices)):
             if arr.size and not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
                 if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
                     continue  # integral floats (e.g. from SciPy) are accepted and converted
@@ -90,6 +208,8 @@ class Graph:
         n = indptr.size - 1
         if n > INT32_MAX:
             raise InvalidGraphError(f"n = {n} nodes exceeds the int32 node-id range")
+        if indptr.dtype.kind == "u" and int(indptr.max()) >= INT64_LIMIT:
+            raise InvalidGraphError(f"indptr value {int(indptr.max())} exceeds the int64 range")
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         m = int(indptr[-1])
         if indptr[0] != 0:
@@ -106,21 +226,22 @@ class Graph:
             if lo < 0 or hi >= n:
                 bad = lo if lo < 0 else hi
                 raise InvalidGraphError(f"edge target {bad} is out of range [0, {n})")
-            wmin = weights.min()
-            if wmin < 0:
-                e = int(np.flatnonzero(weights < 0)[0])
-                src = int(np.searchsorted(indptr, e, side="right") - 1)
-                raise InvalidGraphError(
-                    f"negative weight {weights[e]} on edge {src} -> {int(indices[e])} (edge #{e})"
-                )
+        weights = check_weights(weights, lambda e: _edge_at(indptr, indices, e))
+        if weights.dtype.kind == "i" and m:
             wmax = int(weights.max())
-        else:
-            wmax = 0
+            if (n + 1) * wmax >= INT64_LIMIT:
+                raise InvalidGraphError(
+                    f"(n + 1) * max_weight = {n + 1} * {wmax} does not fit below 2**63: distances "
+                    "could overflow int64 (scale the weights down or use real weights)"
+                )
+        elif m and not np.isfinite(float(n + 1) * float(weights.max())):
+            raise InvalidGraphError(
+                f"(n + 1) * max_weight = {n + 1} * {float(weights.max())!r} overflows float64: "
+                "distances could become infinite"
+            )
+        self._labels = _check_labels(labels, n)
+        self._label_index: dict[Any, int] | str | None = None
         indices = np.ascontiguousarray(indices, dtype=np.int32)
-        wdtype = np.int32 if wmax <= INT32_MAX else np.int64
-        if weights.dtype.kind == "u" and wmax > np.iinfo(np.int64).max:
-            raise InvalidGraphError(f"weight {wmax} exceeds the int64 range")
-        weights = np.ascontiguousarray(weights, dtype=wdtype)
         self._indptr = _readonly(indptr)
         self._indices = _readonly(indices)
         self._weights = _readonly(weights)
@@ -140,9 +261,10 @@ class Graph:
         *,
         name: str = "graph",
         meta: Mapping[str, Any] | None = None,
+        labels: Any = None,
     ) -> Graph:
         """Build from an edge list (``src[i] -> dst[i]`` with ``weights[i]``); order is kept stable
-        within each source node."""
+        within each source node and parallel edges stay separate arcs."""
         src = np.asarray(src)
         dst = np.asarray(dst)
         weights = np.asarray(weights)
@@ -151,7 +273,7 @@ class Graph:
                 f"src, dst and weights must be 1-D of equal length, got shapes "
                 f"{src.shape}, {dst.shape}, {weights.shape}"
             )
-        if not isinstance(n, int | np.integer) or n < 0:
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
             raise InvalidGraphError(f"n must be a non-negative integer, got {n!r}")
         if src.size:
             if not np.issubdtype(src.dtype, np.integer):
@@ -159,52 +281,120 @@ class Graph:
             lo, hi = int(src.min()), int(src.max())
             if lo < 0 or hi >= n:
                 raise InvalidGraphError(f"edge source {lo if lo < 0 else hi} is out of range [0, {n})")
-        order = np.argsort(src, kind="stable")
+        # Validate the weights here, before the reordering copies them and while the message
+        # can still name the edge by its input position.
+        weights = check_weights(weights, lambda e: f"edge {int(src[e])} -> {int(dst[e])} (input #{e})")
         counts = np.bincount(src, minlength=n) if src.size else np.zeros(n, dtype=np.int64)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        return cls(indptr, dst[order], weights[order], name=name, meta=meta)
+        del counts
+        if src.size > 1 and not np.all(src[1:] >= src[:-1]):  # sorted input needs no copy
+            order = np.argsort(src, kind="stable")
+            dst, weights = dst[order], weights[order]
+        return cls(indptr, dst, weights, name=name, meta=meta, labels=labels)
 
     @classmethod
-    def from_scipy(cls, matrix: Any, *, name: str = "graph", meta: Mapping[str, Any] | None = None) -> Graph:
-        """Build from a SciPy sparse matrix: entry (i, j) is an edge i -> j with that weight.
+    def from_scipy(
+        cls,
+        matrix: Any,
+        *,
+        name: str = "graph",
+        meta: Mapping[str, Any] | None = None,
+        labels: Any = None,
+    ) -> Graph:
+        """Build from an adjacency matrix: entry (i, j) is an edge i -> j with that weight.
 
-        Explicitly stored zeros are kept as zero-weight edges.
+        Parameters
+        ----------
+        matrix : SciPy sparse matrix/array, or dense 2-D array_like
+            Sparse input: every stored entry is an edge, explicit zeros included (zero-weight
+            edges), and duplicate entries of a non-canonical matrix stay parallel edges (as the
+            readers keep them), never summed. Dense input follows ``scipy.sparse.csgraph``: 0,
+            ``inf`` and NaN entries mean "no edge".
         """
         import scipy.sparse as sp
 
-        if not sp.issparse(matrix):
-            raise InvalidGraphError(f"expected a SciPy sparse matrix, got {type(matrix).__name__}")
-        if matrix.shape[0] != matrix.shape[1]:
-            raise InvalidGraphError(f"adjacency matrix must be square, got shape {matrix.shape}")
-        csr = sp.csr_matrix(matrix)
-        csr.sort_indices()
-        return cls(csr.indptr, csr.indices, csr.data, name=name, meta=meta)
+        if sp.issparse(matrix):
+            shape = matrix.shape
+        else:
+            try:
+                dense = np.asarray(matrix)
+            except (TypeError, ValueError) as err:
+                raise InvalidGraphError(f"expected a sparse matrix or a 2-D array, got {type(matrix).__name__}") from err
+            if dense.ndim != 2:
+                raise InvalidGraphError(f"adjacency matrix must be 2-D, got shape {dense.shape}")
+            if dense.dtype.kind not in "biuf":
+                raise InvalidGraphError(f"adjacency matrix must hold numbers, got dtype {dense.dtype}")
+            shape = dense.shape
+        if shape[0] != shape[1]:
+            raise InvalidGraphError(f"adjacency matrix must be square, got shape {shape}")
+        if sp.issparse(matrix):
+            coo = sp.coo_array(matrix)  # keeps duplicate entries
+            row, col, data = coo.row, coo.col, np.asarray(coo.data)
+        else:
+            present = dense != 0
+            if dense.dtype.kind == "f":
+                present &= np.isfinite(dense)
+            row, col = np.nonzero(present)
+            data = dense[row, col]
+        order = np.lexsort((col, row))  # stable: duplicates keep their order
+        return cls.from_edges(
+            int(shape[0]), row[order].astype(np.int64), col[order].astype(np.int64), data[order],
+            name=name, meta=meta, labels=labels,
+        )  # fmt: skip
 
     @classmethod
     def from_networkx(
-        cls, g: Any, *, weight: str = "weight", default: int = 1, name: str | None = None
+        cls, g: Any, *, weight: Any = "weight", default: Any = 1, name: str | None = None
     ) -> Graph:
-        """Build from a NetworkX graph. Nodes are numbered in ``g``'s node order; undirected
-        graphs become symmetric directed graphs. Missing weights take ``default``."""
+        """Build from a NetworkX graph, the way NetworkX's shortest-path functions read it.
+
+        Parameters
+        ----------
+        g : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
+            Undirected graphs become symmetric directed graphs.
+        weight : str or callable
+            An edge attribute (missing values take ``default``; of parallel edges in a
+            multigraph the lightest counts), or ``weight(u, v, data)`` returning the weight or
+            None to hide the edge, exactly as ``networkx.dijkstra_path_length`` calls it.
+        default : int or float
+            Weight of edges without the attribute (NetworkX uses 1).
+        name : str, optional
+
+        Returns
+        -------
+        Graph
+            Node ``i`` is the ``i``-th node of ``g.nodes``; :attr:`labels` holds the NetworkX
+            node labels (None when they are exactly 0..n-1 in that order).
+        """
         nodes = list(g.nodes)
         ids = {v: i for i, v in enumerate(nodes)}
         directed = g.is_directed()
+        get = _nx_weight_getter(g, weight, default)
         src, dst, w = [], [], []
-        for u, v, data in g.edges(data=True):
-            wt = data.get(weight, default)
-            src.append(ids[u])
-            dst.append(ids[v])
-            w.append(wt)
-            if not directed and u != v:
-                src.append(ids[v])
-                dst.append(ids[u])
+        pairs = g.adj.items()
+        for u, nbrs in pairs:
+            for v, data in nbrs.items():
+                if not directed and ids[v] < ids[u]:
+                    continue  # each undirected pair once; both arcs added below
+                wt = get(u, v, data)
+                if wt is None:
+                    continue
+                if isinstance(wt, bool) or not isinstance(wt, int | float | np.integer | np.floating):
+                    raise InvalidGraphError(f"weight {wt!r} of edge {u!r} -> {v!r} is not a number")
+                src.append(ids[u])
+                dst.append(ids[v])
                 w.append(wt)
-        w_arr = np.asarray(w) if w else np.zeros(0, dtype=np.int64)
-        if w_arr.size and not np.issubdtype(w_arr.dtype, np.integer):
-            if not np.all(w_arr == np.round(w_arr)):
-                raise InvalidGraphError(f"attribute {weight!r} must hold integer weights")
-            w_arr = w_arr.astype(np.int64)
+                if not directed and u != v:
+                    src.append(ids[v])
+                    dst.append(ids[u])
+                    w.append(wt)
+        try:
+            w_arr = np.asarray(w) if w else np.zeros(0, dtype=np.int64)
+        except OverflowError as err:
+            raise InvalidGraphError(f"a weight exceeds the int64 range: {err}") from err
+        if w_arr.dtype == object:
+            raise InvalidGraphError("a weight exceeds the int64 range")
         return cls.from_edges(
             len(nodes),
             np.asarray(src, dtype=np.int64),
@@ -212,6 +402,7 @@ class Graph:
             w_arr,
             name=name or (g.name or "networkx"),
             meta={"source": "networkx", "directed": directed},
+            labels=nodes,
         )
 
     # -- attributes ------------------------------------------------------------------------------
@@ -235,16 +426,79 @@ class Graph:
 
     @property
     def weights(self) -> np.ndarray:
-        """int32 or int64, shape (m,), non-negative, read-only."""
+        """int32/int64 (integer graphs) or float32/float64 (real weights), shape (m,),
+        non-negative and finite, read-only."""
         return self._weights
+
+    @property
+    def is_float(self) -> bool:
+        """True when the weights are real (float32/float64); distances are then float64."""
+        return self._weights.dtype.kind == "f"
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """The original id of each node, or None when the ids are 0..n-1.
+
+        ndarray, shape (n,), read-only: int64 for files (sorted ascending, e.g. the ids of an
+        edge list or the 1-based ids of DIMACS/METIS/Matrix Market) and integer-labelled NetworkX
+        graphs, object for other NetworkX labels.
+        """
+        return self._labels
+
+    def index_of(self, label: Any) -> int:
+        """The node index of an original id (the identity when :attr:`labels` is None).
+
+        Raises
+        ------
+        InvalidGraphError
+            No node has this id.
+        """
+        labels = self._labels
+        if labels is None or labels.dtype != object:
+            if isinstance(label, bool) or not isinstance(label, int | np.integer):
+                raise InvalidGraphError(f"node id {label!r} is not an integer")
+            key = int(label)
+            if labels is None:
+                if 0 <= key < self.n:
+                    return key
+                raise InvalidGraphError(f"node id {key} is not in the graph (ids are 0..{self.n - 1})")
+        else:
+            key = label
+        if self._label_index is None:
+            if labels.dtype != object and bool(np.all(labels[1:] > labels[:-1])):
+                self._label_index = "sorted"  # ids from files: a binary search, no dict of n ids
+            else:
+                self._label_index = {v: i for i, v in enumerate(labels.tolist())}
+        if self._label_index == "sorted":
+            pos = int(np.searchsorted(labels, key))
+            if pos < self.n and int(labels[pos]) == key:
+                return pos
+            raise InvalidGraphError(f"node id {label!r} is not in the graph")
+        try:
+            return self._label_index[key]
+        except (KeyError, TypeError):
+            raise InvalidGraphError(f"node id {label!r} is not in the graph") from None
+
+    def label_of(self, index: int) -> Any:
+        """The original id of node ``index`` (``index`` itself when :attr:`labels` is None)."""
+        if isinstance(index, bool) or not isinstance(index, int | np.integer) or not 0 <= index < self.n:
+            raise InvalidGraphError(f"node index {index!r} is out of range [0, {self.n})")
+        if self._labels is None:
+            return int(index)
+        value = self._labels[int(index)]
+        return int(value) if isinstance(value, np.integer) else value
 
     @property
     def meta(self) -> Mapping[str, Any]:
         return self._meta
 
     @property
-    def max_weight(self) -> int:
-        return int(self._weights.max()) if self.m else 0
+    def max_weight(self) -> int | float:
+        """The largest weight (int for integer graphs, float for real ones); 0 without edges."""
+        if not self.m:
+            return 0.0 if self.is_float else 0
+        top = self._weights.max()
+        return float(top) if self.is_float else int(top)
 
     def out_degree(self) -> np.ndarray:
         return np.diff(self._indptr)
@@ -254,9 +508,9 @@ class Graph:
 
         Returns
         -------
-        ndarray, int64, shape (n,)
+        ndarray, int64 (float64 for real weights), shape (n,)
         """
-        out = np.full(self.n, -1, dtype=np.int64)
+        out = np.full(self.n, -1, dtype=np.float64 if self.is_float else np.int64)
         deg = self.out_degree()
         has = deg > 0
         if self.m:
@@ -269,7 +523,8 @@ class Graph:
         if self._reverse is None:
             src = np.repeat(np.arange(self.n, dtype=np.int32), self.out_degree())
             rev = Graph.from_edges(
-                self.n, self._indices, src, self._weights, name=f"{self.name}^T", meta=dict(self._meta)
+                self.n, self._indices, src, self._weights, name=f"{self.name}^T",
+                meta=dict(self._meta), labels=self._labels,
             )
             rev._reverse = self
             self._reverse = rev
@@ -287,7 +542,7 @@ class Graph:
                 max_degree=int(deg.max()) if self.n else 0,
                 degree_std=float(deg.std()) if self.n else 0.0,
                 sinks=int((~has).sum()),
-                min_weight=int(self._weights.min()) if self.m else 0,
+                min_weight=(float if self.is_float else int)(self._weights.min()) if self.m else 0,
                 max_weight=self.max_weight,
                 omega_mean=float(omega[has].mean()) if has.any() else 0.0,
             )
@@ -317,6 +572,7 @@ class Graph:
         g._meta = MappingProxyType({**self._meta, **extra})
         g._features = self._features
         g._reverse = None
+        g._labels, g._label_index = self._labels, self._label_index
         return g
 
     def __repr__(self) -> str:
@@ -329,13 +585,34 @@ class Graph:
             np.array_equal(self._indptr, other._indptr)
             and np.array_equal(self._indices, other._indices)
             and np.array_equal(self._weights, other._weights)
+            and self._weights.dtype.kind == other._weights.dtype.kind
+            and _same_labels(self._labels, other._labels)
         )
 
     __hash__ = None  # type: ignore[assignment]
 
 
+def _same_labels(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.all(a == b))
+
+
+def check_seed(seed: Any) -> int:
+    """A seed for ``numpy.random.default_rng``: a non-negative integer, as a Python int.
+
+    Raises
+    ------
+    InvalidGraphError
+        ``seed`` is not an integer (bool included) or is negative.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InvalidGraphError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
 def iter_sources(graph: Graph, count: int, seed: int = 0) -> Iterable[int]:
     """``count`` source nodes drawn uniformly at random (with a seeded generator), as the paper
     does (100 random sources per graph)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     return [int(s) for s in rng.integers(0, graph.n, size=count)]

@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import SSSPError
 from .graph import Graph
-from .result import UNREACHABLE, SSSPResult
+from .result import SSSPResult
 
 
 class VerificationError(SSSPError):
@@ -18,7 +18,8 @@ class VerificationError(SSSPError):
 
 
 def min_edge_weight(graph: Graph, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Weight of the lightest edge ``src[i] -> dst[i]`` for each i; -1 where there is none.
+    """Weight of the lightest edge ``src[i] -> dst[i]`` for each i (int64, or float64 on graphs
+    with real weights); -1 where there is none.
 
     Parallel edges are allowed in a :class:`Graph`, so the tree check must use the lightest one.
     """
@@ -33,7 +34,7 @@ def min_edge_weight(graph: Graph, src: np.ndarray, dst: np.ndarray) -> np.ndarra
     pos = np.searchsorted(ukeys, q)
     pos_c = np.minimum(pos, max(ukeys.size - 1, 0))
     found = (pos < ukeys.size) & (ukeys[pos_c] == q) if ukeys.size else np.zeros(q.size, bool)
-    out = np.full(q.size, -1, dtype=np.int64)
+    out = np.full(q.size, -1, dtype=np.float64 if graph.is_float else np.int64)
     out[found] = uw[pos_c[found]]
     return out
 
@@ -49,7 +50,7 @@ def check_tree(graph: Graph, result: SSSPResult) -> None:
         raise VerificationError(f"result shapes {dist.shape}, {pred.shape} do not match n = {n}")
     if dist[s] != 0 or pred[s] != -1:
         raise VerificationError(f"source {s} has dist {dist[s]} and pred {pred[s]}, expected 0 and -1")
-    reached = dist != UNREACHABLE
+    reached = result.reached
     bad = np.flatnonzero(~reached & (pred != -1))
     if bad.size:
         raise VerificationError(f"unreached node {bad[0]} has predecessor {pred[bad[0]]}")
@@ -85,7 +86,13 @@ def check_tree(graph: Graph, result: SSSPResult) -> None:
 
 
 def check_against(reference: np.ndarray, result: SSSPResult) -> None:
-    """Raise :class:`VerificationError` unless ``result.dist`` equals ``reference`` exactly."""
+    """Raise :class:`VerificationError` unless ``result.dist`` equals ``reference`` exactly
+    (same dtype kind too: integer distances are never compared with float ones)."""
+    if reference.dtype.kind != result.dist.dtype.kind:
+        raise VerificationError(
+            f"{result.algorithm}/{result.variant} on {result.backend}: distances of dtype "
+            f"{result.dist.dtype}, the reference's are {reference.dtype}"
+        )
     diff = np.flatnonzero(reference != result.dist)
     if diff.size:
         v = diff[0]

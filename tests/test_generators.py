@@ -408,3 +408,19 @@ def test_98k_deg2000_time_and_memory() -> None:
     assert r["seconds"] < 60, r
     assert r["extra"] < 2 * r["csr"], r
     assert abs(r["m"] - 98304 * 2000) < SIGMAS * math.sqrt(98304 * 2000)
+
+
+@pytest.mark.parametrize(
+    "kind, kwargs",
+    [
+        ("random", {"size": "1M", "degree": 1e6}),
+        ("martin", {"size": 2**30, "degree": 200}),
+        ("kronecker", {"scale": 30, "edge_factor": 64, "undirected": False}),
+    ],
+)
+def test_requests_larger_than_memory_are_refused_before_allocating(kind, kwargs, monkeypatch):
+    import sssp.generators as gen
+
+    monkeypatch.setattr(gen, "memory_bytes", lambda: 8 << 30)  # an 8 GiB machine
+    with pytest.raises(InvalidGraphError, match=r"more than this machine's 8 GiB of memory"):
+        generate(kind, **kwargs)

@@ -76,8 +76,8 @@ def test_real_graph_counts(rel):
     if "weights" in row["format"]:
         assert g.meta["weights"] == "file"
     else:
-        assert g.meta["weights"] == "random[1,100] seed=0"
-        assert 1 <= w.min() and w.max() <= 100
+        assert g.meta["weights"] == "unit"
+        assert w.min() == w.max() == 1
 
 
 def _pair_set(g: Graph) -> set[tuple[int, int]]:
@@ -92,7 +92,7 @@ def _pair_set(g: Graph) -> set[tuple[int, int]]:
 )
 def test_same_graph_in_two_formats(metis_file, mtx_file):
     assert GRAPHS_DIR.is_dir(), MISSING
-    a, b = _load(metis_file), _load(mtx_file)
+    a, b = (load(GRAPHS_DIR / rel, weights="random") for rel in (metis_file, mtx_file))
     assert a.n == b.n and a.m == b.m
     assert _pair_set(a) == _pair_set(b)
     # Symmetric random weights: equal on both directions, and equal across the two files.
@@ -128,7 +128,7 @@ def test_reference_parse_dimacs_and_snap():
     text = gzip.decompress((GRAPHS_DIR / "snap/ca-GrQc.txt.gz").read_bytes()).decode()
     pairs = [tuple(int(x) for x in ln.split()) for ln in text.splitlines() if ln and ln[0] != "#"]
     g = _load("snap/ca-GrQc.txt.gz")
-    ids = np.asarray(g.meta["node_ids"])
+    ids = g.labels
     assert ids.tolist() == sorted({x for p in pairs for x in p})
     src, dst, _ = g.edges()
     assert sorted(zip(ids[src].tolist(), ids[dst].tolist(), strict=True)) == sorted(pairs)

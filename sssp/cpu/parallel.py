@@ -36,7 +36,7 @@ from typing import Literal
 import numpy as np
 from numba import njit
 
-from ..errors import InvalidGraphError, SSSPError
+from ..errors import SSSPError
 from ..graph import Graph
 from ..result import UNREACHABLE, VARIANTS, SSSPResult
 from .reference import check_source
@@ -54,8 +54,22 @@ Variant = Literal["successors", "predecessors"]
 _CODES = {"martin": 0, "crauser": 1, "crauser-in": 2, "crauser-inout": 3}
 
 
+def _jit(fn):
+    """``numba.njit`` with the on-disk cache when numba can place one, else without it.
+
+    numba refuses to decorate a ``cache=True`` function when it finds no writable cache
+    location (a read-only install with an unwritable HOME and NUMBA_CACHE_DIR); the solvers then
+    compile at each process start instead of failing to import.
+    """
+    try:
+        return njit(cache=True)(fn)
+    except (RuntimeError, OSError) as err:
+        log.debug("numba cache unavailable for %s (%s): compiling without it", fn.__name__, err)
+        return njit(fn)
+
+
 # -- the three per-iteration scans ----------------------------------------------------------------
-@njit(cache=True)
+@_jit
 def _relax_successors(indptr, indices, weights, dist, settled_at, frontier):  # pragma: no cover
     """Frontier nodes (``settled_at == frontier``) push along their out-edges."""
     unsettled = np.int32(UNSETTLED)
@@ -66,12 +80,12 @@ def _relax_successors(indptr, indices, weights, dist, settled_at, frontier):  # 
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
             if settled_at[v] == unsettled:
-                nd = du + np.int64(weights[e])
+                nd = du + weights[e]
                 if nd < dist[v]:
                     dist[v] = nd
 
 
-@njit(cache=True)
+@_jit
 def _relax_predecessors(
     rindptr, rindices, rweights, dist, settled_at, frontier
 ):  # pragma: no cover
@@ -84,17 +98,16 @@ def _relax_predecessors(
         for e in range(rindptr[v], rindptr[v + 1]):
             u = rindices[e]
             if settled_at[u] == frontier:
-                nd = dist[u] + np.int64(rweights[e])
+                nd = dist[u] + rweights[e]
                 if nd < best:
                     best = nd
         dist[v] = best
 
 
-@njit(cache=True)
-def _min_threshold(dist, settled_at, omega, criterion):  # pragma: no cover
-    """(Δ_out, Δ_min) over unsettled nodes with finite distance: min(dist + ω) (INF where ω is
-    INF) and min(dist); INF when there is no such node."""
-    inf = np.int64(INF)
+@_jit
+def _min_threshold(dist, settled_at, omega, criterion, inf):  # pragma: no cover
+    """(Δ_out, Δ_min) over unsettled nodes with finite distance: min(dist + ω) (``inf`` where ω
+    is infinite) and min(dist); ``inf`` when there is no such node."""
     unsettled = np.int32(UNSETTLED)
     delta_out = inf
     delta_min = inf
@@ -113,14 +126,13 @@ def _min_threshold(dist, settled_at, omega, criterion):  # pragma: no cover
     return delta_out, delta_min
 
 
-@njit(cache=True)
-def _update(dist, settled_at, delta_out, delta_min, iota, criterion, iteration):  # pragma: no cover
+@_jit
+def _update(dist, settled_at, delta_out, delta_min, iota, criterion, iteration, inf):  # pragma: no cover
     """Settle unsettled nodes that meet the criterion; returns how many were settled.
 
     OUT (1): dist <= Δ_out; IN (2): dist - ι <= Δ_min; IN+OUT (3): either; Martín (0):
     dist == Δ_min."""
     unsettled = np.int32(UNSETTLED)
-    inf = np.int64(INF)
     count = 0
     for v in range(dist.size):
         if settled_at[v] != unsettled:
@@ -141,12 +153,11 @@ def _update(dist, settled_at, delta_out, delta_min, iota, criterion, iteration):
     return count
 
 
-@njit(cache=True)
-def _predecessors(indptr, indices, weights, dist, settled_at, source):  # pragma: no cover
+@_jit
+def _predecessors(indptr, indices, weights, dist, settled_at, source, inf):  # pragma: no cover
     """The smallest qualifying in-neighbour of every reached node (scanning u in increasing
     order, the first hit is the smallest)."""
     n = dist.size
-    inf = np.int64(INF)
     pred = np.full(n, -1, dtype=np.int32)
     for u in range(n):
         du = dist[u]
@@ -157,18 +168,19 @@ def _predecessors(indptr, indices, weights, dist, settled_at, source):  # pragma
             v = indices[e]
             if v == source or pred[v] != -1:
                 continue
-            if du + np.int64(weights[e]) == dist[v] and su < settled_at[v]:
+            if du + weights[e] == dist[v] and su < settled_at[v]:
                 pred[v] = np.int32(u)
     return pred
 
 
-@njit(cache=True)
+@_jit
 def _solve(
-    indptr, indices, weights, rindptr, rindices, rweights, omega, iota, source, criterion, pull
+    indptr, indices, weights, rindptr, rindices, rweights, omega, iota, source, criterion, pull, dist
 ):  # pragma: no cover
-    """The whole outer loop. Returns (dist, pred, settled_at, iterations, settled_counts)."""
+    """The whole outer loop on ``dist`` (all :data:`INF`, int64, or ``inf``, float64, on entry).
+    Returns (pred, settled_at, iterations, settled_counts)."""
     n = indptr.size - 1
-    dist = np.full(n, np.int64(INF), dtype=np.int64)
+    inf = dist[source]
     settled_at = np.full(n, np.int32(UNSETTLED), dtype=np.int32)
     counts = np.zeros(n + 1, dtype=np.int64)  # counts[i]: nodes settled at iteration i
     dist[source] = 0
@@ -181,16 +193,16 @@ def _solve(
             _relax_predecessors(rindptr, rindices, rweights, dist, settled_at, frontier)
         else:
             _relax_successors(indptr, indices, weights, dist, settled_at, frontier)
-        delta_out, delta_min = _min_threshold(dist, settled_at, omega, criterion)
+        delta_out, delta_min = _min_threshold(dist, settled_at, omega, criterion, inf)
         # The first phase that can settle nothing ends the solve (OUT: Δ_out infinite, only
         # sinks left; the others: nothing reached is unsettled).
         stop = delta_out if criterion == 1 else delta_min
-        if stop == np.int64(INF):
+        if stop == inf:
             break
-        counts[i] = _update(dist, settled_at, delta_out, delta_min, iota, criterion, np.int32(i))
+        counts[i] = _update(dist, settled_at, delta_out, delta_min, iota, criterion, np.int32(i), inf)
         i += 1
-    pred = _predecessors(indptr, indices, weights, dist, settled_at, source)
-    return dist, pred, settled_at, i - 1, counts[:i]
+    pred = _predecessors(indptr, indices, weights, dist, settled_at, source, inf)
+    return pred, settled_at, i - 1, counts[:i]
 
 
 # -- Python front end -----------------------------------------------------------------------------
@@ -205,38 +217,35 @@ def _warm(wdtype: np.dtype, rwdtype: np.dtype) -> None:
         return
     tiny = Graph(np.array([0, 1, 1]), np.array([1]), np.array([1], dtype=key[0]), name="warm")
     rtiny = Graph(np.array([0, 0, 1]), np.array([0]), np.array([1], dtype=key[1]), name="warm^T")
-    om = np.array([1, INF], dtype=np.int64)
-    io = np.array([INF, 1], dtype=np.int64)
+    om = _omega_inf(tiny)
+    io = _omega_inf(rtiny)
     for criterion in _CODES.values():
         for pull in (False, True):
             _solve(
                 tiny.indptr, tiny.indices, tiny.weights,
                 rtiny.indptr, rtiny.indices, rtiny.weights,
-                om, io, 0, criterion, pull,
+                om, io, 0, criterion, pull, _unreached(tiny),
             )  # fmt: skip
     _warmed.add(key)
 
 
-def _omega_inf(graph: Graph) -> np.ndarray:
-    """ω with :data:`INF` (not -1) for nodes without out-edges; int64, shape (n,)."""
-    om = graph.omega()
-    om[om < 0] = INF
-    return om
+def _unreached(graph: Graph) -> np.ndarray:
+    """Fresh distances: :data:`INF` int64 on integer graphs, ``inf`` float64 on real ones.
 
-
-def check_int64_safe(graph: Graph) -> None:
-    """Raise :class:`InvalidGraphError` unless ``max_weight * n < 2**63 - 1``.
-
-    Every distance is at most ``max_weight * (n - 1)``, so every ``dist[u] + w`` and every
-    Crauser term ``dist[v] + omega[v]`` is at most ``max_weight * n``: below this bound int64
-    arithmetic cannot overflow nor collide with the :data:`INF` sentinel.
+    Integer graphs satisfy ``(n + 1) * max_weight < 2**63`` (checked by :class:`Graph`), so
+    every ``dist[u] + w`` and Crauser term ``dist[v] + omega[v]`` stays below :data:`INF`.
     """
-    bound = graph.max_weight * graph.n
-    if bound >= INF:
-        raise InvalidGraphError(
-            f"max_weight * n = {graph.max_weight} * {graph.n} = {bound} does not fit below the "
-            "int64 range: distances could overflow"
-        )
+    if graph.is_float:
+        return np.full(graph.n, np.inf, dtype=np.float64)
+    return np.full(graph.n, INF, dtype=np.int64)
+
+
+def _omega_inf(graph: Graph) -> np.ndarray:
+    """ω with the infinite sentinel (not -1) for nodes without out-edges; shape (n,), of the
+    distances' dtype (int64, or float64 for real weights)."""
+    om = graph.omega()
+    om[om < 0] = np.inf if graph.is_float else INF
+    return om
 
 
 def parallel_dijkstra(
@@ -266,7 +275,8 @@ def parallel_dijkstra(
     Returns
     -------
     SSSPResult
-        ``dist`` int64 shape (n,), ``pred`` int32 shape (n,), ``algorithm=criterion``,
+        ``dist`` shape (n,) (int64 with :data:`INF` for unreached nodes; float64 with ``inf`` on
+        graphs with real weights), ``pred`` int32 shape (n,), ``algorithm=criterion``,
         ``backend="cpu"``, ``iterations`` as in the module docstring, ``timings["total"]``
         (seconds of the compiled call: the loop and the predecessor pass; compilation and the
         reverse graph excluded), and ``stats``:
@@ -284,7 +294,7 @@ def parallel_dijkstra(
     Raises
     ------
     InvalidGraphError
-        Source out of range, or ``max_weight * n`` too large for int64 distances.
+        Source out of range.
     SSSPError
         Unknown ``criterion`` or ``variant``.
     """
@@ -293,18 +303,18 @@ def parallel_dijkstra(
     if variant not in VARIANTS:
         raise SSSPError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     s = check_source(graph, source)
-    check_int64_safe(graph)
     pull = variant == "predecessors"
     rev = graph.reverse() if pull else graph
     _warm(graph.weights.dtype, rev.weights.dtype)
     omega = _omega_inf(graph)
-    iota = _omega_inf(graph.reverse())  # ι: the smallest incoming weight
     crit = _CODES[criterion]
+    iota = _omega_inf(graph.reverse())  # ι: the smallest incoming weight
+    dist = _unreached(graph)
     t0 = time.perf_counter()
-    dist, pred, settled_at, iterations, counts = _solve(
+    pred, settled_at, iterations, counts = _solve(
         graph.indptr, graph.indices, graph.weights,
         rev.indptr, rev.indices, rev.weights,
-        omega, iota, s, crit, pull,
+        omega, iota, s, crit, pull, dist,
     )  # fmt: skip
     total = time.perf_counter() - t0
     iterations = int(iterations)
@@ -312,7 +322,7 @@ def parallel_dijkstra(
     per_iter = counts[1:]
     stats = {
         "settled": int(counts.sum()),
-        "reached": int(np.count_nonzero(dist != INF)),
+        "reached": int(np.count_nonzero(dist != dist.dtype.type(np.inf if graph.is_float else INF))),
         "mean_frontier_share": float(per_iter.mean() / n) if iterations else 0.0,
         "max_frontier": int(per_iter.max()) if iterations else 0,
     }

@@ -9,7 +9,8 @@ Three things separate a :class:`Graph` from what ``scipy.sparse.csgraph`` expect
   sparse matrix as an edge of weight 0 (only dense inputs read zeros as "no edge"). We pass a
   sparse matrix whose zeros are explicitly stored, never a dense one, and the tests check
   zero-weight edges and zero-weight cycles against an independent solver.
-* **Integer distances.** SciPy computes in float64, which is exact for integers up to 2**53.
+* **Integer distances.** SciPy computes in float64, which is exact for integers up to 2**53
+  (graphs with real weights get SciPy's float64 distances as they are, ``inf`` when unreached).
   Every tentative distance SciPy forms is at most ``max_weight * n``; when that bound exceeds
   2**53 we refuse the graph (:class:`~sssp.errors.InvalidGraphError`) instead of returning
   rounded distances. Use :func:`sssp.cpu.parallel.martin` (exact int64 arithmetic) for such
@@ -75,7 +76,8 @@ def min_weight_csr(graph: Graph) -> csr_array:
         return mat
     src, dst, w = graph.edges()
     key = src.astype(np.int64) * n + dst
-    if n == 0 or (n * n) * (graph.max_weight + 1) < 2**63:
+    # One int64 key needs integer weights; real weights take the two-key sort.
+    if n == 0 or (not graph.is_float and (n * n) * (graph.max_weight + 1) < 2**63):
         order = np.argsort(key * (graph.max_weight + 1) + w)  # one int64 key: (u, v), then weight
     else:
         order = np.lexsort((w, key))  # by key, then lightest weight first
@@ -106,7 +108,8 @@ def dijkstra(graph: Graph, source: int) -> SSSPResult:
     Returns
     -------
     SSSPResult
-        ``dist`` int64 shape (n,) (:data:`~sssp.result.UNREACHABLE` for unreached nodes),
+        ``dist`` shape (n,): int64 (:data:`~sssp.result.UNREACHABLE` for unreached nodes), or
+        float64 (``inf``) on graphs with real weights,
         ``pred`` int32 shape (n,) (-1 for the source and unreached nodes), ``algorithm="dijkstra"``,
         ``variant="successors"``, ``backend="cpu"``, ``iterations`` = number of reached nodes,
         ``timings={"total": seconds}`` (the SciPy call and conversions, not the edge reduction).
@@ -114,12 +117,13 @@ def dijkstra(graph: Graph, source: int) -> SSSPResult:
     Raises
     ------
     InvalidGraphError
-        If ``source`` is out of range, or ``max_weight * n > 2**53`` (float64 would not be exact).
+        If ``source`` is out of range, or an integer graph has ``max_weight * n > 2**53``
+        (float64 would not be exact).
     """
     s = check_source(graph, source)
     n = graph.n
     bound = graph.max_weight * n
-    if bound > FLOAT_EXACT_LIMIT:
+    if not graph.is_float and bound > FLOAT_EXACT_LIMIT:
         raise InvalidGraphError(
             f"max_weight * n = {graph.max_weight} * {n} = {bound} exceeds 2**53: SciPy's float64 "
             "Dijkstra would not be exact; use the martin/crauser CPU solvers instead"
@@ -128,8 +132,11 @@ def dijkstra(graph: Graph, source: int) -> SSSPResult:
     t0 = time.perf_counter()
     fdist, fpred = _scipy_dijkstra(mat, directed=True, indices=s, return_predecessors=True)
     reached = np.isfinite(fdist)
-    dist = np.full(n, UNREACHABLE, dtype=np.int64)
-    dist[reached] = fdist[reached].astype(np.int64)
+    if graph.is_float:
+        dist = np.asarray(fdist, dtype=np.float64)
+    else:
+        dist = np.full(n, UNREACHABLE, dtype=np.int64)
+        dist[reached] = fdist[reached].astype(np.int64)
     pred = np.where(fpred < 0, -1, fpred).astype(np.int32)
     total = time.perf_counter() - t0
     iterations = int(reached.sum())

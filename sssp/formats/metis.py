@@ -8,7 +8,10 @@ count: a blank line is a vertex without neighbours), vertex ``i`` on the ``i``-t
 ``fmt`` has up to three digits ``abc`` (leading zeros optional): ``c = 1`` edge weights (the list
 becomes ``v w v w ...``), ``b = 1`` ``ncon`` vertex weights (default 1) at the start of each line,
 ``a = 1`` one vertex size at the start of each line (before the weights). Vertex sizes and
-weights are validated as integers and skipped. Edge weights must be non-negative integers.
+weights are validated as integers and skipped. Edge weights must be non-negative: integers, or
+real numbers (``0.5``; a file that writes any gives a graph with float64 weights). The graph's
+labels are the file's ids 1..n. The file is read in blocks
+(:func:`~sssp.formats._text.iter_texts`).
 
 The graph is undirected: every edge is listed from both ends, so ``m`` counts undirected edges
 and the directed graph has one arc per neighbour entry. Self-loops: a self-loop ``{v, v}`` is
@@ -23,11 +26,26 @@ check (and equal weights on both directions) is not made.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
-from ._text import EdgeList, Text, check_node_count, first_bad
+from ..errors import GraphFormatError
+from ._text import (
+    EdgeList,
+    HeaviestWeight,
+    Text,
+    Tokens,
+    check_node_count,
+    compact_ids,
+    first_bad,
+    iter_texts,
+    join,
+    join_weights,
+    one_based,
+)
 
 __all__ = ["parse"]
 
@@ -35,146 +53,209 @@ _COMMENT = ord("%")
 _VALID_FMT = {0, 1, 10, 11, 100, 101, 110, 111}
 
 
-def parse(data: bytes, path: str | Path | None = None) -> EdgeList:
+@dataclass
+class _Header:
+    n: int
+    m: int
+    fmt: int
+    ncon: int
+    line: int
+
+    @property
+    def has_ewgt(self) -> bool:
+        return self.fmt % 10 == 1
+
+    @property
+    def skip(self) -> int:
+        """Leading fields of a vertex line before its neighbours: size, then ncon weights."""
+        return self.fmt // 100 + (self.ncon if (self.fmt // 10) % 10 else 0)
+
+
+def _header(text: Text, toks: Tokens, h: int) -> _Header:
+    k = int(toks.line_counts[h])
+    if k < 2 or k > 4:
+        raise text.error(f"header must be 'n m [fmt [ncon]]', got {k} field(s): {text.line_text(h)!r}", row=h)
+    values = toks.check_integral(text, np.arange(k), "header field")
+    header = [int(v) for v in values]
+    n, m = header[0], header[1]
+    fmt = header[2] if k > 2 else 0
+    line = text.line_base + h + 1
+    if m < 0:
+        raise text.error(f"edge count m = {m} is negative", row=h)
+    check_node_count(n, None, text.path, line=line)
+    if fmt not in _VALID_FMT:
+        raise text.error(f"invalid fmt {fmt}: expected up to three 0/1 digits 'abc'", row=h)
+    ncon = header[3] if k > 3 else 1
+    if ncon < 1:
+        raise text.error(f"ncon = {ncon} must be at least 1", row=h)
+    return _Header(n, m, fmt, ncon, line)
+
+
+def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList:
     """Parse METIS text into arcs.
 
     Parameters
     ----------
-    data : bytes
-        The decompressed file content.
+    source : bytes or binary file
+        The decompressed file content, or a stream of it.
     path : str or Path, optional
         Named in error messages.
 
     Returns
     -------
     EdgeList
-        ``n`` nodes; int64 0-based ``src``/``dst`` with both directions of every edge, in file
-        order (``src`` non-decreasing); int64 ``weights`` when ``fmt`` has ``c = 1``, else None;
-        ``directed_from = "undirected"``; meta with ``fmt`` (3-digit string) and ``self_loops``.
+        ``n`` nodes; int32 0-based ``src``/``dst`` with both directions of every edge, in file
+        order (``src`` non-decreasing); int64 (or float64) ``weights`` when ``fmt`` has
+        ``c = 1``, else None; ``directed_from = "undirected"``; meta with ``fmt`` (3-digit
+        string), ``self_loops`` and ``undirected_edges``; ``labels`` 1..n.
 
     Raises
     ------
     GraphFormatError
-        Empty file, bad header, non-integer token, too few or too many vertex lines, a line
-        whose token count does not fit ``fmt``, neighbour id outside ``[1, n]``, negative edge
-        weight, ``m`` disagreeing with the neighbour lists, or asymmetric degrees.
+        Empty file, bad header, a token that is not a number, a real number where an integer
+        belongs, too few or too many vertex lines, a line whose token count does not fit
+        ``fmt``, neighbour id outside ``[1, n]``, negative edge weight, ``m`` disagreeing with
+        the neighbour lists, or asymmetric degrees.
     """
-    text = Text(data, path)
-    comment = text.first_bytes() == _COMMENT
-    text.blank_lines(comment)
-    toks = text.tokenize()
-    counts = toks.line_counts
-    values = toks.values
-
-    # -- header ---------------------------------------------------------------------------------
-    h = first_bad(counts > 0)
-    if h is None:
-        raise text.error("empty file: no METIS header line 'n m [fmt [ncon]]'")
-    k = int(counts[h])
-    hline = h + 1
-    if k < 2 or k > 4:
-        raise text.error(
-            f"header must be 'n m [fmt [ncon]]', got {k} field(s): {text.line_text(h)!r}", row=h
-        )
-    header = [int(v) for v in values[:k]]
-    n, m = header[0], header[1]
-    fmt = header[2] if k > 2 else 0
-    if m < 0:
-        raise text.error(f"edge count m = {m} is negative", row=h)
-    check_node_count(n, len(data), path, line=hline)
-    if fmt not in _VALID_FMT:
-        raise text.error(f"invalid fmt {fmt}: expected up to three 0/1 digits 'abc'", row=h)
-    has_size, has_vwgt, has_ewgt = fmt // 100, (fmt // 10) % 10, fmt % 10
-    ncon = header[3] if k > 3 else 1
-    if ncon < 1:
-        raise text.error(f"ncon = {ncon} must be at least 1", row=h)
-    skip = has_size + (ncon if has_vwgt else 0)
-
-    # -- vertex lines ---------------------------------------------------------------------------
-    body = np.flatnonzero(~comment[h + 1 :]) + (h + 1)
-    if body.size < n:
-        raise text.error(
-            f"truncated: the header declares n = {n} vertex lines but only {body.size} follow",
-            row=h,
-        )
-    extra = body[n:]
-    bad = first_bad(counts[extra] > 0)
-    if bad is not None:
-        raise text.error(
-            f"more vertex lines than the n = {n} declared in the header (line {hline})",
-            row=int(extra[bad]),
-        )
-    vlines = body[:n]
-    vcount = counts[vlines]
-    body_values = values[k:]
-
-    rem = vcount - skip
-    bad = first_bad(rem < 0)
-    if bad is not None:
-        raise text.error(
-            f"vertex {bad + 1} has {int(vcount[bad])} field(s) but fmt {fmt:03d} needs {skip} "
-            f"leading vertex size/weight field(s)",
-            row=int(vlines[bad]),
-        )
-    if has_ewgt:
-        bad = first_bad(rem % 2 != 0)
+    hd: _Header | None = None
+    seen = 0  # vertex lines read so far
+    nbytes = 0
+    deg_parts: list[np.ndarray] = []
+    dst_parts: list[np.ndarray] = []
+    w_parts: list[np.ndarray] = []
+    vline_parts: list[np.ndarray] = []  # file line of each vertex (for messages)
+    heaviest = HeaviestWeight()
+    for text in iter_texts(source, path):
+        nbytes += len(text.data)
+        comment = text.first_bytes() == _COMMENT
+        text.blank_lines(comment)
+        toks = text.tokenize(allow_float=True)
+        counts = toks.line_counts
+        first_row = first_tok = 0
+        if hd is None:
+            h = first_bad(counts > 0)
+            if h is None:
+                continue
+            hd = _header(text, toks, h)
+            first_row, first_tok = h + 1, int(counts[h])
+        body = np.flatnonzero(~comment[first_row:]) + first_row
+        take = min(body.size, hd.n - seen)
+        vlines, extra = body[:take], body[take:]
+        bad = first_bad(counts[extra] > 0)
         if bad is not None:
             raise text.error(
-                f"vertex {bad + 1}: odd number ({int(rem[bad])}) of fields in its "
-                f"'neighbour weight' list (fmt {fmt:03d})",
-                row=int(vlines[bad]),
+                f"more vertex lines than the n = {hd.n} declared in the header (line {hd.line})",
+                row=int(extra[bad]),
             )
-    degree = rem // 2 if has_ewgt else rem
-    src = np.repeat(np.arange(n, dtype=np.int64), degree)
-    weights = None
-    if skip == 0 and not has_ewgt:
-        dst = body_values - 1
-    else:
-        pos = np.arange(body_values.size, dtype=np.int64) - np.repeat(np.cumsum(vcount) - vcount, vcount)
-        q = pos - skip
-        if has_ewgt:
-            dst = body_values[(q >= 0) & (q % 2 == 0)] - 1
-            weights = body_values[(q >= 0) & (q % 2 == 1)]
-        else:
-            dst = body_values[q >= 0] - 1
-    bad = first_bad((dst < 0) | (dst >= n))
-    if bad is not None:
-        v = int(src[bad])
-        raise text.error(
-            f"neighbour id {int(dst[bad]) + 1} of vertex {v + 1} is out of range [1, {n}]",
-            row=int(vlines[v]),
+        if take == 0:
+            continue
+        degree, dst, weights, wrows = _vertex_lines(text, toks, hd, vlines, first_tok, seen)
+        seen += take
+        deg_parts.append(degree)
+        dst_parts.append(dst)
+        vline_parts.append((vlines + text.line_base + 1).astype(np.int64))
+        if weights is not None:
+            w_parts.append(weights)
+            heaviest.update(text, weights, wrows)
+    if hd is None:
+        raise GraphFormatError(path, "empty file: no METIS header line 'n m [fmt [ncon]]'")
+    if seen < hd.n:
+        raise GraphFormatError(
+            path, f"truncated: the header declares n = {hd.n} vertex lines but only {seen} follow",
+            line=hd.line,
         )
-    if weights is not None:
-        bad = first_bad(weights < 0)
-        if bad is not None:
-            v = int(src[bad])
-            raise text.error(
-                f"negative edge weight {int(weights[bad])} on edge {v + 1} -- {int(dst[bad]) + 1}",
-                row=int(vlines[v]),
-            )
-
-    # -- counts ---------------------------------------------------------------------------------
+    check_node_count(hd.n, nbytes, path, line=hd.line)
+    heaviest.check(hd.n, path)
+    n = hd.n
+    degree = join(deg_parts, np.int64)
+    dst = join(dst_parts)
+    vline = join(vline_parts, np.int64)
+    src = np.repeat(np.arange(n, dtype=np.int32), degree)
     entries = int(dst.size)
     loops = int(np.count_nonzero(src == dst))
-    if 2 * m not in (entries + loops, entries):
-        raise text.error(
-            f"the header declares m = {m} edges but the vertex lines hold {entries} neighbour "
-            f"entries with {loops} self-loop(s); expected 2m - loops = {2 * m - loops} entries",
-            row=h,
+    if 2 * hd.m not in (entries + loops, entries):
+        raise GraphFormatError(
+            path,
+            f"the header declares m = {hd.m} edges but the vertex lines hold {entries} neighbour "
+            f"entries with {loops} self-loop(s); expected 2m - loops = {2 * hd.m - loops} entries",
+            line=hd.line,
         )
     indeg = np.bincount(dst, minlength=n) if n else np.zeros(0, dtype=np.int64)
     bad = first_bad(indeg != degree)
     if bad is not None:
-        raise text.error(
+        raise GraphFormatError(
+            path,
             f"not undirected: vertex {bad + 1} lists {int(degree[bad])} neighbour(s) but appears "
             f"in {int(indeg[bad])} neighbour list(s)",
-            row=int(vlines[bad]),
+            line=int(vline[bad]),
         )
     return EdgeList(
         n=n,
         src=src,
         dst=dst,
-        weights=weights,
+        weights=join_weights(w_parts) if hd.has_ewgt else None,
         directed_from="undirected",
-        meta={"fmt": f"{fmt:03d}", "self_loops": loops, "undirected_edges": m},
+        meta={"fmt": f"{hd.fmt:03d}", "self_loops": loops, "undirected_edges": hd.m},
+        labels=one_based(n),
     )
+
+
+def _vertex_lines(
+    text: Text, toks: Tokens, hd: _Header, vlines: np.ndarray, first_tok: int, seen: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """Degrees (int64), 0-based neighbours (int32), weights (or None) and the block row of
+    each weight, for the vertex lines ``vlines`` of one block (vertices ``seen``, ``seen + 1``,
+    ...); their tokens start at ``first_tok``."""
+    vcount = toks.line_counts[vlines]
+    skip, n = hd.skip, hd.n
+    ntok = int(vcount.sum())
+    idx = np.arange(first_tok, first_tok + ntok, dtype=np.int64)
+    rem = vcount - skip
+    bad = first_bad(rem < 0)
+    if bad is not None:
+        raise text.error(
+            f"vertex {seen + bad + 1} has {int(vcount[bad])} field(s) but fmt {hd.fmt:03d} needs "
+            f"{skip} leading vertex size/weight field(s)",
+            row=int(vlines[bad]),
+        )
+    if hd.has_ewgt:
+        bad = first_bad(rem % 2 != 0)
+        if bad is not None:
+            raise text.error(
+                f"vertex {seen + bad + 1}: odd number ({int(rem[bad])}) of fields in its "
+                f"'neighbour weight' list (fmt {hd.fmt:03d})",
+                row=int(vlines[bad]),
+            )
+    degree = rem // 2 if hd.has_ewgt else rem
+    weights = None
+    if skip == 0 and not hd.has_ewgt:
+        nbr = idx
+    else:
+        pos = np.arange(ntok, dtype=np.int64) - np.repeat(np.cumsum(vcount) - vcount, vcount)
+        q = pos - skip
+        if skip:
+            toks.check_integral(text, idx[q < 0], "vertex size/weight")
+        if hd.has_ewgt:
+            nbr = idx[(q >= 0) & (q % 2 == 0)]
+            weights = np.ascontiguousarray(toks.values[idx[(q >= 0) & (q % 2 == 1)]])
+        else:
+            nbr = idx[q >= 0]
+    dst = toks.check_integral(text, nbr, "neighbour id") - 1
+    local_src = np.repeat(np.arange(vlines.size, dtype=np.int64), degree)
+    bad = first_bad((dst < 0) | (dst >= n))
+    if bad is not None:
+        v = int(local_src[bad])
+        raise text.error(
+            f"neighbour id {int(dst[bad]) + 1} of vertex {seen + v + 1} is out of range [1, {n}]",
+            row=int(vlines[v]),
+        )
+    if weights is not None:
+        bad = first_bad(weights < 0)
+        if bad is not None:
+            v = int(local_src[bad])
+            raise text.error(
+                f"negative edge weight {weights[bad].item()} on edge {seen + v + 1} -- {int(dst[bad]) + 1}",
+                row=int(vlines[v]),
+            )
+    wrows = vlines[local_src] if weights is not None else vlines[:0]
+    return degree.astype(np.int64), compact_ids(dst), weights, wrows

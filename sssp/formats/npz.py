@@ -8,6 +8,8 @@ Layout (``np.savez_compressed``, read with ``allow_pickle=False``):
 - ``meta_arrays``: 0-d unicode array, a JSON list of the keys of ``meta`` that hold NumPy
   arrays; the ``i``-th is stored as ``meta_array_{i}`` (so e.g. SNAP ``node_ids`` round-trip
   with their dtype);
+- ``labels`` (optional): the graph's node labels (:attr:`~sssp.graph.Graph.labels`), int64, or
+  unicode for string labels; absent when the ids are 0..n-1;
 - ``format_version``: 0-d int64, currently 1.
 
 ``meta`` values must be JSON-serialisable (str, int, float, bool, None, lists/dicts of those) or
@@ -91,6 +93,13 @@ def write(graph: Graph, path: str | Path, *, compress: bool = True) -> None:
     }
     for i, value in enumerate(arrays.values()):
         payload[f"meta_array_{i}"] = np.asarray(value)
+    if graph.labels is not None:
+        labels = graph.labels
+        if labels.dtype == object:
+            if not all(isinstance(v, str) for v in labels.tolist()):
+                raise GraphFormatError(path, "node labels other than integers and strings cannot be saved")
+            labels = np.array(labels.tolist(), dtype=np.str_)
+        payload["labels"] = labels
     saver = np.savez_compressed if compress else np.savez
     try:
         with open(path, "wb") as fh:
@@ -139,12 +148,17 @@ def read(data: bytes, path: str | Path | None = None) -> Graph:
                 arr = npz[f"meta_array_{i}"]
                 arr.flags.writeable = False
                 meta[str(key)] = arr
+            labels = npz["labels"] if "labels" in npz.files else None
+            if labels is not None and labels.dtype.kind == "U":
+                labels = labels.astype(object)
+            elif labels is not None and labels.dtype.kind not in "iu":
+                raise GraphFormatError(path, f"labels of dtype {labels.dtype} are not node ids")
     except GraphFormatError:
         raise
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError, zipfile.BadZipFile,
             json.JSONDecodeError, NotImplementedError, RuntimeError) as err:
         raise GraphFormatError(path, f"corrupt .npz graph archive: {err}") from err
     try:
-        return Graph(indptr, indices, weights, name=name, meta=meta)
+        return Graph(indptr, indices, weights, name=name, meta=meta, labels=labels)
     except InvalidGraphError as err:
         raise GraphFormatError(path, f"stored arrays are not a valid graph: {err}") from err
