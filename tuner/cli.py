@@ -9,6 +9,10 @@ Examples::
     tune report --format latex                      # Table 1 from the database
     tune show
     tune export -o results.json
+    tune import results.json                        # add an export (with its trials)
+    tune upgrade --db URL                           # migrate an older database's tables
+    tune --all --devices 0,1                        # one worker process per GPU
+    tune --replay --all --workers 4 --db postgresql+psycopg://host/tuning   # shared by workers
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--replay", action="store_true", help="replay recorded measurements (no GPU needed)")
     p.add_argument("--cache-dir", help="where Kernel Tuner's cache files go")
+    p.add_argument("--workers", type=int, help="worker processes sharing the classes through the database")
+    p.add_argument("--devices", help="GPU ordinals, one worker each, e.g. 0,1")
     p.add_argument("-v", "--verbose", action="count", default=0)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -57,6 +63,7 @@ def _report_parser(name: str) -> argparse.ArgumentParser:
     p.add_argument("--device", help="only this device (name)")
     p.add_argument("--db", help="SQLAlchemy URL of the tuning database")
     p.add_argument("-o", "--output", help="(export) JSON file to write")
+    p.add_argument("file", nargs="?", help="(import) JSON export to read")
     p.add_argument("--debug", action="store_true")
     return p
 
@@ -103,6 +110,22 @@ def run(args) -> int:
                        sources=args.sources, algorithm=args.algorithm, variant=args.variant,
                        seed=args.seed, device=args.device, replay=args.replay)
     label = " [REPLAY of recorded measurements]" if args.replay else ""
+    if args.workers is not None or args.devices:
+        from . import workers
+
+        devices = workers.parse_devices(args.devices)
+        if args.graph or (args.workers is not None and args.workers < 1):
+            raise SSSPError("--workers/--devices need --all or --graph-class, and at least 1 worker")
+        classes = _classes(args)
+        t_all = time.perf_counter()
+        workers.run_pool(classes, opts, args.db, workers=args.workers, devices=devices,
+                         cache_dir=args.cache_dir)
+        done = [b for b in store.all_best() if b.graph_class in classes and b.replay == args.replay]
+        print(f"# {len(classes)} class(es) in {time.perf_counter() - t_all:.1f} s by "
+              f"{args.workers or len(devices)} worker(s){label}", flush=True)
+        if len(done) > 1:
+            print(report.table1(done, fmt="md"))
+        return 0
     jobs: list[tuple[GraphClass, object, str]] = []
     if args.graph:
         import sssp
@@ -143,6 +166,14 @@ def report_cmd(name: str, args) -> int:
     from . import report
 
     store = Store(args.db)
+    if name == "upgrade":
+        print(f"{store.url}: schema revision {store.upgrade()}", file=sys.stderr)
+        return 0
+    if name == "import":
+        if not args.file:
+            raise SystemExit("tune import: error: the JSON file to import is required")
+        print(f"{args.file}: {store.import_json(args.file)} records written", file=sys.stderr)
+        return 0
     if name == "export":
         if not args.output:
             raise SystemExit("tune export: error: -o/--output is required")
@@ -163,7 +194,13 @@ def report_cmd(name: str, args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    sub = argv[0] if argv and argv[0] in ("report", "show", "export") else None
+    sub = argv[0] if argv and argv[0] in ("report", "show", "export", "import", "upgrade") else None
+    import signal
+
+    def _interrupt(signum, frame):
+        raise KeyboardInterrupt  # unwind: runs stored as interrupted, temporary folders removed
+
+    signal.signal(signal.SIGTERM, _interrupt)
     args = _report_parser(sub).parse_args(argv[1:]) if sub else _run_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING - 10 * getattr(args, "verbose", 0),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
