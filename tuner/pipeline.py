@@ -321,7 +321,9 @@ def tune_class(
             wall = time.perf_counter() - t0
             store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall)
             if stored is None:
-                raise TuningError(f"{graph_class}: nothing to store (no end-to-end figures)")
+                raise TuningError(f"{graph_class}: a partial replay ({', '.join(opts.kernels)}) has no "
+                                  f"recorded end-to-end figures for {tuned}, and the database holds "
+                                  "no configuration of this class to complete: replay all kernels")
             return TuneOutcome(stored, run.id, resumed, wall, len(store.trials(run.id)))
         d_ms, t_ms, spread = figures
         speedup = d_ms / t_ms
