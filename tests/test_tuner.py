@@ -184,3 +184,58 @@ def test_resolution_exact_nearest_default():
     rec, src = pick([], far)
     assert rec is None and src is ConfigSource.DEFAULT
     assert LaunchConfig.default().relax.label == "256-N"
+
+
+def _h200(rec):
+    from sssp.gpu.device import DeviceInfo
+
+    d = rec.device
+    cc = tuple(int(x) for x in d.compute_capability.split("."))
+    return DeviceInfo(0, d.name, d.uuid, cc, d.sm_count, 0, d.driver_version, d.cuda_version, "0000:00:00.0")
+
+
+def test_tuned_lookup_reads_a_read_only_database_and_falls_back_from_a_broken_one(tmp_path):
+    import kernels
+    from sssp.graph import Graph
+    from sssp.tuned import resolve_config
+
+    rec = RECORDED[0]
+    if rec.kernel_version.digest != kernels.digest():
+        pytest.skip("the shipped results are of other kernel sources than these")
+    g = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], [5, 6, 7])  # its class is the nearest one's
+    path = tmp_path / "t.sqlite"
+    with Store(f"sqlite:///{path}") as store:
+        store.put_best(dataclasses.replace(rec, run_id=None))
+    config, source, _ = resolve_config(g, _h200(rec), db=f"sqlite:///file:{path}?mode=ro&uri=true")
+    assert source is not ConfigSource.DEFAULT and config == rec.config
+    path.write_bytes(b"")  # truncated
+    with pytest.warns(RuntimeWarning, match=f"using the default.*{path}"):
+        config, source, _ = resolve_config(g, _h200(rec), db=str(path))
+    assert source is ConfigSource.DEFAULT and config == LaunchConfig.default()
+
+
+def test_tune_report_refuses_a_db_value_that_is_no_database(tmp_path, monkeypatch, capsys):
+    from tuner.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--db", "garbage"]) == 1
+    err = capsys.readouterr().err
+    assert "'garbage' is neither a database URL nor an existing file" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # no SQLite file named garbage
+
+
+def test_tune_report_and_show_from_a_read_only_database(tmp_path, capsys):
+    from tuner.cli import main
+
+    path = tmp_path / "r.sqlite"
+    with Store(f"sqlite:///{path}") as store:
+        for rec in RECORDED:
+            store.put_best(dataclasses.replace(rec, run_id=None))
+    ro = f"sqlite:///file:{path}?mode=ro&uri=true"
+    before = path.read_bytes()
+    assert main(["report", "--db", ro]) == 0
+    assert report.table1(list(RECORDED), fmt="md") in capsys.readouterr().out
+    assert main(["show", "--db", ro]) == 0
+    assert "NVIDIA H200" in capsys.readouterr().out
+    assert path.read_bytes() == before

@@ -347,12 +347,12 @@ def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device: str | 
         One row per record (sorted by device, class, algorithm): device, class, algorithm/variant,
         the relax/min/update configurations in effect (``record.config``: what
         ``solve(tuned=True)`` runs), the search's picks (``record.tuned_config``), speedup,
-        replay flag and update time (UTC, to the second).
+        replay flag, update time (UTC, to the second) and the structural options.
     """
     _check_fmt(fmt)
     selected = sorted(_select(records, device=device, algorithm=None, variant=None), key=_record_sort_key)
     header = ("device", "class", "algorithm", "relax", "min", "update", "tuned picks",
-              f"speedup ({TIMES})", "replay", "updated")
+              f"speedup ({TIMES})", "replay", "updated", "options")
     rows = tuple(
         (
             r.device.name,
@@ -365,6 +365,7 @@ def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device: str | 
             _speedup(r.speedup, plain=fmt == "csv"),
             "replay" if r.replay else "",
             r.updated_at.isoformat(sep=" ", timespec="seconds"),
+            " ".join(f"{k}={v}" for k, v in sorted(r.options.items())),
         )
         for r in selected
     )
