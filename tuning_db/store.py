@@ -14,16 +14,14 @@ measurements shipped in ``tuning_db/data/*.json``.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,6 +30,7 @@ from sssp.classes import GraphClass
 from sssp.errors import StoreError
 
 from . import schema, studies, transfer
+from .bests import BestsMixin
 from .engine import (
     ENV_VAR,
     check_sqlite_file,
@@ -45,10 +44,10 @@ from .engine import (
     sqlite_file,
     writable,
 )
-from .mapping import best_record, device_record, fill_best, run_record
-from .models import BestConfig, Device, GraphClassRow, KernelVersion, TuningRun, utcnow
-from .records import BestRecord, DeviceRecord, KernelVersionRecord, RunKey, RunRecord, RunStatus
-from .records import TrialRecord as TrialRecord
+from .models import Device, GraphClassRow, KernelVersion
+from .records import DeviceRecord, KernelVersionRecord
+from .runs import RunsMixin, advisory_lock
+from .trials import TrialsMixin
 
 if TYPE_CHECKING:
     import optuna
@@ -57,11 +56,10 @@ __all__ = ["Store", "open_store"]
 
 logger = logging.getLogger(__name__)
 
-_OPEN_STATUSES = (RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value)
 _T = TypeVar("_T")
 
 
-class Store:
+class Store(RunsMixin, TrialsMixin, BestsMixin):
     """The tuning database.
 
     Parameters
@@ -190,7 +188,7 @@ class Store:
         def create(session: Session) -> bool:
             conn = session.connection()
             if self._url.get_backend_name() == "postgresql":
-                _advisory_lock(session, "create")
+                advisory_lock(session, "create")
             if schema.check(conn, self._where) != "new":  # another process created it meanwhile
                 return False
             schema.upgrade(conn)
@@ -289,335 +287,6 @@ class Store:
             session.flush()
         return row
 
-    def _run_row(self, session: Session, run_id: int) -> TuningRun:
-        row = session.get(TuningRun, run_id)
-        if row is None:
-            raise StoreError(f"{self._where} has no tuning run with id {run_id}")
-        return row
-
-    @staticmethod
-    def _key_clauses(key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow) -> list[Any]:
-        return [
-            TuningRun.device_id == dev.id,
-            TuningRun.kernel_version_id == kv.id,
-            TuningRun.graph_class_id == gc.id,
-            TuningRun.algorithm == key.algorithm,
-            TuningRun.variant == key.variant,
-            TuningRun.kernel == key.kernel,
-            TuningRun.strategy == key.strategy,
-            TuningRun.instance == key.instance,
-            TuningRun.replay == key.replay,
-        ]
-
-    def _key_rows(self, session: Session, key: RunKey) -> tuple[Device, KernelVersion, GraphClassRow]:
-        return (
-            self._device_row(session, key.device, update=True),
-            self._kernel_version_row(session, key.kernel_version),
-            self._class_row(session, key.graph_class),
-        )
-
-    @staticmethod
-    def _new_run(key: RunKey, rows: tuple[Device, KernelVersion, GraphClassRow], *, budget: int | None,
-                 seed: int, owner: str) -> TuningRun:
-        dev, kv, gc = rows
-        now = utcnow()
-        return TuningRun(
-            device=dev, kernel_version=kv, graph_class=gc, algorithm=key.algorithm,
-            variant=key.variant, kernel=key.kernel, strategy=key.strategy, instance=key.instance,
-            replay=key.replay, budget=budget, seed=seed, status=RunStatus.RUNNING.value,
-            started_at=now, owner=owner, heartbeat_at=now,
-        )
-
-    # -- runs ---------------------------------------------------------------------------------
-
-    def open_run(self, key: RunKey, *, budget: int | None, seed: int,
-                 owner: str = "") -> tuple[RunRecord, bool]:
-        """Resume the newest unfinished run of ``key``, or start a new one.
-
-        A resumed run keeps its own seed (see the returned record) and takes the new ``budget``.
-
-        Returns
-        -------
-        (RunRecord, bool)
-            The run, now ``RUNNING``, and whether it was resumed.
-        """
-
-        def work(session: Session) -> tuple[RunRecord, bool]:
-            rows = self._key_rows(session, key)
-            stmt = (
-                select(TuningRun)
-                .where(*self._key_clauses(key, *rows), TuningRun.status.in_(_OPEN_STATUSES))
-                .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
-                .limit(1)
-            )
-            row = session.scalars(stmt).first()
-            if row is not None:
-                _take(row, budget, owner)
-                session.flush()
-                logger.info("resuming tuning run %d (%s)", row.id, key.graph_class)
-                return run_record(row), True
-            row = self._new_run(key, rows, budget=budget, seed=seed, owner=owner)
-            session.add(row)
-            session.flush()
-            logger.info("started tuning run %d (%s)", row.id, key.graph_class)
-            return run_record(row), False
-
-        return self._transact(work)
-
-    def claim_run(self, key: RunKey, *, budget: int | None, seed: int, owner: str,
-                  stale_after: float = studies.GRACE_SECONDS) -> tuple[RunRecord, bool] | str:
-        """Claim the work of ``key`` for worker ``owner`` (``tune --workers``).
-
-        ``"finished"`` when a run of ``key`` has finished, ``"busy"`` when another worker holds
-        it and its heartbeat is fresh; else (run, resumed). An interrupted run, or one whose worker stopped beating for
-        ``stale_after`` seconds (killed), is taken over and resumed; otherwise a new run starts.
-        Workers on several hosts may claim at once: on PostgreSQL the claim holds an advisory
-        lock of the key, on SQLite the write lock.
-        """
-
-        def work(session: Session) -> tuple[RunRecord, bool] | str:
-            if self._url.get_backend_name() == "postgresql":
-                _advisory_lock(session, repr((key.device.uuid, key.kernel_version, key.graph_class,
-                                              key.algorithm, key.variant, key.kernel, key.strategy,
-                                              key.instance, key.replay)))
-            rows = self._key_rows(session, key)
-            stmt = (
-                select(TuningRun)
-                .where(*self._key_clauses(key, *rows))
-                .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
-            )
-            runs = list(session.scalars(stmt).unique())
-            if any(r.status == RunStatus.FINISHED.value for r in runs):
-                return "finished"
-            row = next((r for r in runs if r.status in _OPEN_STATUSES), None)
-            if row is not None:
-                limit = utcnow() - dt.timedelta(seconds=stale_after)
-                alive = row.heartbeat_at is not None and row.heartbeat_at > limit
-                if row.status == RunStatus.RUNNING.value and alive and row.owner != owner:
-                    return "busy"
-                logger.info("taking over tuning run %d (%s) from %r", row.id, key.graph_class,
-                            row.owner)
-                _take(row, budget, owner)
-                session.flush()
-                return run_record(row), True
-            row = self._new_run(key, rows, budget=budget, seed=seed, owner=owner)
-            session.add(row)
-            session.flush()
-            return run_record(row), False
-
-        return self._transact(work)
-
-    def beat(self, run_id: int, owner: str) -> bool:
-        """Renew the heartbeat of a run ``owner`` holds; ``False`` when it holds it no more."""
-
-        def work(session: Session) -> bool:
-            row = self._run_row(session, run_id)
-            if row.owner != owner or row.status != RunStatus.RUNNING.value:
-                return False
-            row.heartbeat_at = utcnow()
-            return True
-
-        return self._transact(work, retries=0)
-
-    def run(self, run_id: int) -> RunRecord:
-        """The run with id ``run_id``; :class:`StoreError` when there is none."""
-        return self._transact(lambda s: run_record(self._run_row(s, run_id)), retries=0)
-
-    def finish_run(self, run_id: int, status: RunStatus,
-                   wall_seconds: float | None = None) -> RunRecord:
-        """Close a run with ``status`` (``FINISHED``, ``INTERRUPTED``, ``FAILED``)."""
-        status = RunStatus(status)
-
-        def work(session: Session) -> RunRecord:
-            row = self._run_row(session, run_id)
-            row.status = status.value
-            row.finished_at = None if status is RunStatus.RUNNING else utcnow()
-            if wall_seconds is not None:
-                row.wall_seconds = float(wall_seconds)
-            session.flush()
-            return run_record(row)
-
-        return self._transact(work, retries=0)
-
-    def runs(self, device_name: str | None = None, graph_class: GraphClass | None = None, *,
-             status: RunStatus | None = None) -> list[RunRecord]:
-        """Runs, oldest first, optionally only of one device name, class or status."""
-
-        def work(session: Session) -> list[RunRecord]:
-            stmt = select(TuningRun).join(TuningRun.device).join(TuningRun.graph_class)
-            if device_name is not None:
-                stmt = stmt.where(Device.name == device_name)
-            if graph_class is not None:
-                stmt = stmt.where(GraphClassRow.size == graph_class.size,
-                                  GraphClassRow.degree == graph_class.degree)
-            if status is not None:
-                stmt = stmt.where(TuningRun.status == RunStatus(status).value)
-            stmt = stmt.order_by(TuningRun.started_at, TuningRun.id)
-            return [run_record(r) for r in session.scalars(stmt).unique()]
-
-        return self._transact(work, retries=0)
-
-    # -- trials (Optuna studies) ----------------------------------------------------------------
-
-    def study(self, run: RunRecord, kernel: str) -> optuna.Study:
-        """The Optuna study holding ``kernel``'s trials of ``run`` (created on first use)."""
-        import optuna
-
-        with self._optuna():
-            study = optuna.create_study(storage=self.storage, study_name=studies.study_name(run, kernel),
-                                        direction="minimize", load_if_exists=True)
-            if not study.user_attrs:
-                for k, v in studies.study_attrs(run, kernel).items():
-                    study.set_user_attr(k, v)
-        return study
-
-    def study_trials(self, run: RunRecord, kernel: str) -> list[tuple[TrialRecord, dt.datetime | None]]:
-        """The measured trials of one kernel of ``run`` with their completion times."""
-        import optuna
-
-        if self.read_only:
-            return []
-        with self._optuna():
-            try:
-                study = optuna.load_study(storage=self.storage, study_name=studies.study_name(run, kernel))
-            except KeyError:
-                return []
-            out = []
-            for ft in study.get_trials(deepcopy=False):
-                rec = studies.to_record(ft)
-                if rec is not None:
-                    out.append((rec, studies.completed_at(ft)))
-        return out
-
-    def trials(self, run_id: int, kernel: str | None = None) -> list[TrialRecord]:
-        """The measured trials of run ``run_id`` (of one ``kernel`` when given), by kernel and
-        Optuna trial number; trials a killed worker left unfinished are not among them."""
-        run = self.run(run_id)
-        return [t for k in self.run_kernels(run) if kernel in (None, k)
-                for t, _ in self.study_trials(run, k)]
-
-    def run_kernels(self, run: RunRecord) -> list[str]:
-        """The kernels that have a study in ``run``, in the order relax, min, update."""
-        from sssp.config import KERNELS
-
-        if self.read_only:
-            return []
-        with self._optuna():
-            names = {s.study_name for s in self.storage.get_all_studies()}
-        return [k for k in KERNELS if studies.study_name(run, k) in names]
-
-    def add_trial(self, run_id: int, trial: TrialRecord) -> TrialRecord:
-        """Record one measured configuration of run ``run_id`` as a finished Optuna trial.
-
-        Idempotent per (run, kernel, configuration): when the run already holds it, that trial
-        is returned unchanged (a resumed run never duplicates a measurement).
-        """
-        run = self.run(run_id)
-        self.add_trials(run, [(trial, None)])
-        found = [t for t in self.trials(run_id, trial.kernel) if t.config == trial.config]
-        return found[0]
-
-    def add_trials(self, run: RunRecord, trials: list[tuple[TrialRecord, dt.datetime | None]]) -> int:
-        """Add the (trial, completion time) pairs whose configuration ``run`` does not hold yet
-        as finished Optuna trials; returns how many were added."""
-        written = 0
-        for kernel in dict.fromkeys(t.kernel for t, _ in trials):
-            have = {t.config for t, _ in self.study_trials(run, kernel)}
-            dists, params = studies.search_space(kernel, studies.scope_of(run))
-            new = []
-            for t, done in trials:
-                if t.kernel == kernel and t.config not in have:
-                    have.add(t.config)
-                    try:
-                        new.append(studies.frozen_trial(t, params(t.config), dists, done))
-                    except ValueError as err:
-                        raise StoreError(f"{self._where}: trial {t.config.label}: {err}") from err
-            if new:
-                study = self.study(run, kernel)
-                with self._optuna():
-                    study.add_trials(new)
-                written += len(new)
-        return written
-
-    # -- best configurations -------------------------------------------------------------------
-
-    @staticmethod
-    def _best_row(session: Session, dev: Device, kv: KernelVersion, gc: GraphClassRow,
-                  algorithm: str, variant: str) -> BestConfig | None:
-        stmt = select(BestConfig).where(
-            BestConfig.device_id == dev.id, BestConfig.kernel_version_id == kv.id,
-            BestConfig.graph_class_id == gc.id, BestConfig.algorithm == algorithm,
-            BestConfig.variant == variant,
-        )
-        return session.scalars(stmt).one_or_none()
-
-    def put_best(self, best: BestRecord) -> None:
-        """Insert or replace the best configuration of its (device, kernel version, class,
-        algorithm, variant)."""
-
-        def work(session: Session) -> None:
-            dev = self._device_row(session, best.device, update=True)
-            kv = self._kernel_version_row(session, best.kernel_version)
-            gc = self._class_row(session, best.graph_class)
-            row = self._best_row(session, dev, kv, gc, best.algorithm, best.variant)
-            if row is None:
-                row = BestConfig(device=dev, kernel_version=kv, graph_class=gc,
-                                 algorithm=best.algorithm, variant=best.variant)
-                session.add(row)
-            fill_best(row, best, best.run_id)
-            session.flush()
-
-        self._transact(work)
-
-    def _bests(self, *clauses: Any) -> list[BestRecord]:
-        def work(session: Session) -> list[BestRecord]:
-            stmt = (select(BestConfig).join(BestConfig.device).join(BestConfig.kernel_version)
-                    .join(BestConfig.graph_class).where(*clauses))
-            return [best_record(r) for r in session.scalars(stmt).unique()]
-
-        return self._transact(work, retries=0)
-
-    def best(self, device_uuid: str, digest: str, graph_class: GraphClass, algorithm: str,
-             variant: str) -> BestRecord | None:
-        """The stored best configuration of exactly this key, or ``None`` (when the digest was
-        tuned under several compile-option sets, the newest)."""
-        out = self._bests(Device.uuid == device_uuid, KernelVersion.digest == digest,
-                          GraphClassRow.size == graph_class.size,
-                          GraphClassRow.degree == graph_class.degree,
-                          BestConfig.algorithm == algorithm, BestConfig.variant == variant)
-        return max(out, key=lambda b: b.updated_at, default=None)
-
-    def best_for_device(self, device_uuid: str, digest: str | None = None,
-                        algorithm: str = "crauser", variant: str = "successors") -> list[BestRecord]:
-        """Every class's best configuration on one device (all kernel versions with
-        ``digest=None``), by class size, then degree, newest first within a class."""
-        clauses = [Device.uuid == device_uuid, BestConfig.algorithm == algorithm,
-                   BestConfig.variant == variant]
-        if digest is not None:
-            clauses.append(KernelVersion.digest == digest)
-        out = self._bests(*clauses)
-        out.sort(key=lambda b: b.updated_at, reverse=True)
-        out.sort(key=lambda b: (b.graph_class.nodes, b.graph_class.mean_degree))
-        return out
-
-    def all_best(self, device_name: str | None = None) -> list[BestRecord]:
-        """All best configurations (of one device name when given), for reports; by device,
-        class (size, degree), algorithm, variant."""
-        out = self._bests(*([] if device_name is None else [Device.name == device_name]))
-        out.sort(key=lambda b: (b.device.name, b.device.uuid, b.graph_class.nodes,
-                                b.graph_class.mean_degree, b.algorithm, b.variant,
-                                b.kernel_version.digest, b.kernel_version.compile_options))
-        return out
-
-    def devices(self) -> list[DeviceRecord]:
-        """Every device the store has seen, by name then UUID."""
-
-        def work(session: Session) -> list[DeviceRecord]:
-            stmt = select(Device).order_by(Device.name, Device.uuid)
-            return [device_record(r) for r in session.scalars(stmt)]
-
-        return self._transact(work, retries=0)
-
     # -- export / import (tuning_db.transfer) ----------------------------------------------
 
     def export_json(self, path: str | os.PathLike[str]) -> None:
@@ -638,20 +307,6 @@ def _url_text(url: str | os.PathLike[str]) -> str:
     from .engine import as_url
 
     return as_url(url)
-
-
-def _take(row: TuningRun, budget: int | None, owner: str) -> None:
-    row.status = RunStatus.RUNNING.value
-    row.finished_at = None
-    row.budget = budget
-    row.owner = owner
-    row.heartbeat_at = utcnow()
-
-
-def _advisory_lock(session: Session, name: str) -> None:
-    """Serialise PostgreSQL transactions that work on the same ``name`` (released at commit)."""
-    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
-    session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
 
 
 def open_store(url: str | os.PathLike[str] | None = None, *, seed: bool | None = None) -> Store:
