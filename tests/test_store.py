@@ -532,7 +532,10 @@ def test_one_claim_wins(url, tmp_path):
         (run,) = s.runs()
         assert s.claim_run(key(), budget=None, seed=0, owner="late") == "busy"
         # A worker that stopped beating is taken over; a finished run is done.
-        took, resumed = s.claim_run(key(), budget=None, seed=0, owner="late", stale_after=0)
+        with s._engine.begin() as conn:  # its worker stopped beating a minute ago
+            conn.execute(text("UPDATE sssp_tuning_runs SET heartbeat_at = :t"),
+                         {"t": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).replace(tzinfo=None)})
+        took, resumed = s.claim_run(key(), budget=None, seed=0, owner="late", stale_after=30)
         assert resumed and took.id == run.id
         assert s.beat(run.id, "late") and not s.beat(run.id, "w0-gone")
         s.finish_run(run.id, RunStatus.FINISHED)

@@ -95,3 +95,29 @@ def test_killed_worker_loses_and_duplicates_nothing(kind, tmp_path, monkeypatch)
             assert sorted(bests) == sorted(map(str, CLASSES))
             for name, b in bests.items():  # the same results as a one-process run
                 assert b.tuned_config == RECORDED[name].tuned_config
+
+
+def test_tune_workers_command_shares_one_class(tmp_path):
+    """``tune --workers 2`` on one class: one worker tunes it, the other finds it taken."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "w.sqlite"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONWARNINGS": "ignore",
+           "XDG_DATA_HOME": str(tmp_path / "data")}  # never the user's own database
+    env.pop("SSSP_TUNING_DB", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuner.cli", "--replay", "--graph-class", "deg2", "--size", "24k",
+         "--workers", "2", "--db", f"sqlite:///{db}"],
+        env=env, capture_output=True, text=True, timeout=400,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("24k/deg2")]
+    assert len(lines) == 1 and "relax=512-N/x4 min=128-S update=64-A" in lines[0]
+    assert "# 1 class(es)" in done.stdout and "by 2 worker(s)" in done.stdout
+    with Store(db) as store:
+        (run,) = store.runs()
+        assert run.status.value == "finished" and len(store.trials(run.id)) == SPACE
+    bad = subprocess.run([sys.executable, "-m", "tuner.cli", "--replay", "--all", "--devices", "0,x"],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "'x' is not a device ordinal" in bad.stderr

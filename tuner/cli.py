@@ -165,7 +165,7 @@ def report_cmd(name: str, args) -> int:
 
     from . import report
 
-    store = Store(args.db)
+    store = Store(args.db, upgrade=name == "upgrade")
     if name == "upgrade":
         print(f"{store.url}: schema revision {store.upgrade()}", file=sys.stderr)
         return 0

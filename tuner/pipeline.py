@@ -139,12 +139,14 @@ class Heartbeat:
                 log.warning("heartbeat of run %d failed: %s", self.run_id, err)
 
     def __enter__(self) -> Heartbeat:
-        self._thread.start()
+        if self.store.shared:  # no other worker can see an in-memory database
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
 
 def recorded_dir() -> Path:

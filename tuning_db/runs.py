@@ -128,7 +128,9 @@ class RunsMixin:
                 return "finished"
             row = next((r for r in runs if r.status in _OPEN_STATUSES), None)
             if row is not None:
-                limit = utcnow() - dt.timedelta(seconds=stale_after)
+                # Past the trials' grace too: the trial being measured beat at most one heartbeat
+                # interval after the run did, and must be stale when the run is taken over.
+                limit = utcnow() - dt.timedelta(seconds=stale_after + studies.HEARTBEAT_SECONDS)
                 alive = row.heartbeat_at is not None and row.heartbeat_at > limit
                 if row.status == RunStatus.RUNNING.value and alive and row.owner != owner:
                     return "busy"

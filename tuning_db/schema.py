@@ -79,10 +79,15 @@ def upgrade(connection: Any) -> None:
     command.upgrade(_config(connection), "head")
 
 
+class Outdated(str):
+    """The reason returned for a database that :func:`upgrade` brings up to date."""
+
+
 def check(connection: Any, where: str) -> str | None:
     """The reason the project's tables cannot be used as they are, or ``None``.
 
-    Returns ``"new"`` for a database that has none of our tables (and no foreign ones).
+    Returns ``"new"`` for a database that has none of our tables (and no foreign ones), and an
+    :class:`Outdated` reason for one at an older revision.
     """
     names = tables(connection)
     if VERSION_TABLE in names:
@@ -90,7 +95,7 @@ def check(connection: Any, where: str) -> str | None:
         if rev == head_revision():
             return None
         if rev in known_revisions():
-            return (
+            return Outdated(
                 f"{where} holds schema revision {rev}; this code needs {head_revision()}: "
                 f"upgrade it with `{UPGRADE_COMMAND}`"
             )

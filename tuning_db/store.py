@@ -71,6 +71,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
     seed
         Import the shipped measurements when this call creates the database. ``None`` (the
         default) seeds only the default database (``url=None``).
+    upgrade
+        Migrate a database of an older schema revision (``tune upgrade``) instead of refusing it.
 
     Raises
     ------
@@ -86,7 +88,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
     database.
     """
 
-    def __init__(self, url: str | os.PathLike[str] | None = None, *, seed: bool | None = None):
+    def __init__(self, url: str | os.PathLike[str] | None = None, *, seed: bool | None = None,
+                 upgrade: bool = False):
         is_default = url is None
         text_url = default_url() if url is None else _url_text(url)
         try:
@@ -104,6 +107,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         elif is_default and path is not None and not os.environ.get(ENV_VAR, "").strip():
             default_path().parent.mkdir(parents=True, exist_ok=True)
         self.read_only = is_read_only(self._url)
+        self.shared = not is_sqlite_memory(self._url)
+        """Whether other processes can open this database (not an in-memory one)."""
         try:
             self._engine = make_engine(self._url)
         except ImportError as err:
@@ -116,7 +121,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         self._storage: optuna.storages.RDBStorage | None = None
         try:
-            self.created = self._open(seed=is_default if seed is None else seed)
+            self.created = self._open(seed=is_default if seed is None else seed, upgrade=upgrade)
         except BaseException:
             self._engine.dispose()  # don't keep a refused file open
             raise
@@ -162,7 +167,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         except (SQLAlchemyError, StorageInternalError) as err:
             raise StoreError(f"{self._where}: {describe(err)}") from err
 
-    def _open(self, *, seed: bool) -> bool:
+    def _open(self, *, seed: bool, upgrade: bool = False) -> bool:
         """Check the schema, or create it in a new database; returns whether it was created."""
 
         def check(session: Session) -> str | None:
@@ -175,6 +180,10 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             return problem
 
         problem = self._transact(check, retries=0)
+        if isinstance(problem, schema.Outdated) and upgrade and not self.read_only:
+            revision = self.upgrade()
+            logger.info("upgraded %s to schema revision %s", self.url, revision)
+            return False
         if problem is None:
             return False
         if problem != "new":
