@@ -49,13 +49,12 @@ def resolve_config(
 ) -> tuple[LaunchConfig, ConfigSource, str]:
     """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
     import kernels
-    from tuning_db import Store
+    from tuning_db import tuned_records
 
-    store = Store(db)
     digest = kernels.digest()
     records = [
         r
-        for r in store.all_best(device_name=device.name)
+        for r in tuned_records(db, device.name)  # [] with a warning when the database is unusable
         if r.kernel_version.digest == digest
         and r.algorithm == algorithm
         and r.variant == variant

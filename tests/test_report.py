@@ -188,7 +188,7 @@ def test_latex_escapes_specials():
     assert r"GPU\_1 50\% R\&D" in text
     assert "\\begin{tabular}" in text and "\\hline" in text and "\\end{table}" in text
     body = [ln for ln in text.splitlines() if ln.endswith(r"\\")]
-    assert all(ln.count(" & ") == 9 for ln in body)  # 10 columns, no stray unescaped '&'
+    assert all(ln.count(" & ") == 10 for ln in body)  # 11 columns, no stray unescaped "&"
 
 
 def test_csv_grid(full):
@@ -349,3 +349,11 @@ def test_csv_is_one_table():
     recs = [make(c) for c in paper_classes()[:2]]
     with pytest.raises(TuningError, match="one table per file"):
         report.render([report.table1_data(recs), report.speedup_table_data(recs)], "csv")
+
+
+def test_show_table_lists_options():
+    import dataclasses
+
+    rec = dataclasses.replace(make(GraphClass("49k", "deg200")), options={"loop": "persistent", "delta": 64})
+    grid = csv_grid(report.show_table([rec], fmt="csv"))
+    assert grid[0][-1] == "options" and grid[1][-1] == "delta=64 loop=persistent"

@@ -1,4 +1,4 @@
-"""The tuning database, on in-memory and file SQLite."""
+"""The tuning database, on in-memory SQLite, SQLite files and PostgreSQL (see tests/databases.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ import pytest
 from sqlalchemy import text
 
 import tuning_db
-import tuning_db.store as store_mod
+import tuning_db.engine as engine_mod
+import tuning_db.export as export_mod
 from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import SSSPError, StoreError
+from tests.databases import KINDS, database
 from tuning_db import (
-    SCHEMA_VERSION,
     BestRecord,
     DeviceRecord,
     KernelVersionRecord,
@@ -29,9 +30,11 @@ from tuning_db import (
     TrialStatus,
     default_url,
 )
+from tuning_db.export import EXPORT_VERSION
+from tuning_db.schema import head_revision
 
-pytestmark = pytest.mark.timeout(60)
-REAL_SHIPPED_EXPORTS = store_mod._shipped_exports  # before the autouse fixture patches it
+pytestmark = pytest.mark.timeout(120)
+REAL_SHIPPED_EXPORTS = export_mod.shipped_exports  # before the autouse fixture patches it
 
 H200 = DeviceRecord("NVIDIA H200", "GPU-0000-aaaa", "9.0", 132, "580.65", "13.0")
 H200_B = DeviceRecord("NVIDIA H200", "GPU-0000-bbbb", "9.0", 132, "580.65", "13.0")
@@ -77,11 +80,10 @@ def best(**kw) -> BestRecord:
     return BestRecord(**base)
 
 
-@pytest.fixture(params=["memory", "file"])
-def url(request, tmp_path) -> str:
-    if request.param == "memory":
-        return "sqlite://"
-    return f"sqlite:///{tmp_path / 'tuning.sqlite'}"
+@pytest.fixture(params=KINDS)
+def url(request, tmp_path):
+    with database(request.param, tmp_path) as u:
+        yield u
 
 
 @pytest.fixture
@@ -99,10 +101,10 @@ def file_url(tmp_path) -> str:
 def _no_user_database(monkeypatch, tmp_path):
     # Never touch the developer's real database, and never seed from real shipped data.
     monkeypatch.setattr(
-        store_mod.platformdirs, "user_data_dir", lambda *a, **k: str(tmp_path / "user")
+        engine_mod.platformdirs, "user_data_dir", lambda *a, **k: str(tmp_path / "user")
     )
-    monkeypatch.delenv(store_mod.ENV_VAR, raising=False)
-    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: [])
+    monkeypatch.delenv(engine_mod.ENV_VAR, raising=False)
+    monkeypatch.setattr(export_mod, "shipped_exports", lambda: [])
 
 
 def populate(store: Store) -> dict[str, int]:
@@ -159,24 +161,39 @@ def test_foreign_keys_and_wal_are_on(file_url):
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
 
 
-def test_schema_version_mismatch_names_the_fix(tmp_path, file_url):
+def test_old_revision_names_the_upgrade_command(tmp_path, file_url, monkeypatch):
     Store(file_url).close()
     with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:
-        conn.execute("UPDATE sssp_schema SET version = 99")
-    with pytest.raises(StoreError) as info:
+        conn.execute("UPDATE sssp_alembic_version SET version_num = '0000'")
+    with pytest.raises(StoreError, match="unknown to this code") as info:
         Store(file_url)
-    msg = str(info.value)
-    assert f"schema version 99; this code needs {SCHEMA_VERSION}" in msg
-    assert "move the file away" in msg
-    assert str(tmp_path) in msg
+    assert str(tmp_path) in str(info.value)
+    # A known older revision gets the upgrade command.
+    monkeypatch.setattr("tuning_db.schema.known_revisions", lambda: frozenset({"0000", head_revision()}))
+    with pytest.raises(StoreError, match=r"upgrade it with `tune upgrade --db URL`"):
+        Store(file_url)
 
 
-def test_empty_schema_table_is_refused(tmp_path, file_url):
-    Store(file_url).close()
-    with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:
-        conn.execute("DELETE FROM sssp_schema")
-    with pytest.raises(StoreError, match="damaged sssp_schema"):
-        Store(file_url)
+def test_schema_1_database_names_the_way_out(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE sssp_schema (id INTEGER PRIMARY KEY, version INTEGER)")
+        conn.execute("INSERT INTO sssp_schema VALUES (1, 1)")
+        conn.execute("CREATE TABLE sssp_trials (id INTEGER PRIMARY KEY)")
+    with pytest.raises(StoreError, match="schema 1 of sssp-tune.*tune import"):
+        Store(path)
+
+
+def test_our_version_table_is_not_optunas(file_url):
+    import optuna
+
+    with Store(file_url) as s, s._engine.connect() as conn:
+        names = {r[0] for r in conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
+        assert {"sssp_alembic_version", "alembic_version", "studies", "trials"} <= names
+        ours = conn.execute(text("SELECT version_num FROM sssp_alembic_version")).scalar()
+        theirs = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    assert ours == head_revision() and theirs != ours
+    assert optuna.get_all_study_summaries(file_url) == []  # Optuna opens it as its own
 
 
 def test_foreign_database_is_refused(tmp_path, file_url):
@@ -189,14 +206,15 @@ def test_foreign_database_is_refused(tmp_path, file_url):
     assert names == {"customers"}
 
 
-def test_optuna_tables_may_share_the_file(tmp_path, file_url):
-    with sqlite3.connect(tmp_path / "tuning.sqlite") as conn:
-        conn.execute("CREATE TABLE studies (study_id INTEGER PRIMARY KEY)")
-        conn.execute("CREATE TABLE version_info (version_info_id INTEGER PRIMARY KEY)")
+def test_an_optuna_database_takes_our_tables(file_url):
+    import optuna
+
+    optuna.create_study(storage=file_url, study_name="someone-elses")
     with Store(file_url) as s:
         assert s.created
         populate(s)
         assert len(s.runs()) == 2
+    assert "someone-elses" in {st.study_name for st in optuna.get_all_study_summaries(file_url)}
 
 
 def test_garbage_file_is_not_a_database(tmp_path):
@@ -205,7 +223,7 @@ def test_garbage_file_is_not_a_database(tmp_path):
     with pytest.raises(StoreError, match="not a SQLite database") as info:
         Store(f"sqlite:///{path}")
     assert str(path) in str(info.value)
-    assert info.value.__cause__ is not None
+    assert path.read_bytes() == b"this is not sqlite at all " * 200  # checked before opening
 
 
 def test_missing_directory_names_the_url(tmp_path):
@@ -231,11 +249,81 @@ def test_unknown_dialect_is_a_store_error():
         Store("nosuchdb://somewhere/db")
 
 
-def test_plain_path_is_a_sqlite_file(tmp_path):
+def test_plain_path_of_an_existing_file_is_a_sqlite_file(tmp_path):
     path = tmp_path / "plain.sqlite"
+    Store(f"sqlite:///{path}").close()
     with Store(path) as s:
-        assert s.url == f"sqlite:///{path}"
-    assert path.is_file()
+        assert s.url == f"sqlite:///{path}" and not s.created
+
+
+@pytest.mark.parametrize("value", ["garbage", "no/such/file.sqlite", "   "])
+def test_value_neither_url_nor_file_is_refused(tmp_path, monkeypatch, value):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match="neither a database URL nor an existing file") as info:
+        Store(value)
+    assert repr(value.strip()) in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # nothing created
+
+
+def test_empty_file_is_refused_never_recreated(tmp_path):
+    path = tmp_path / "truncated.sqlite"
+    path.write_bytes(b"")
+    with pytest.raises(StoreError, match=r"empty \(0 bytes\).*not recreated") as info:
+        Store(path)
+    assert str(path) in str(info.value)
+    assert path.stat().st_size == 0
+
+
+def test_damaged_file_is_detected_at_open(tmp_path):
+    path = tmp_path / "damaged.sqlite"
+    with Store(f"sqlite:///{path}") as s:
+        populate(s)
+    data = path.read_bytes()
+    assert len(data) > 8 * 4096
+    path.write_bytes(data[: len(data) // 2 + 1000])  # cut in the middle of a page
+    for ext in ("-wal", "-shm"):
+        Path(f"{path}{ext}").unlink(missing_ok=True)
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as info:
+        Store(path)
+    assert str(path) in str(info.value)
+    assert path.read_bytes() == before
+
+
+def test_read_only_database_serves_reads(tmp_path):
+    path = tmp_path / "ro.sqlite"
+    with Store(f"sqlite:///{path}") as s:
+        populate(s)
+        want = s.all_best()
+    ro_url = f"sqlite:///file:{path}?mode=ro&uri=true"
+    with Store(ro_url) as s:  # a connection that cannot write at all
+        assert s.read_only and not s.created
+        assert s.all_best() == want
+        assert len(s.runs()) == 2
+        with pytest.raises(StoreError, match="read-only"):
+            s.put_best(best(graph_class=C24_2))
+
+
+def test_unwritable_file_is_opened_read_only(tmp_path, monkeypatch):
+    path = tmp_path / "mine.sqlite"
+    with Store(f"sqlite:///{path}") as s:
+        populate(s)
+    # Root may write any file, so the permission check itself is what is replaced here.
+    monkeypatch.setattr("tuning_db.store.writable", lambda p: False)
+    with Store(path) as s:
+        assert s.read_only and len(s.all_best()) == 3
+
+
+def test_tuned_lookup_falls_back_with_a_warning(tmp_path):
+    path = tmp_path / "zero.sqlite"
+    path.write_bytes(b"")
+    with pytest.warns(RuntimeWarning, match=f"using the default.*{path}"):
+        assert tuning_db.tuned_records(str(path), "NVIDIA H200") == []
+    good = tmp_path / "good.sqlite"
+    with Store(f"sqlite:///{good}") as s:
+        populate(s)
+    got = tuning_db.tuned_records(f"sqlite:///file:{good}?mode=ro&uri=true", "NVIDIA H200")
+    assert {b.graph_class for b in got} == {C49_200, C98_20}
 
 
 # -- default database ---------------------------------------------------------------------------
@@ -244,8 +332,12 @@ def test_plain_path_is_a_sqlite_file(tmp_path):
 def test_default_url_honours_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("SSSP_TUNING_DB", "postgresql+psycopg://host/tuning")
     assert default_url() == "postgresql+psycopg://host/tuning"
+    (tmp_path / "env.sqlite").touch()
     monkeypatch.setenv("SSSP_TUNING_DB", str(tmp_path / "env.sqlite"))
     assert default_url() == f"sqlite:///{tmp_path / 'env.sqlite'}"
+    monkeypatch.setenv("SSSP_TUNING_DB", str(tmp_path / "typo.sqlite"))
+    with pytest.raises(StoreError, match="typo.sqlite' is neither"):
+        default_url()
 
 
 def test_default_url_uses_platformdirs(monkeypatch, tmp_path):
@@ -255,7 +347,7 @@ def test_default_url_uses_platformdirs(monkeypatch, tmp_path):
         seen.append(appname)
         return str(tmp_path / "data")
 
-    monkeypatch.setattr(store_mod.platformdirs, "user_data_dir", fake_dir)
+    monkeypatch.setattr(engine_mod.platformdirs, "user_data_dir", fake_dir)
     assert default_url() == f"sqlite:///{tmp_path / 'data' / 'tuning.sqlite'}"
     assert seen == ["sssp-tune"]
     with Store() as s:  # creates the directory and the file
@@ -344,15 +436,10 @@ def test_add_trial_numbers_and_round_trips(store):
     t1 = store.add_trial(run.id, trial("192-A/x8"))
     t2 = store.add_trial(
         run.id,
-        trial(
-            "64-S",
-            kernel="min",
-            status=TrialStatus.WRONG_RESULT,
-            times=(),
-            message="dist[7] differs",
-        ),
+        trial("64-S", kernel="min", status=TrialStatus.WRONG_RESULT, times=(), message="dist[7] differs"),
     )
-    assert (t0.number, t1.number, t2.number) == (0, 1, 2)
+    # Optuna numbers the trials of each study (one study per kernel of the run).
+    assert (t0.number, t1.number, t2.number) == (0, 1, 0)
     assert t0 == dataclasses.replace(
         trial("256-N", times=(2.0, 1.0, 4.0, 3.0), applied_l1="PREFER_NONE"), number=0
     )
@@ -362,20 +449,28 @@ def test_add_trial_numbers_and_round_trips(store):
     assert store.trials(run.id, kernel="update") == []
 
 
-def test_add_trial_stores_statistics(store):
+def test_trials_are_optuna_trials_in_named_studies(url, store):
+    import optuna
+
     run, _ = store.open_run(key(), budget=None, seed=0)
-    store.add_trial(run.id, trial("256-N", times=(2.0, 1.0, 4.0, 3.0)))
-    store.add_trial(run.id, trial("128-N", times=()))
-    with store._engine.connect() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT config_label, median_ms, mean_ms, std_ms, min_ms, max_ms FROM sssp_trials ORDER BY number"
-            )
-        ).all()
-    label, median, mean, std, lo, hi = rows[0]
-    assert (label, median, mean, lo, hi) == ("256-N", 2.5, 2.5, 1.0, 4.0)
-    assert std == pytest.approx(1.118033988749895)
-    assert rows[1][1:] == (None, None, None, None, None)
+    store.add_trial(run.id, trial("256-N", times=(2.0, 1.0, 4.0, 3.0), measurements={"time": 0.5}))
+    store.add_trial(run.id, trial("128-N", times=(), status=TrialStatus.LAUNCH_FAILED))
+    store.add_trial(run.id, trial("512-N", kernel="min"))
+    name = f"sssp/{H200.uuid}/{KV.digest}/49k-deg200/crauser-successors/relax/run-{run.id}"
+    if url == "sqlite://":  # Optuna cannot open the store's private in-memory database
+        summaries = store.storage.get_all_studies()
+        study = optuna.load_study(study_name=name, storage=store.storage)
+    else:
+        summaries = optuna.get_all_study_summaries(url)
+        study = optuna.load_study(study_name=name, storage=url)
+    assert len(summaries) == 2
+    ok, failed = sorted(study.trials, key=lambda t: t.state.name)
+    assert ok.state.name == "COMPLETE" and ok.value == 2.5  # the median
+    assert ok.params == {"block_size_x": 256, "l1": "N", "lanes": 1}
+    assert ok.user_attrs["measurement"]["times_ms"] == [2.0, 1.0, 4.0, 3.0]
+    assert ok.user_attrs["kernel_tuner"] == {"time": 0.5}
+    assert failed.state.name == "FAIL" and failed.user_attrs["measurement"]["status"] == "launch_failed"
+    assert study.user_attrs["graph_class"] == "49k/deg200" and study.user_attrs["run_id"] == run.id
 
 
 def test_add_trial_is_idempotent(store):
@@ -385,10 +480,9 @@ def test_add_trial_is_idempotent(store):
         again = store.add_trial(run.id, trial("256-N", times=(9.0, 9.0), message="remeasured"))
         assert again == first  # the stored one, unchanged
     other_kernel = store.add_trial(run.id, trial("256-N", kernel="min"))
-    assert other_kernel.number == 1
+    assert other_kernel.number == 0
     assert len(store.trials(run.id)) == 2
-    with store._engine.connect() as conn:
-        assert conn.execute(text("SELECT count(*) FROM sssp_trials")).scalar() == 2
+    assert sum(len(st.trials) for st in [store.study(run, "relax"), store.study(run, "min")]) == 2
 
 
 def test_resumed_run_keeps_its_trials(store):
@@ -399,10 +493,7 @@ def test_resumed_run_keeps_its_trials(store):
     assert resumed
     store.add_trial(back.id, trial("256-N"))  # offered again after the resume
     store.add_trial(back.id, trial("512-N"))
-    assert [(t.config.label, t.number) for t in store.trials(back.id)] == [
-        ("256-N", 0),
-        ("512-N", 1),
-    ]
+    assert [(t.config.label, t.number) for t in store.trials(back.id)] == [("256-N", 0), ("512-N", 1)]
 
 
 def test_add_trial_rejects_bad_input(store):
@@ -414,31 +505,41 @@ def test_add_trial_rejects_bad_input(store):
     assert store.trials(run.id) == []
 
 
-def test_concurrent_trials_get_distinct_numbers(file_url):
-    with Store(file_url) as s:
-        run, _ = s.open_run(key(), budget=None, seed=0)
-    labels = [f"{32 * k}-{l1}" for k in range(1, 9) for l1 in "NAS"]
-    errors: list[BaseException] = []
+def test_one_claim_wins(url, tmp_path):
+    if url == "sqlite://":
+        pytest.skip("an in-memory database belongs to one connection")
+    with Store(url):
+        pass
+    results: list = []
+    barrier = threading.Barrier(4)
 
-    def worker(part: list[str]) -> None:
+    def worker(i: int) -> None:
         try:
-            with Store(file_url) as mine:
-                for label in part:
-                    mine.add_trial(run.id, trial(label))
-                    mine.add_trial(run.id, trial(labels[0]))  # everyone races on this one
+            with Store(url) as mine:
+                barrier.wait()
+                results.append(mine.claim_run(key(), budget=None, seed=0, owner=f"w{i}"))
         except BaseException as err:  # noqa: BLE001 - reported below
-            errors.append(err)
+            results.append(err)
 
-    threads = [threading.Thread(target=worker, args=(labels[i::4],)) for i in range(4)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert errors == []
-    with Store(file_url) as s:
-        stored = s.trials(run.id)
-    assert sorted(t.config.label for t in stored) == sorted(labels)
-    assert sorted(t.number for t in stored) == list(range(len(labels)))
+    won = [r for r in results if isinstance(r, tuple)]
+    assert len(won) == 1 and sorted(r for r in results if isinstance(r, str)) == ["busy"] * 3
+    with Store(url) as s:
+        (run,) = s.runs()
+        assert s.claim_run(key(), budget=None, seed=0, owner="late") == "busy"
+        # A worker that stopped beating is taken over; a finished run is done.
+        with s._engine.begin() as conn:  # its worker stopped beating a minute ago
+            conn.execute(text("UPDATE sssp_tuning_runs SET heartbeat_at = :t"),
+                         {"t": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).replace(tzinfo=None)})
+        took, resumed = s.claim_run(key(), budget=None, seed=0, owner="late", stale_after=30)
+        assert resumed and took.id == run.id
+        assert s.beat(run.id, "late") and not s.beat(run.id, "w0-gone")
+        s.finish_run(run.id, RunStatus.FINISHED)
+        assert s.claim_run(key(), budget=None, seed=0, owner="later") == "finished"
 
 
 # -- best configurations ------------------------------------------------------------------------
@@ -451,6 +552,31 @@ def test_put_best_and_best_round_trip(store):
     assert store.best(H200.uuid, KV.digest, C49_200, "crauser", "predecessors") is None
     assert store.best(H200.uuid, KV2.digest, C49_200, "crauser", "successors") is None
     assert store.best(A100.uuid, KV.digest, C49_200, "crauser", "successors") is None
+
+
+def test_best_options_round_trip(store, tmp_path):
+    b = best(options={"loop": "persistent", "delta": 64, "ratio": 0.5})
+    store.put_best(b)
+    assert store.all_best() == [b]
+    store.export_json(tmp_path / "e.json")
+    assert json.loads((tmp_path / "e.json").read_text())["best"][0]["options"] == dict(b.options)
+    with Store("sqlite://") as other:
+        other.import_json(tmp_path / "e.json")
+        assert other.all_best() == [b]
+    with pytest.raises(ValueError, match="option 'delta'"):
+        best(options={"delta": [1, 2]})
+
+
+def test_hand_edited_rows_give_a_store_error(url, store):
+    store.put_best(best())
+    with store._engine.begin() as conn:
+        conn.execute(text("UPDATE sssp_best_configs SET relax_label = '999-Q'"))
+    with pytest.raises(StoreError, match="sssp_best_configs row 1 holds an invalid value.*999"):
+        store.all_best()
+    with store._engine.begin() as conn:
+        conn.execute(text("UPDATE sssp_best_configs SET relax_label = '256-N', options = '[1'"))
+    with pytest.raises(StoreError, match="sssp_best_configs row 1"):
+        store.all_best()
 
 
 def test_put_best_upserts(store):
@@ -528,7 +654,7 @@ def test_export_import_round_trip(store, tmp_path):
     out = tmp_path / "export.json"
     store.export_json(out)
     doc = json.loads(out.read_text())
-    assert doc["schema_version"] == SCHEMA_VERSION
+    assert doc["schema_version"] == EXPORT_VERSION
     assert len(doc["runs"]) == 2 and len(doc["best"]) == 3
     assert doc["runs"][0]["trials"][0]["config"] == "256-N"
     assert out.read_text() == json.dumps(doc, indent=1, sort_keys=True) + "\n"
@@ -609,7 +735,7 @@ def _break_device(doc):
 
 
 def _break_version(doc):
-    doc["schema_version"] = SCHEMA_VERSION + 1
+    doc["schema_version"] = EXPORT_VERSION + 1
 
 
 def _break_class(doc):
@@ -634,7 +760,7 @@ def _break_missing(doc):
         (_break_trial_config, "runs[1].trials[0]: block size 999"),
         (_break_best_run, "best[2].run 777 is not among"),
         (_break_device, "GPU-nobody"),
-        (_break_version, "schema version"),
+        (_break_version, "format version"),
         (_break_class, "best[2]: unknown degree class 'deg7'"),
         (_break_type, "runs[0].seed must be int"),
         (_break_times, "runs[0].trials[1].times_ms"),
@@ -674,9 +800,10 @@ def test_seed_from_package(store, tmp_path, monkeypatch):
         populate(source)
         source.export_json(tmp_path / "h200.json")
     shipped = [("h200.json", (tmp_path / "h200.json").read_text())]
-    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: shipped)
-    assert store.seed_from_package() == 11
+    monkeypatch.setattr(export_mod, "shipped_exports", lambda: shipped)
+    assert store.seed_from_package() == 5  # runs and best configurations; trials come by import
     assert store.seed_from_package() == 0
+    assert all(store.trials(r.id) == [] for r in store.runs())
     replayed = [b for b in store.all_best() if b.replay]
     assert [b.device for b in replayed] == [A100]  # the flag travels as it was in the file
     assert [r.key.replay for r in store.runs()] == [False, True]
@@ -692,7 +819,7 @@ def test_shipped_exports_lists_json_files():
     shipped = REAL_SHIPPED_EXPORTS()
     assert [name for name, _ in shipped] == sorted(name for name, _ in shipped)
     for name, body in shipped:
-        assert name.endswith(".json") and json.loads(body)["schema_version"] == SCHEMA_VERSION
+        assert name.endswith(".json") and json.loads(body)["schema_version"] in (1, EXPORT_VERSION)
 
 
 def test_default_database_is_seeded_once(tmp_path, monkeypatch):
@@ -705,7 +832,7 @@ def test_default_database_is_seeded_once(tmp_path, monkeypatch):
         calls.append(1)
         return [("ship.json", (tmp_path / "ship.json").read_text())]
 
-    monkeypatch.setattr(store_mod, "_shipped_exports", shipped)
+    monkeypatch.setattr(export_mod, "shipped_exports", shipped)
     with Store() as s:
         assert s.created
         assert s.all_best() == [best(replay=True)]
@@ -718,10 +845,10 @@ def test_default_database_is_seeded_once(tmp_path, monkeypatch):
 
 
 def test_broken_shipped_data_leaves_no_half_made_database(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: [("bad.json", "{oops")])
+    monkeypatch.setattr(export_mod, "shipped_exports", lambda: [("bad.json", "{oops")])
     with pytest.raises(StoreError, match="shipped data bad.json"):
         Store()
-    monkeypatch.setattr(store_mod, "_shipped_exports", lambda: [])
+    monkeypatch.setattr(export_mod, "shipped_exports", lambda: [])
     with Store() as s:  # a later open starts over
         assert s.created
 

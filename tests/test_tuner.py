@@ -3,16 +3,35 @@ mode): search, storage, resume after an interruption, report, and configuration 
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import optuna
 import pytest
 
 from sssp.classes import GraphClass, paper_classes
-from sssp.config import ConfigSource, LaunchConfig
+from sssp.config import ConfigSource, KernelConfig, LaunchConfig
+from sssp.errors import SSSPError
 from sssp.tuned import pick
-from tuner import report, space
+from tuner import pipeline, report, space
 from tuner.pipeline import TuneOptions, store_recorded_bests, tune_class
 from tuning_db import Store
 
 RECORDED = store_recorded_bests()
+# A replayed class writes its 240 trials through Optuna's storage (~15 s on a 2-core machine):
+# the full replay of every class is `tune --replay --all`; here, three classes of different sizes
+# and degrees (test_workers.py replays four more).
+SAMPLE = [r for r in RECORDED if str(r.graph_class) in ("24k/deg2", "49k/deg200", "98k/deg1000")]
+SPACE = sum(space.size(k) for k in ("relax", "min", "update"))
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
 def test_shipped_results_cover_the_measured_classes():
@@ -21,41 +40,126 @@ def test_shipped_results_cover_the_measured_classes():
     assert all(r.device.name == "NVIDIA H200" and not r.replay for r in RECORDED)
 
 
-@pytest.mark.parametrize("rec", RECORDED, ids=lambda r: str(r.graph_class))
+@pytest.mark.parametrize("rec", SAMPLE, ids=lambda r: str(r.graph_class))
 def test_replay_reproduces_recorded_picks(rec, tmp_path):
-    with Store(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with Store(url) as store:
         out = tune_class(rec.graph_class, TuneOptions(replay=True), store=store)
         assert out.best.replay and out.best.tuned_config == rec.tuned_config
-        assert out.trials == sum(space.size(k) for k in ("relax", "min", "update"))
+        assert out.trials == SPACE
         assert out.best.kept_default == rec.kept_default
+        assert out.best.default_median_ms == rec.default_median_ms  # the recorded figures
+    # The searches are Optuna studies in the same database, one per kernel.
+    summaries = {s.study_name: s for s in optuna.get_all_study_summaries(url)}
+    assert len(summaries) == 3
+    for kernel in ("relax", "min", "update"):
+        (name,) = [n for n in summaries if f"/{kernel}/run-{out.run_id}/replay" in n]
+        assert f"{rec.device.uuid}/{rec.kernel_version.digest}/" in name
+        assert summaries[name].n_trials == space.size(kernel)
+        study = optuna.load_study(study_name=name, storage=url)
+        assert study.user_attrs["graph_class"] == str(rec.graph_class)
+        best = min((t for t in study.trials if t.state.name == "COMPLETE"), key=lambda t: t.value)
+        assert best.user_attrs["measurement"]["config"] == rec.tuned_config.kernel(kernel).label
+        assert best.user_attrs["kernel_tuner"]["weighted_ms"] == best.value  # Kernel Tuner's own
 
 
-def test_interrupted_replay_resumes_without_lost_or_duplicated_trials(tmp_path, monkeypatch):
+def test_interrupted_replay_resumes_without_lost_or_duplicated_trials(tmp_path):
     gc = GraphClass("49k", "deg200")
     url = f"sqlite:///{tmp_path / 'resume.sqlite'}"
-    real_add = Store.add_trial
     calls = {"n": 0}
 
-    def flaky_add(self, run_id, trial):
+    def progress(kernel, trial):
         calls["n"] += 1
         if calls["n"] == 101:
             raise KeyboardInterrupt  # Ctrl-C in the middle of the relax search
-        return real_add(self, run_id, trial)
 
-    monkeypatch.setattr(Store, "add_trial", flaky_add)
     with Store(url) as store, pytest.raises(KeyboardInterrupt):
-        tune_class(gc, TuneOptions(replay=True), store=store)
-    monkeypatch.setattr(Store, "add_trial", real_add)
+        tune_class(gc, TuneOptions(replay=True), store=store, progress=progress)
     with Store(url) as store:
         (run,) = store.runs()
         assert run.status.value == "interrupted"
-        assert len(store.trials(run.id)) == 100
+        assert len(store.trials(run.id)) == 101
         out = tune_class(gc, TuneOptions(replay=True), store=store)
         assert out.resumed and out.run_id == run.id
         trials = store.trials(run.id)
     keys = [(t.kernel, t.config.label) for t in trials]
-    assert len(keys) == len(set(keys)) == sum(space.size(k) for k in ("relax", "min", "update"))
-    assert [t.number for t in trials] == list(range(len(trials)))
+    assert len(keys) == len(set(keys)) == SPACE
+    for kernel in ("relax", "min", "update"):
+        numbers = [t.number for t in trials if t.kernel == kernel]
+        assert numbers == sorted(set(numbers))
+
+
+def test_partial_retune_never_replaces_a_full_configuration(tmp_path):
+    rec = next(r for r in RECORDED if str(r.graph_class) == "49k/deg200")
+    url = f"sqlite:///{tmp_path / 'p.sqlite'}"
+    other = LaunchConfig(KernelConfig(128, "A"), KernelConfig(64, "N"), KernelConfig(512, "S"))
+    stored = dataclasses.replace(rec, config=other, tuned_config=other, speedup=1.5,
+                                 tuned_median_ms=1.0, default_median_ms=1.5, run_id=None)
+    with Store(url) as store:
+        store.put_best(stored)
+        out = tune_class(rec.graph_class, TuneOptions(replay=True, kernels=("min",)), store=store)
+        # relax=128-A min=<replayed> update=512-S has no recorded figures: nothing changes.
+        assert store.all_best() == [stored] and out.best == stored
+        store.put_best(dataclasses.replace(rec, run_id=None))
+        out = tune_class(rec.graph_class, TuneOptions(replay=True, kernels=("min",)), store=store)
+        (now,) = store.all_best()
+    # The replayed min pick completes the stored full configuration, whose figures still hold.
+    assert now.tuned_config == rec.tuned_config and now.replay
+    assert (now.default_median_ms, now.tuned_median_ms) == (rec.default_median_ms, rec.tuned_median_ms)
+    assert out.trials == space.size("min")
+
+
+def test_kernel_tuner_caches_are_private(tmp_path):
+    path = pipeline.private_cache_dir("kt-cache")
+    assert path == tmp_path / "cache" / "sssp-tune" / "kt-cache"
+    assert (path.stat().st_mode & 0o777) == 0o700
+    assert (path.parent.stat().st_mode & 0o777) == 0o700
+    os.chmod(path, 0o777)
+    assert (pipeline.private_cache_dir("kt-cache").stat().st_mode & 0o777) == 0o700
+
+
+def test_replay_folders_are_removed(tmp_path):
+    root = pipeline.private_cache_dir("replay")
+    dead = root / "replay-999999999-leftover"  # a process killed with SIGKILL left it
+    dead.mkdir()
+    gc = GraphClass("24k", "deg2")
+    with Store(f"sqlite:///{tmp_path / 'x.sqlite'}") as store:
+        with pytest.raises(SSSPError):  # fails after the copy: nothing to complete, no figures
+            tune_class(gc, TuneOptions(replay=True, kernels=("update",)), store=store)
+    assert list(root.iterdir()) == []
+
+
+def test_sigterm_removes_the_replay_folder_and_interrupts_the_run(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONWARNINGS": "ignore"}
+    db = tmp_path / "t.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tuner.cli", "--replay", "--graph-class", "deg2", "--size", "24k",
+         "--db", f"sqlite:///{db}"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    root = tmp_path / "cache" / "sssp-tune" / "replay"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (root.is_dir() and any(root.iterdir())):
+        time.sleep(0.1)
+    time.sleep(2)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert list(root.iterdir()) == []
+    with Store(db) as store:
+        assert [r.status.value for r in store.runs()] == ["interrupted"]
+
+
+def test_new_default_database_is_seeded_and_renders_table1(tmp_path, monkeypatch):
+    monkeypatch.setattr("tuning_db.engine.platformdirs.user_data_dir", lambda *a, **k: str(tmp_path))
+    monkeypatch.delenv("SSSP_TUNING_DB", raising=False)
+    with Store() as store:
+        assert store.created
+        seeded = store.all_best()
+    assert seeded == list(RECORDED)
+    assert report.table1(seeded, fmt="md") == report.table1(RECORDED, fmt="md")
 
 
 def test_table1_renders_every_paper_class():
@@ -80,3 +184,58 @@ def test_resolution_exact_nearest_default():
     rec, src = pick([], far)
     assert rec is None and src is ConfigSource.DEFAULT
     assert LaunchConfig.default().relax.label == "256-N"
+
+
+def _h200(rec):
+    from sssp.gpu.device import DeviceInfo
+
+    d = rec.device
+    cc = tuple(int(x) for x in d.compute_capability.split("."))
+    return DeviceInfo(0, d.name, d.uuid, cc, d.sm_count, 0, d.driver_version, d.cuda_version, "0000:00:00.0")
+
+
+def test_tuned_lookup_reads_a_read_only_database_and_falls_back_from_a_broken_one(tmp_path):
+    import kernels
+    from sssp.graph import Graph
+    from sssp.tuned import resolve_config
+
+    rec = RECORDED[0]
+    if rec.kernel_version.digest != kernels.digest():
+        pytest.skip("the shipped results are of other kernel sources than these")
+    g = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], [5, 6, 7])  # its class is the nearest one's
+    path = tmp_path / "t.sqlite"
+    with Store(f"sqlite:///{path}") as store:
+        store.put_best(dataclasses.replace(rec, run_id=None))
+    config, source, _ = resolve_config(g, _h200(rec), db=f"sqlite:///file:{path}?mode=ro&uri=true")
+    assert source is not ConfigSource.DEFAULT and config == rec.config
+    path.write_bytes(b"")  # truncated
+    with pytest.warns(RuntimeWarning, match=f"using the default.*{path}"):
+        config, source, _ = resolve_config(g, _h200(rec), db=str(path))
+    assert source is ConfigSource.DEFAULT and config == LaunchConfig.default()
+
+
+def test_tune_report_refuses_a_db_value_that_is_no_database(tmp_path, monkeypatch, capsys):
+    from tuner.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--db", "garbage"]) == 1
+    err = capsys.readouterr().err
+    assert "'garbage' is neither a database URL nor an existing file" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # no SQLite file named garbage
+
+
+def test_tune_report_and_show_from_a_read_only_database(tmp_path, capsys):
+    from tuner.cli import main
+
+    path = tmp_path / "r.sqlite"
+    with Store(f"sqlite:///{path}") as store:
+        for rec in RECORDED:
+            store.put_best(dataclasses.replace(rec, run_id=None))
+    ro = f"sqlite:///file:{path}?mode=ro&uri=true"
+    before = path.read_bytes()
+    assert main(["report", "--db", ro]) == 0
+    assert report.table1(list(RECORDED), fmt="md") in capsys.readouterr().out
+    assert main(["show", "--db", ro]) == 0
+    assert "NVIDIA H200" in capsys.readouterr().out
+    assert path.read_bytes() == before

@@ -35,7 +35,7 @@ from sssp.result import ALGORITHMS, VARIANTS
 log = logging.getLogger("tuner")
 
 PROG = "tune"
-COMMANDS = ("run", "engine", "report", "show", "export", "import")
+COMMANDS = ("run", "engine", "report", "show", "export", "import", "upgrade")
 FORMATS = ("md", "csv", "latex", "html")
 # -o FILE picks the format from its suffix when --format is not given.
 SUFFIX_FORMATS = {".md": "md", ".csv": "csv", ".tex": "latex", ".html": "html", ".htm": "html"}
@@ -53,6 +53,9 @@ examples:
   tune report --format csv > results.csv        # one tidy table, for pandas
   tune show --device-name H200
   tune export -o results.json && tune import results.json --db other.sqlite
+  tune upgrade --db URL                         # migrate an older database's tables
+  tune run --all --devices 0,1                  # one worker process per GPU
+  tune run --replay --all --workers 4 --db postgresql+psycopg://host/tuning   # shared by workers
 
 The database is tuning.sqlite in the user data folder; --db URL (any SQLAlchemy URL or a file
 path) or the environment variable SSSP_TUNING_DB points at another.
@@ -124,6 +127,11 @@ def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                         "results are labelled as replayed")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="folder for Kernel Tuner's cache files (default: a private per-user folder)")
+    p.add_argument("--workers", type=positive_int, metavar="N",
+                   help="worker processes sharing the classes through the database (one host; run "
+                        "the same command on other hosts against one PostgreSQL --db to share more)")
+    p.add_argument("--devices", metavar="LIST",
+                   help="GPU ordinals, one worker process each, e.g. 0,1")
     p.set_defaults(func=cmd_run, parser=p, interrupted="interrupted; the run is stored as "
                    "interrupted and resumes on the next call")
     return p
@@ -157,6 +165,15 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of the class instances, sources and search (default 0)")
     p.set_defaults(func=cmd_engine, parser=p)
+    return p
+
+
+def _add_upgrade_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
+    p = sub.add_parser("upgrade", parents=[common], help="migrate an older database's tables",
+                       description="Bring the project's tables of an older tuning database to this "
+                                   "version's schema (Alembic migrations; Optuna's own tables are "
+                                   "Optuna's to upgrade).")
+    p.set_defaults(func=cmd_upgrade, parser=p)
     return p
 
 
@@ -223,6 +240,7 @@ def build_parser() -> ArgumentParser:
     _add_show_parser(sub, common)
     _add_export_parser(sub, common)
     _add_import_parser(sub, common)
+    _add_upgrade_parser(sub, common)
     return parser
 
 
@@ -313,6 +331,23 @@ def cmd_run(args: argparse.Namespace) -> int:
                        sources=args.sources, algorithm=args.algorithm, variant=args.variant,
                        seed=args.seed, device=args.device, replay=args.replay)
     label = " [REPLAY of recorded measurements]" if args.replay else ""
+    if args.workers is not None or args.devices:
+        from . import workers
+
+        devices = workers.parse_devices(args.devices)
+        if args.graph:
+            args.parser.error("--workers/--devices go with --all or --graph-class")
+        classes = [gc for gc, _, _ in jobs]
+        t_all = time.perf_counter()
+        workers.run_pool(classes, opts, getattr(args, "db", None), workers=args.workers, devices=devices,
+                         cache_dir=args.cache_dir)
+        done = [b for b in store.all_best() if b.graph_class in classes and b.replay == args.replay]
+        print(f"# {len(classes)} class(es) in {time.perf_counter() - t_all:.1f} s by "
+              f"{args.workers or len(devices)} worker(s){label}", flush=True)
+        about = report.about(done, results="replayed" if args.replay else "measured")
+        if len(done) > 1:
+            print(report.render([report.table1_data(done)], "md", about=about), end="")
+        return 0
     if args.graph:
         import sssp
 
@@ -415,6 +450,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    """``tune upgrade``: migrate the project's tables of an older database."""
+    from tuning_db import Store
+
+    store = Store(getattr(args, "db", None), upgrade=True)
+    print(f"{store.url}: schema revision {store.upgrade()}", file=sys.stderr)
+    return 0
+
+
 # -- entry point --------------------------------------------------------------------------------
 def _with_default_command(argv: list[str]) -> list[str]:
     """``tune --graph-class ...`` (options first, no subcommand) means ``tune run ...``."""
@@ -438,6 +482,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 1 on an error (one line on stderr), 130 when interrupted, 141 when
         stdout's reader went away. Usage errors raise ``SystemExit(2)`` (argparse).
     """
+    import signal
+
+    def _interrupt(signum, frame):
+        raise KeyboardInterrupt  # unwind: runs stored as interrupted, temporary folders removed
+
+    signal.signal(signal.SIGTERM, _interrupt)
     argv = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     with logging_to_stderr(PROG, getattr(args, "verbose", 0)):

@@ -4,8 +4,11 @@ end-to-end check -> stored best configuration. Also its replay from recorded mea
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import socket
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,18 +17,20 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 
 import kernels
 from sssp.classes import GraphClass
 from sssp.config import KERNELS, KernelConfig, LaunchConfig
 from sssp.errors import TuningError
 from sssp.graph import Graph, iter_sources
-from tuning_db import Store
+from tuning_db import Store, studies
 from tuning_db.records import (
     BestRecord,
     DeviceRecord,
     KernelVersionRecord,
     RunKey,
+    RunRecord,
     RunStatus,
     TrialRecord,
     TrialStatus,
@@ -63,6 +68,85 @@ class TuneOutcome:
     resumed: bool
     wall_seconds: float
     trials: int
+
+
+def private_cache_dir(*parts: str) -> Path:
+    """A folder of this user's cache (``platformdirs`` user cache, mode 0700).
+
+    Kernel Tuner trusts its cache files without re-measuring, so they must not sit where another
+    user could plant one (as in a fixed folder under ``/tmp``).
+    """
+    root = Path(platformdirs.user_cache_dir("sssp-tune"))
+    path = root.joinpath(*parts)
+    try:
+        for d in (root, path):
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = d.stat()
+            if st.st_uid != os.getuid():
+                raise TuningError(f"cache folder {d} belongs to another user: set XDG_CACHE_HOME "
+                                  "to a folder of your own")
+            if st.st_mode & 0o077:
+                os.chmod(d, 0o700)
+    except OSError as err:
+        raise TuningError(f"cannot use the cache folder {path}: {err.strerror}; set "
+                          "XDG_CACHE_HOME to a writable folder of your own") from err
+    return path
+
+
+def replay_workdir() -> Path:
+    """A new private folder for one replay, named after this process; folders of processes that
+    no longer exist (killed before they could clean up) are removed first."""
+    root = private_cache_dir("replay")
+    for old in root.glob("replay-*-*"):
+        try:
+            pid = int(old.name.split("-")[1])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(old, ignore_errors=True)
+        except (ValueError, PermissionError):
+            continue
+    return Path(tempfile.mkdtemp(prefix=f"replay-{os.getpid()}-", dir=root))
+
+
+def worker_id() -> str:
+    """``host:pid``: who holds a run while it is tuned."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Heartbeat:
+    """While a run is tuned, a thread renews its heartbeat and that of the Optuna trial being
+    measured, so that other workers can tell a live worker from a killed one."""
+
+    def __init__(self, store: Store, run_id: int, owner: str,
+                 interval: float = studies.HEARTBEAT_SECONDS) -> None:
+        self.store, self.run_id, self.owner, self.interval = store, run_id, owner, interval
+        self.trial_id: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="sssp-heartbeat", daemon=True)
+
+    def trial(self, trial_id: int | None) -> None:
+        self.trial_id = trial_id
+        if trial_id is not None:
+            self.store.storage.record_heartbeat(trial_id)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.store.beat(self.run_id, self.owner)
+                if self.trial_id is not None:
+                    self.store.storage.record_heartbeat(self.trial_id)
+            except Exception as err:  # a missed beat is not fatal; the next one may succeed
+                log.warning("heartbeat of run %d failed: %s", self.run_id, err)
+
+    def __enter__(self) -> Heartbeat:
+        if self.store.shared:  # no other worker can see an in-memory database
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
 
 
 def recorded_dir() -> Path:
@@ -122,9 +206,18 @@ def tune_class(
     graph: Graph | None = None,
     instance: str = "",
     progress: Callable[[str, TrialRecord], None] | None = None,
-) -> TuneOutcome:
+    claim: Callable[[RunKey], tuple[RunRecord, bool] | None] | None = None,
+) -> TuneOutcome | None:
     """Tune relax, min and update for ``graph_class`` on this GPU (or replay recorded
-    measurements with ``opts.replay``) and store the best configuration."""
+    measurements with ``opts.replay``) and store the best configuration.
+
+    ``claim`` (for workers sharing a database) takes the run of a key, or returns ``None`` when
+    another worker holds it or it is done: then nothing is tuned and ``None`` is returned.
+    Without it the newest unfinished run of the key is resumed, or a new one starts.
+
+    A partial run (``opts.kernels`` a subset) keeps the stored best configuration's picks for
+    the other kernels; its figures are stored only when measured for that whole configuration.
+    """
     from .workload import capture, class_instance
 
     t0 = time.perf_counter()
@@ -140,7 +233,7 @@ def tune_class(
         device = rec.device
         digest = rec.kernel_version.digest
         # Kernel Tuner's simulation mode reads the cache files; work on a copy.
-        replay_dir = Path(tempfile.mkdtemp(prefix="sssp-replay-"))
+        replay_dir = replay_workdir()
         src_root = recorded_dir() / "kt_cache"
         for k in opts.kernels:
             src = cache_path(src_root, digest, device.name, graph_class, k, opts)
@@ -152,7 +245,7 @@ def tune_class(
         cache_root = replay_dir
     else:
         device = device_record(opts.device)
-    cache_root = cache_root or Path(tempfile.gettempdir()) / "sssp-kt-cache"
+    cache_root = cache_root or private_cache_dir("kt-cache")
 
     if graph is None and not opts.replay:
         graph, instance = class_instance(graph_class, seed=opts.seed)
@@ -161,54 +254,80 @@ def tune_class(
                  graph_class=graph_class, algorithm=opts.algorithm, variant=opts.variant,
                  kernel=",".join(opts.kernels), strategy=f"{opts.strategy}/{opts.scope}",
                  instance=instance, replay=opts.replay)
-    run, resumed = store.open_run(key, budget=opts.budget, seed=opts.seed)
+    owner = worker_id()
+    try:
+        claimed = (claim(key) if claim is not None
+                   else store.open_run(key, budget=opts.budget, seed=opts.seed, owner=owner))
+    except BaseException:
+        if replay_dir is not None:
+            shutil.rmtree(replay_dir, ignore_errors=True)
+        raise
+    if claimed is None:
+        if replay_dir is not None:
+            shutil.rmtree(replay_dir, ignore_errors=True)
+        return None
+    run, resumed = claimed
     if resumed:
         log.info("resuming run %d (%d trials stored)", run.id, len(store.trials(run.id)))
     try:
         picks: dict[str, KernelConfig] = {}
         workload = None
-        for kernel in opts.kernels:
-            prior = store.trials(run.id, kernel)
+        with Heartbeat(store, run.id, owner) as beat:
+            for kernel in opts.kernels:
 
-            def on_trial(t: TrialRecord, kernel: str = kernel) -> TrialRecord:
-                stored = store.add_trial(run.id, t)
-                if progress:
-                    progress(kernel, stored)
-                return stored
+                def on_trial(t: TrialRecord, kernel: str = kernel) -> None:
+                    if progress:
+                        progress(kernel, t)
 
-            strategy = OptunaStrategy(kernel=kernel, scope=opts.scope, strategy=opts.strategy,
-                                      budget=opts.budget, seed=run.seed, prior=prior, on_trial=on_trial)
-            if strategy.remaining():
-                if opts.replay:
-                    dist_bits, weight_bits = kernels.widths_for(graph_class.nodes, 100)
-                    problem = measure.replay_problem(kernel, graph_class.nodes, algorithm=opts.algorithm,
-                                                     variant=opts.variant, dist_bits=dist_bits,
-                                                     weight_bits=weight_bits)
-                else:
-                    if workload is None:
-                        srcs = list(iter_sources(graph, opts.capture_sources, seed=run.seed))
-                        workload = capture(graph, graph_class=graph_class, instance=instance,
-                                           algorithm=opts.algorithm, variant=opts.variant, sources=srcs,
-                                           states_per_source=opts.states_per_source, device=opts.device)
-                    problem = measure.build_problem(workload, kernel)
-                measure.run_kernel_tuner(problem, strategy=strategy, scope=opts.scope,
-                                         cache_file=cache_path(cache_root, digest, device.name, graph_class, kernel, opts),
-                                         simulation=opts.replay, repetitions=opts.repetitions,
-                                         device=opts.device)
-            pick = best_kernel_config(store.trials(run.id, kernel))
-            if pick is None:
-                raise TuningError(f"no configuration of {kernel} ran correctly for {graph_class}")
-            picks[kernel] = pick
+                strategy = OptunaStrategy(kernel=kernel, scope=opts.scope, strategy=opts.strategy,
+                                          budget=opts.budget, seed=run.seed,
+                                          study=store.study(run, kernel), on_trial=on_trial,
+                                          on_ask=beat.trial)
+                if strategy.remaining():
+                    if opts.replay:
+                        dist_bits, weight_bits = kernels.widths_for(graph_class.nodes, 100)
+                        problem = measure.replay_problem(kernel, graph_class.nodes, algorithm=opts.algorithm,
+                                                         variant=opts.variant, dist_bits=dist_bits,
+                                                         weight_bits=weight_bits)
+                    else:
+                        if workload is None:
+                            srcs = list(iter_sources(graph, opts.capture_sources, seed=run.seed))
+                            workload = capture(graph, graph_class=graph_class, instance=instance,
+                                               algorithm=opts.algorithm, variant=opts.variant, sources=srcs,
+                                               states_per_source=opts.states_per_source, device=opts.device)
+                        problem = measure.build_problem(workload, kernel)
+                    measure.run_kernel_tuner(problem, strategy=strategy, scope=opts.scope,
+                                             cache_file=cache_path(cache_root, digest, device.name, graph_class, kernel, opts),
+                                             simulation=opts.replay, repetitions=opts.repetitions,
+                                             device=opts.device)
+                pick = best_kernel_config(store.trials(run.id, kernel))
+                if pick is None:
+                    raise TuningError(f"no configuration of {kernel} ran correctly for {graph_class}")
+                picks[kernel] = pick
         default = LaunchConfig.default()
-        tuned = LaunchConfig(**{k: picks.get(k, default.kernel(k)) for k in KERNELS})
+        stored = store.best(device.uuid, digest, graph_class, opts.algorithm, opts.variant)
+        # A partial re-tune completes the stored configuration, never replaces it by a partial one.
+        base = stored.tuned_config if stored is not None else default
+        tuned = LaunchConfig(**{k: picks.get(k, base.kernel(k)) for k in KERNELS})
+        figures: tuple[float, float, float] | None
         if opts.replay:
             # The end-to-end timings cannot be replayed by Kernel Tuner: reuse the recorded ones,
-            # and say so.
-            d_ms, t_ms, spread = rec.default_median_ms, rec.tuned_median_ms, 0.0
-            if tuned != rec.tuned_config:
-                log.warning("replayed picks %s differ from the recorded ones %s", tuned, rec.tuned_config)
+            # and say so. They hold only for the configuration they were measured with.
+            figures = (rec.default_median_ms, rec.tuned_median_ms, 0.0) if tuned == rec.tuned_config else None
         else:
-            d_ms, t_ms, spread = end_to_end(graph, tuned, opts)
+            figures = end_to_end(graph, tuned, opts)
+        if figures is None:
+            log.warning("%s: no end-to-end figures were measured for %s (the recorded ones are for "
+                        "%s): the stored best configuration is left unchanged", graph_class, tuned,
+                        rec.tuned_config)
+            wall = time.perf_counter() - t0
+            store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall)
+            if stored is None:
+                raise TuningError(f"{graph_class}: a partial replay ({', '.join(opts.kernels)}) has no "
+                                  f"recorded end-to-end figures for {tuned}, and the database holds "
+                                  "no configuration of this class to complete: replay all kernels")
+            return TuneOutcome(stored, run.id, resumed, wall, len(store.trials(run.id)))
+        d_ms, t_ms, spread = figures
         speedup = d_ms / t_ms
         kept_default = not (speedup > 1.0 + max(NOISE_FLOOR, 2 * spread))
         best = BestRecord(device=device, kernel_version=key.kernel_version, graph_class=graph_class,
@@ -216,7 +335,8 @@ def tune_class(
                           config=default if kept_default else tuned, tuned_config=tuned,
                           tuned_median_ms=t_ms, default_median_ms=d_ms, speedup=speedup,
                           n_sources=opts.sources if not opts.replay else rec.n_sources,
-                          kept_default=kept_default, replay=opts.replay, run_id=run.id)
+                          kept_default=kept_default, replay=opts.replay, run_id=run.id,
+                          options=stored.options if stored is not None else {})
         store.put_best(best)
         wall = time.perf_counter() - t0
         store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall)
@@ -239,6 +359,6 @@ def store_recorded_bests() -> tuple[BestRecord, ...]:
         return ()
     with Store("sqlite://") as scratch:
         for f in files:
-            scratch.import_json(f)
+            scratch.import_json(f, trials=False)
         return tuple(r for r in scratch.all_best() if not r.replay)
 

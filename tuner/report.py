@@ -419,11 +419,12 @@ def speedup_table(records: Iterable[BestRecord], *, fmt: str = "md", device_name
 
 
 def show_table_data(records: Iterable[BestRecord], *, device_name: str | None = None) -> Table:
-    """The content of :func:`show_table`, before rendering."""
+    """The content of :func:`show_table`, before rendering: one row per record with the
+    configuration in effect, the search's picks and the structural options."""
     selected = sorted(select(records, device_name=device_name, algorithm=None, variant=None),
                       key=_record_sort_key)
     header = ("device", "class", "algorithm", "relax", "min", "update", "tuned picks",
-              "speedup", "replay", "updated")
+              "speedup", "replay", "updated", "options")
     rows = tuple(
         (
             r.device.name,
@@ -436,6 +437,7 @@ def show_table_data(records: Iterable[BestRecord], *, device_name: str | None = 
             _speedup(r.speedup),
             "replay" if r.replay else "",
             r.updated_at.isoformat(sep=" ", timespec="seconds"),
+            " ".join(f"{k}={v}" for k, v in sorted(r.options.items())),
         )
         for r in selected
     )

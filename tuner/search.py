@@ -1,20 +1,24 @@
 """Optuna as the search driver, plugged into Kernel Tuner as a user-defined strategy (ask/tell).
 
-``exhaustive`` enqueues every point of the space into the study (the paper's space is small);
-``tpe`` samples it with TPE under a budget. Every measured configuration is handed to
-``on_trial`` (which stores it) before the next is asked for. Study state is rebuilt from the
-stored trials, so an interrupted run resumes without repeating or losing a trial: the tuning
-database is the single record of what was measured (a second copy in Optuna's own storage could
-disagree with it after a crash between the two writes).
+``exhaustive`` enqueues every unmeasured point of the space into the study (the paper's space is
+small); ``tpe`` samples it with TPE under a budget. The study is the run's named study in the
+tuning database (Optuna's RDB storage), so the trials are the record of what was measured: a
+measured configuration is told to the study with Kernel Tuner's result as user attributes before
+the next one is asked for. An interrupted run resumes from its study; a trial that a killed
+worker left running is failed by Optuna's stale-trial check and measured again.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+import random
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from sssp.errors import TuningError
+from tuning_db import studies
 from tuning_db.records import TrialRecord, TrialStatus
 
 from . import space
@@ -22,6 +26,8 @@ from . import space
 log = logging.getLogger(__name__)
 
 STRATEGIES = ("exhaustive", "tpe")
+_KT_FIELDS = ("weighted_ms", "rep_ms", "state_ms", "time", "times", "compile_time",
+              "verification_time", "benchmark_time", "framework_time", "strategy_time")
 
 
 def classify(result: dict) -> TrialStatus:
@@ -40,16 +46,28 @@ def classify(result: dict) -> TrialStatus:
     return TrialStatus.OK
 
 
+def _json_value(v: Any) -> Any:
+    if isinstance(v, bool | int | str) or v is None:
+        return v
+    if isinstance(v, float):
+        return v if v == v and abs(v) != float("inf") else None
+    if isinstance(v, list | tuple):
+        return [_json_value(x) for x in v]
+    return str(v)
+
+
 def to_trial(kernel: str, params: dict, result: dict) -> TrialRecord:
     status = classify(result)
     times = tuple(float(t) for t in result.get("rep_ms", ())) if status is TrialStatus.OK else ()
     return TrialRecord(kernel=kernel, config=space.to_config(params), status=status, times_ms=times,
                        applied_l1=str(result.get("applied_l1", "")),
-                       message=str(result.get("verify_message", "") or result.get("__error__", "") or ""))
+                       message=str(result.get("verify_message", "") or result.get("__error__", "") or ""),
+                       measurements={k: _json_value(result[k]) for k in _KT_FIELDS if k in result})
 
 
 class OptunaStrategy:
-    """A Kernel Tuner strategy (``tune(searchspace, runner, tuning_options)``) driven by Optuna."""
+    """A Kernel Tuner strategy (``tune(searchspace, runner, tuning_options)``) driven by Optuna,
+    on ``study`` (the run's study of ``kernel`` in the tuning database)."""
 
     def __init__(
         self,
@@ -59,77 +77,93 @@ class OptunaStrategy:
         strategy: str,
         budget: int | None,
         seed: int,
-        prior: list[TrialRecord],
-        on_trial: Callable[[TrialRecord], TrialRecord],
-        progress: Callable[[TrialRecord], None] | None = None,
+        study: Any,
+        on_trial: Callable[[TrialRecord], None] | None = None,
+        on_ask: Callable[[int | None], None] | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise TuningError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
         self.kernel, self.scope, self.strategy, self.seed = kernel, scope, strategy, seed
         total = space.size(kernel, scope)
         self.budget = total if strategy == "exhaustive" else min(budget or 40, total)
-        self.prior = prior
+        self.study = study
         self.on_trial = on_trial
-        self.progress = progress
+        self.on_ask = on_ask  # told the Optuna trial id being measured (None when done)
+
+    def measured(self) -> list[TrialRecord]:
+        import optuna
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(self.study)
+        recs = (studies.to_record(t) for t in self.study.get_trials(deepcopy=False))
+        return [r for r in recs if r is not None]
 
     def remaining(self) -> int:
-        return max(0, self.budget - len(self.prior))
+        return max(0, self.budget - len(self.measured()))
 
     def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[dict]:
         import optuna
-        from optuna.distributions import CategoricalDistribution
-        from optuna.trial import TrialState, create_trial
+        from optuna.trial import TrialState
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
         tp = tuning_options.tune_params
         names = list(tp)
-        dists = {k: CategoricalDistribution(list(v)) for k, v in tp.items()}
+        dists, _ = studies.search_space(self.kernel, self.scope)
+        seen = {tuple(space.from_config(t.config, self.kernel, self.scope)[k] for k in names)
+                for t in self.measured()}
+        # A worker killed between enqueue and ask leaves a waiting trial: retire it (FAIL, no
+        # measurement), or ask() would hand it out instead of the point enqueued next.
+        storage = self.study._storage
+        for t in self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+            storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+        todo: list[tuple] = []
         if self.strategy == "exhaustive":
-            # Every unmeasured point is enqueued (in a seeded random order, so that drift during
-            # the run does not line up with block size); ask() hands them out one by one.
-            sampler = optuna.samplers.RandomSampler(seed=self.seed)
+            self.study.sampler = optuna.samplers.RandomSampler(seed=self.seed)
+            # Every unmeasured point, in a seeded random order (so that drift during the run does
+            # not line up with block size), enqueued one at a time just before it is asked for:
+            # Optuna re-reads every waiting trial on each ask, so a queue of the whole space
+            # would cost quadratic time.
+            todo = list(itertools.product(*tp.values()))
+            random.Random(self.seed).shuffle(todo)
+            todo = [values for values in todo if values not in seen]
+            todo.reverse()
         else:
-            sampler = optuna.samplers.TPESampler(seed=self.seed, n_startup_trials=min(10, self.budget))
-        study = optuna.create_study(direction="minimize", sampler=sampler)
-        seen: set[tuple] = set()
-        for t in self.prior:
-            params = space.from_config(t.config, self.kernel, self.scope)
-            seen.add(tuple(params[k] for k in names))
-            if t.status is TrialStatus.OK:
-                study.add_trial(create_trial(params=params, distributions=dists, value=t.median_ms))
-            else:
-                study.add_trial(create_trial(params=params, distributions=dists, state=TrialState.FAIL))
-        if self.strategy == "exhaustive":
-            import itertools
-            import random
-
-            grid = [dict(zip(names, values, strict=True)) for values in itertools.product(*tp.values())]
-            random.Random(self.seed).shuffle(grid)
-            for params in grid:
-                if tuple(params[k] for k in names) not in seen:
-                    study.enqueue_trial(params)
+            self.study.sampler = optuna.samplers.TPESampler(
+                seed=self.seed + len(seen), n_startup_trials=min(10, self.budget))
         results: list[dict] = []
-        done, stale = len(self.prior), 0
+        done, stale = len(seen), 0
         while done < self.budget and stale < 200:
-            trial = study.ask(dists)
+            if self.strategy == "exhaustive":
+                if not todo:
+                    break
+                self.study.enqueue_trial(dict(zip(names, todo.pop(), strict=True)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
+                trial = self.study.ask(dists)
+            if self.on_ask:
+                self.on_ask(trial._trial_id)
             key = tuple(trial.params[k] for k in names)
             if key in seen:  # TPE can propose a measured point again: skip it, ask anew
-                study.tell(trial, state=TrialState.PRUNED)
+                self.study.tell(trial, state=TrialState.PRUNED)
                 stale += 1
                 continue
             stale = 0
-            seen.add(key)
             result = runner.run([list(key)], tuning_options)[0]
             if result is None:  # Kernel Tuner's own budget is spent
-                study.tell(trial, state=TrialState.FAIL)
+                self.study.tell(trial, state=TrialState.FAIL)
                 break
-            record = self.on_trial(to_trial(self.kernel, dict(trial.params), result))
+            record = to_trial(self.kernel, dict(trial.params), result)
+            for name, value in studies.trial_attrs(record).items():
+                trial.set_user_attr(name, value)
             if record.status is TrialStatus.OK:
-                study.tell(trial, record.median_ms)
+                self.study.tell(trial, record.median_ms)
             else:
-                study.tell(trial, state=TrialState.FAIL)
-            if self.progress:
-                self.progress(record)
+                self.study.tell(trial, state=TrialState.FAIL)
+            seen.add(key)
+            if self.on_trial:
+                self.on_trial(record)
             results.append(result)
             done += 1
+        if self.on_ask:
+            self.on_ask(None)
         return results

@@ -1,9 +1,12 @@
 """The tuning database: what the tuner learned, per device, kernel version and graph class.
 
 Open it with :class:`Store` (or :func:`open_store`); everything goes in and comes out as the
-plain records below, never as SQLAlchemy objects.
+plain records below, never as SQLAlchemy objects. Trials are Optuna trials in named studies of
+the same database (:mod:`tuning_db.studies`).
 """
 
+from .engine import ENV_VAR, as_url, default_path, default_url
+from .lookup import tuned_records
 from .records import (
     BestRecord,
     DeviceRecord,
@@ -14,11 +17,10 @@ from .records import (
     TrialRecord,
     TrialStatus,
 )
-from .store import ENV_VAR, SCHEMA_VERSION, Store, default_path, default_url, open_store
+from .store import Store, open_store
 
 __all__ = [
     "ENV_VAR",
-    "SCHEMA_VERSION",
     "BestRecord",
     "DeviceRecord",
     "KernelVersionRecord",
@@ -28,7 +30,9 @@ __all__ = [
     "Store",
     "TrialRecord",
     "TrialStatus",
+    "as_url",
     "default_path",
     "default_url",
     "open_store",
+    "tuned_records",
 ]

@@ -1,11 +1,12 @@
 """SQLAlchemy 2 typed models of the tuning database.
 
-This is the only module that defines ORM models, and only :mod:`tuning_db.store` imports it: the
-rest of the project sees the plain records of :mod:`tuning_db.records`.
+This is the only module that defines ORM models; only the store's modules import it: the rest of
+the project sees the plain records of :mod:`tuning_db.records`.
 
-Every table name starts with ``sssp_`` so the tuning database can share a file (or a PostgreSQL
-schema) with Optuna's storage, whose tables are called ``studies``, ``trials``, ... and which
-keeps its own ``alembic_version`` table; ours is ``sssp_schema``.
+The trials themselves are not here: they live in Optuna studies (Optuna's own tables, through its
+RDB storage) in the same database. Every table name here starts with ``sssp_`` so the two share a
+file or a PostgreSQL schema; Optuna keeps its Alembic revision in ``alembic_version``, ours is in
+:data:`VERSION_TABLE`. Schema changes go through the migrations in ``tuning_db/migrations``.
 
 Timestamps are stored and returned as timezone-aware UTC (:class:`UTCDateTime`), on SQLite too,
 where the column itself has no time zone.
@@ -29,10 +30,11 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 1
-"""Bump when a table or column changes; a database of another version is refused on open."""
+VERSION_TABLE = "sssp_alembic_version"
+"""Our Alembic version table (Optuna's is ``alembic_version``)."""
 
-SCHEMA_TABLE = "sssp_schema"
+LEGACY_SCHEMA_TABLE = "sssp_schema"
+"""Where databases of schema 1 (trials in the project's own tables) kept their version."""
 
 
 def utcnow() -> dt.datetime:
@@ -69,15 +71,6 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
 
 class Base(DeclarativeBase):
     """Declarative base of every tuning-database table."""
-
-
-class SchemaInfo(Base):
-    """One row: the schema version the database was written with."""
-
-    __tablename__ = SCHEMA_TABLE
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    version: Mapped[int] = mapped_column(Integer)
 
 
 class Device(Base):
@@ -117,7 +110,11 @@ class GraphClassRow(Base):
 
 
 class TuningRun(Base):
-    """One tuning session of one (device, kernel version, graph class, algorithm, variant)."""
+    """One tuning session of one (device, kernel version, graph class, algorithm, variant).
+
+    Its trials are the Optuna studies named by :func:`tuning_db.studies.study_name`, one per
+    kernel.
+    """
 
     __tablename__ = "sssp_tuning_runs"
 
@@ -137,40 +134,14 @@ class TuningRun(Base):
     started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     wall_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+    owner: Mapped[str] = mapped_column(String(200), default="")
+    """``host:pid`` of the worker that holds the run while it is ``running``."""
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """Renewed by the worker holding the run; a stale one lets another worker take it over."""
 
     device: Mapped[Device] = relationship(lazy="joined")
     kernel_version: Mapped[KernelVersion] = relationship(lazy="joined")
     graph_class: Mapped[GraphClassRow] = relationship(lazy="joined")
-
-
-class Trial(Base):
-    """One measured (or failed) configuration of one kernel within a run."""
-
-    __tablename__ = "sssp_trials"
-    # A resumed run re-offers configurations it already measured: never store one twice.
-    __table_args__ = (UniqueConstraint("run_id", "kernel", "config_label"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("sssp_tuning_runs.id", ondelete="CASCADE"), index=True
-    )
-    number: Mapped[int] = mapped_column(Integer)
-    kernel: Mapped[str] = mapped_column(String(16))
-    config_label: Mapped[str] = mapped_column(String(32))
-    block_size: Mapped[int] = mapped_column(Integer)
-    l1: Mapped[str] = mapped_column(String(4))
-    lanes: Mapped[int] = mapped_column(Integer, default=1)
-    status: Mapped[str] = mapped_column(String(32))
-    times_ms: Mapped[str] = mapped_column(Text, default="[]")
-    """JSON list of per-repetition times (ms)."""
-    median_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
-    mean_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
-    std_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
-    min_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
-    max_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
-    applied_l1: Mapped[str] = mapped_column(String(64), default="")
-    message: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class BestConfig(Base):
@@ -201,6 +172,8 @@ class BestConfig(Base):
     n_sources: Mapped[int] = mapped_column(Integer)
     kept_default: Mapped[bool] = mapped_column(Boolean)
     replay: Mapped[bool] = mapped_column(Boolean, default=False)
+    options: Mapped[str] = mapped_column(Text, default="{}")
+    """JSON object of the structural choices (loop mechanism, mapping, delta, ...)."""
     run_id: Mapped[int | None] = mapped_column(
         ForeignKey("sssp_tuning_runs.id", ondelete="SET NULL"), nullable=True
     )

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
@@ -86,7 +89,10 @@ class TrialRecord:
     applied_l1: str = ""
     """What the driver reported after applying the L1 state (attribute read back)."""
     message: str = ""
-    number: int | None = None  # position in the run, assigned by the store
+    number: int | None = None
+    """The Optuna trial number within its study, assigned by the store."""
+    measurements: Mapping[str, Any] = field(default_factory=dict)
+    """Kernel Tuner's own result for this configuration (JSON values), kept on the trial."""
 
     @property
     def median_ms(self) -> float | None:
@@ -120,3 +126,13 @@ class BestRecord:
     """True when built from recorded measurements rather than measured in this run."""
     run_id: int | None = None
     updated_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    options: Mapping[str, str | int | float] = field(default_factory=dict)
+    """The structural choices of the class (e.g. ``{"loop": "persistent", "delta": 64}``)."""
+
+    def __post_init__(self) -> None:
+        for key, value in self.options.items():
+            ok = isinstance(value, str | int | float) and not isinstance(value, bool)
+            if not isinstance(key, str) or not ok or (isinstance(value, float) and not math.isfinite(value)):
+                raise ValueError(
+                    f"option {key!r}={value!r} is invalid: options map names to strings or finite numbers"
+                )

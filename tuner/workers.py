@@ -1,0 +1,149 @@
+"""Many tuning workers on one database: ``tune --all --workers N`` and ``--devices 0,1,...``.
+
+Each worker is a process with at most one GPU (``CUDA_VISIBLE_DEVICES`` is set to its device
+before CUDA is touched, so it sees its GPU as device 0). Workers share the work through the
+database, not through this process: each goes through the classes (starting at a different one)
+and claims a class's run with :meth:`tuning_db.Store.claim_run`, which gives a run to one worker
+at a time. The same command on several hosts against one PostgreSQL URL therefore shares the
+work too. A worker renews its run's and its trial's heartbeats; when a worker is killed, its run
+is taken over by another worker once the heartbeat is stale (``$SSSP_STALE_SECONDS``, 30 s), and
+its unfinished trial is failed by Optuna's stale-trial check and measured again. A class with a
+finished run of the same key counts as done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from sssp.classes import GraphClass
+from sssp.errors import SSSPError, TuningError
+
+log = logging.getLogger(__name__)
+
+
+def parse_devices(text: str | None) -> list[int]:
+    """``"0,1"`` -> ``[0, 1]``; a usage error names the bad value."""
+    if not text:
+        return []
+    out = []
+    for part in text.split(","):
+        try:
+            value = int(part)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise TuningError(f"--devices {text!r}: {part!r} is not a device ordinal (e.g. --devices 0,1)")
+        out.append(value)
+    if len(set(out)) != len(out):
+        raise TuningError(f"--devices {text!r} names a device twice")
+    return out
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    # Unwind like Ctrl-C: the run is stored as interrupted and temporary folders are removed.
+    raise KeyboardInterrupt
+
+
+def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any, db: str,
+           cache_dir: str | None) -> int:
+    """One worker: tune every class it can claim until all are finished; returns the number of
+    classes it tuned."""
+    if device is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
+        opts = dataclasses.replace(opts, device=0)
+    signal.signal(signal.SIGTERM, _interrupt)
+    from pathlib import Path
+
+    from tuning_db import Store, studies
+
+    from .pipeline import tune_class, worker_id
+
+    owner = worker_id()
+    label = " [REPLAY of recorded measurements]" if opts.replay else ""
+    pending = classes[index % len(classes):] + classes[:index % len(classes)] if classes else []
+    tuned = 0
+    with Store(db) as store:
+        while pending:
+            busy = []
+            for gc in pending:
+                state: dict[str, str] = {}
+
+                def claim(key, state=state):
+                    got = store.claim_run(key, budget=opts.budget, seed=opts.seed, owner=owner)
+                    if isinstance(got, str):
+                        state["claim"] = got
+                        return None
+                    return got
+
+                out = tune_class(gc, opts, store=store, claim=claim,
+                                 cache_root=None if cache_dir is None else Path(cache_dir))
+                if out is None:
+                    if state.get("claim") == "busy":
+                        busy.append(gc)
+                    continue
+                tuned += 1
+                b = out.best
+                print(f"{gc}{label}: {b.tuned_config}  speedup {b.speedup:.3f}x  [worker {index} "
+                      f"({owner}), {out.trials} trials, {out.wall_seconds:.1f} s"
+                      f"{', resumed' if out.resumed else ''}]", flush=True)
+            pending = busy
+            if pending:  # held by live workers: wait, and take over any whose worker died
+                time.sleep(max(1.0, studies.HEARTBEAT_SECONDS))
+    return tuned
+
+
+def _child(index: int, device: int | None, classes: list[GraphClass], opts: Any, db: str,
+           cache_dir: str | None, level: int) -> None:
+    logging.basicConfig(level=level, format=f"%(levelname)s worker {index} %(name)s: %(message)s",
+                        stream=sys.stderr)
+    try:
+        worker(index, device, classes, opts, db, cache_dir)
+    except SSSPError as err:
+        print(f"tune: worker {index}: error: {err}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def run_pool(classes: list[GraphClass], opts: Any, db: str, *, workers: int | None,
+             devices: list[int], cache_dir: str | None = None) -> None:
+    """Run the workers (one per device when ``devices`` are given) and wait for them.
+
+    Raises
+    ------
+    TuningError
+        A worker failed (its own message is on stderr).
+    """
+    n = workers or len(devices) or 1
+    if devices and n != len(devices):
+        raise TuningError(f"--workers {n} with {len(devices)} devices: give one worker per device")
+    ctx = multiprocessing.get_context("spawn")  # no CUDA or database state is inherited
+    level = logging.getLogger().getEffectiveLevel()
+    procs = [
+        ctx.Process(target=_child, name=f"tune-worker-{i}",
+                    args=(i, devices[i] if devices else None, classes, opts, db, cache_dir, level))
+        for i in range(n)
+    ]
+    for p in procs:
+        p.start()
+    try:
+        for p in procs:
+            p.join()
+    except BaseException:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()  # SIGTERM: each worker stores its run as interrupted
+        for p in procs:
+            p.join()
+        raise
+    failed = [(p.name, p.exitcode) for p in procs if p.exitcode != 0]
+    if failed:
+        raise TuningError("worker(s) failed: " + ", ".join(f"{name} (exit {code})" for name, code in failed)
+                          + "; run the same command again to resume")

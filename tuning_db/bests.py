@@ -1,0 +1,97 @@
+"""Best configurations (the best-configuration part of :class:`tuning_db.Store`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sssp.classes import GraphClass
+
+from .mapping import best_record, device_record, fill_best
+from .models import BestConfig, Device, GraphClassRow, KernelVersion
+from .records import BestRecord, DeviceRecord
+
+
+class BestsMixin:
+    """Best configurations of :class:`tuning_db.Store` (sessions and key rows come from it)."""
+
+    # -- best configurations -------------------------------------------------------------------
+
+    @staticmethod
+    def _best_row(session: Session, dev: Device, kv: KernelVersion, gc: GraphClassRow,
+                  algorithm: str, variant: str) -> BestConfig | None:
+        stmt = select(BestConfig).where(
+            BestConfig.device_id == dev.id, BestConfig.kernel_version_id == kv.id,
+            BestConfig.graph_class_id == gc.id, BestConfig.algorithm == algorithm,
+            BestConfig.variant == variant,
+        )
+        return session.scalars(stmt).one_or_none()
+
+    def put_best(self, best: BestRecord) -> None:
+        """Insert or replace the best configuration of its (device, kernel version, class,
+        algorithm, variant)."""
+
+        def work(session: Session) -> None:
+            dev = self._device_row(session, best.device, update=True)
+            kv = self._kernel_version_row(session, best.kernel_version)
+            gc = self._class_row(session, best.graph_class)
+            row = self._best_row(session, dev, kv, gc, best.algorithm, best.variant)
+            if row is None:
+                row = BestConfig(device=dev, kernel_version=kv, graph_class=gc,
+                                 algorithm=best.algorithm, variant=best.variant)
+                session.add(row)
+            fill_best(row, best, best.run_id)
+            session.flush()
+
+        self._transact(work)
+
+    def _bests(self, *clauses: Any) -> list[BestRecord]:
+        def work(session: Session) -> list[BestRecord]:
+            stmt = (select(BestConfig).join(BestConfig.device).join(BestConfig.kernel_version)
+                    .join(BestConfig.graph_class).where(*clauses))
+            return [best_record(r) for r in session.scalars(stmt).unique()]
+
+        return self._transact(work, retries=0)
+
+    def best(self, device_uuid: str, digest: str, graph_class: GraphClass, algorithm: str,
+             variant: str) -> BestRecord | None:
+        """The stored best configuration of exactly this key, or ``None`` (when the digest was
+        tuned under several compile-option sets, the newest)."""
+        out = self._bests(Device.uuid == device_uuid, KernelVersion.digest == digest,
+                          GraphClassRow.size == graph_class.size,
+                          GraphClassRow.degree == graph_class.degree,
+                          BestConfig.algorithm == algorithm, BestConfig.variant == variant)
+        return max(out, key=lambda b: b.updated_at, default=None)
+
+    def best_for_device(self, device_uuid: str, digest: str | None = None,
+                        algorithm: str = "crauser", variant: str = "successors") -> list[BestRecord]:
+        """Every class's best configuration on one device (all kernel versions with
+        ``digest=None``), by class size, then degree, newest first within a class."""
+        clauses = [Device.uuid == device_uuid, BestConfig.algorithm == algorithm,
+                   BestConfig.variant == variant]
+        if digest is not None:
+            clauses.append(KernelVersion.digest == digest)
+        out = self._bests(*clauses)
+        out.sort(key=lambda b: b.updated_at, reverse=True)
+        out.sort(key=lambda b: (b.graph_class.nodes, b.graph_class.mean_degree))
+        return out
+
+    def all_best(self, device_name: str | None = None) -> list[BestRecord]:
+        """All best configurations (of one device name when given), for reports; by device,
+        class (size, degree), algorithm, variant."""
+        out = self._bests(*([] if device_name is None else [Device.name == device_name]))
+        out.sort(key=lambda b: (b.device.name, b.device.uuid, b.graph_class.nodes,
+                                b.graph_class.mean_degree, b.algorithm, b.variant,
+                                b.kernel_version.digest, b.kernel_version.compile_options))
+        return out
+
+    def devices(self) -> list[DeviceRecord]:
+        """Every device the store has seen, by name then UUID."""
+
+        def work(session: Session) -> list[DeviceRecord]:
+            stmt = select(Device).order_by(Device.name, Device.uuid)
+            return [device_record(r) for r in session.scalars(stmt)]
+
+        return self._transact(work, retries=0)

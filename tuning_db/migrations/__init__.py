@@ -1,0 +1,1 @@
+"""Alembic migrations of the project's own tables (version table ``sssp_alembic_version``)."""

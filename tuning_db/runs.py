@@ -1,0 +1,211 @@
+"""Tuning runs: opening, resuming and claiming them (the run part of :class:`tuning_db.Store`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from sssp.classes import GraphClass
+from sssp.errors import StoreError
+
+from . import studies
+from .mapping import run_record
+from .models import Device, GraphClassRow, KernelVersion, TuningRun, utcnow
+from .records import RunKey, RunRecord, RunStatus
+
+logger = logging.getLogger(__name__)
+
+_OPEN_STATUSES = (RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value)
+
+
+class RunsMixin:
+    """Runs of :class:`tuning_db.Store` (sessions and key rows come from the store)."""
+
+    def _run_row(self, session: Session, run_id: int) -> TuningRun:
+        row = session.get(TuningRun, run_id)
+        if row is None:
+            raise StoreError(f"{self._where} has no tuning run with id {run_id}")
+        return row
+
+    @staticmethod
+    def _key_clauses(key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow) -> list[Any]:
+        return [
+            TuningRun.device_id == dev.id,
+            TuningRun.kernel_version_id == kv.id,
+            TuningRun.graph_class_id == gc.id,
+            TuningRun.algorithm == key.algorithm,
+            TuningRun.variant == key.variant,
+            TuningRun.kernel == key.kernel,
+            TuningRun.strategy == key.strategy,
+            TuningRun.instance == key.instance,
+            TuningRun.replay == key.replay,
+        ]
+
+    def _key_rows(self, session: Session, key: RunKey) -> tuple[Device, KernelVersion, GraphClassRow]:
+        return (
+            self._device_row(session, key.device, update=True),
+            self._kernel_version_row(session, key.kernel_version),
+            self._class_row(session, key.graph_class),
+        )
+
+    @staticmethod
+    def _new_run(key: RunKey, rows: tuple[Device, KernelVersion, GraphClassRow], *, budget: int | None,
+                 seed: int, owner: str) -> TuningRun:
+        dev, kv, gc = rows
+        now = utcnow()
+        return TuningRun(
+            device=dev, kernel_version=kv, graph_class=gc, algorithm=key.algorithm,
+            variant=key.variant, kernel=key.kernel, strategy=key.strategy, instance=key.instance,
+            replay=key.replay, budget=budget, seed=seed, status=RunStatus.RUNNING.value,
+            started_at=now, owner=owner, heartbeat_at=now,
+        )
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def open_run(self, key: RunKey, *, budget: int | None, seed: int,
+                 owner: str = "") -> tuple[RunRecord, bool]:
+        """Resume the newest unfinished run of ``key``, or start a new one.
+
+        A resumed run keeps its own seed (see the returned record) and takes the new ``budget``.
+
+        Returns
+        -------
+        (RunRecord, bool)
+            The run, now ``RUNNING``, and whether it was resumed.
+        """
+
+        def work(session: Session) -> tuple[RunRecord, bool]:
+            rows = self._key_rows(session, key)
+            stmt = (
+                select(TuningRun)
+                .where(*self._key_clauses(key, *rows), TuningRun.status.in_(_OPEN_STATUSES))
+                .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
+                .limit(1)
+            )
+            row = session.scalars(stmt).first()
+            if row is not None:
+                _take(row, budget, owner)
+                session.flush()
+                logger.info("resuming tuning run %d (%s)", row.id, key.graph_class)
+                return run_record(row), True
+            row = self._new_run(key, rows, budget=budget, seed=seed, owner=owner)
+            session.add(row)
+            session.flush()
+            logger.info("started tuning run %d (%s)", row.id, key.graph_class)
+            return run_record(row), False
+
+        return self._transact(work)
+
+    def claim_run(self, key: RunKey, *, budget: int | None, seed: int, owner: str,
+                  stale_after: float = studies.GRACE_SECONDS) -> tuple[RunRecord, bool] | str:
+        """Claim the work of ``key`` for worker ``owner`` (``tune --workers``).
+
+        ``"finished"`` when a run of ``key`` has finished, ``"busy"`` when another worker holds
+        it and its heartbeat is fresh; else (run, resumed). An interrupted run, or one whose worker stopped beating for
+        ``stale_after`` seconds (killed), is taken over and resumed; otherwise a new run starts.
+        Workers on several hosts may claim at once: on PostgreSQL the claim holds an advisory
+        lock of the key, on SQLite the write lock.
+        """
+
+        def work(session: Session) -> tuple[RunRecord, bool] | str:
+            if self._url.get_backend_name() == "postgresql":
+                advisory_lock(session, repr((key.device.uuid, key.kernel_version, key.graph_class,
+                                              key.algorithm, key.variant, key.kernel, key.strategy,
+                                              key.instance, key.replay)))
+            rows = self._key_rows(session, key)
+            stmt = (
+                select(TuningRun)
+                .where(*self._key_clauses(key, *rows))
+                .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
+            )
+            runs = list(session.scalars(stmt).unique())
+            if any(r.status == RunStatus.FINISHED.value for r in runs):
+                return "finished"
+            row = next((r for r in runs if r.status in _OPEN_STATUSES), None)
+            if row is not None:
+                # Past the trials' grace too: the trial being measured beat at most one heartbeat
+                # interval after the run did, and must be stale when the run is taken over.
+                limit = utcnow() - dt.timedelta(seconds=stale_after + studies.HEARTBEAT_SECONDS)
+                alive = row.heartbeat_at is not None and row.heartbeat_at > limit
+                if row.status == RunStatus.RUNNING.value and alive and row.owner != owner:
+                    return "busy"
+                logger.info("taking over tuning run %d (%s) from %r", row.id, key.graph_class,
+                            row.owner)
+                _take(row, budget, owner)
+                session.flush()
+                return run_record(row), True
+            row = self._new_run(key, rows, budget=budget, seed=seed, owner=owner)
+            session.add(row)
+            session.flush()
+            return run_record(row), False
+
+        return self._transact(work)
+
+    def beat(self, run_id: int, owner: str) -> bool:
+        """Renew the heartbeat of a run ``owner`` holds; ``False`` when it holds it no more."""
+
+        def work(session: Session) -> bool:
+            row = self._run_row(session, run_id)
+            if row.owner != owner or row.status != RunStatus.RUNNING.value:
+                return False
+            row.heartbeat_at = utcnow()
+            return True
+
+        return self._transact(work, retries=0)
+
+    def run(self, run_id: int) -> RunRecord:
+        """The run with id ``run_id``; :class:`StoreError` when there is none."""
+        return self._transact(lambda s: run_record(self._run_row(s, run_id)), retries=0)
+
+    def finish_run(self, run_id: int, status: RunStatus,
+                   wall_seconds: float | None = None) -> RunRecord:
+        """Close a run with ``status`` (``FINISHED``, ``INTERRUPTED``, ``FAILED``)."""
+        status = RunStatus(status)
+
+        def work(session: Session) -> RunRecord:
+            row = self._run_row(session, run_id)
+            row.status = status.value
+            row.finished_at = None if status is RunStatus.RUNNING else utcnow()
+            if wall_seconds is not None:
+                row.wall_seconds = float(wall_seconds)
+            session.flush()
+            return run_record(row)
+
+        return self._transact(work, retries=0)
+
+    def runs(self, device_name: str | None = None, graph_class: GraphClass | None = None, *,
+             status: RunStatus | None = None) -> list[RunRecord]:
+        """Runs, oldest first, optionally only of one device name, class or status."""
+
+        def work(session: Session) -> list[RunRecord]:
+            stmt = select(TuningRun).join(TuningRun.device).join(TuningRun.graph_class)
+            if device_name is not None:
+                stmt = stmt.where(Device.name == device_name)
+            if graph_class is not None:
+                stmt = stmt.where(GraphClassRow.size == graph_class.size,
+                                  GraphClassRow.degree == graph_class.degree)
+            if status is not None:
+                stmt = stmt.where(TuningRun.status == RunStatus(status).value)
+            stmt = stmt.order_by(TuningRun.started_at, TuningRun.id)
+            return [run_record(r) for r in session.scalars(stmt).unique()]
+
+        return self._transact(work, retries=0)
+
+
+def _take(row: TuningRun, budget: int | None, owner: str) -> None:
+    row.status = RunStatus.RUNNING.value
+    row.finished_at = None
+    row.budget = budget
+    row.owner = owner
+    row.heartbeat_at = utcnow()
+
+
+def advisory_lock(session: Session, name: str) -> None:
+    """Serialise PostgreSQL transactions that work on the same ``name`` (released at commit)."""
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+    session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})

@@ -1,0 +1,163 @@
+"""Export, import and seeding of the tuning database (the document format is
+:mod:`tuning_db.export`).
+
+An import writes the project's rows (devices, kernel versions, runs, best configurations) in one
+transaction, then the runs' trials into their Optuna studies. Every step is idempotent: runs
+are matched by key and start time, trials by (run, kernel, configuration), best configurations
+by key (the newer ``updated_at`` wins), so an interrupted import is completed by running it
+again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sssp.errors import StoreError
+
+from . import export
+from .mapping import device_record, fill_best, kernel_version_record, run_record
+from .models import BestConfig, Device, KernelVersion, TuningRun
+from .records import RunRecord, RunStatus, TrialRecord
+
+if TYPE_CHECKING:
+    from .store import Store
+
+logger = logging.getLogger(__name__)
+
+_OPEN = (RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value)
+
+
+def shipped_documents() -> list[tuple[str, export.ExportDoc]]:
+    """Every shipped ``tuning_db/data/*.json``, parsed (all of them before anything is written)."""
+    return [
+        (name, export.parse_text(text, f"shipped data {name}"))
+        for name, text in export.shipped_exports()
+    ]
+
+
+def export_json(store: Store, target: Path) -> None:
+    """Write the whole database as a human-readable JSON document (``indent=1``, sorted keys, no
+    export timestamp so re-exports diff cleanly)."""
+
+    def work(session: Session) -> tuple[list, list, list[RunRecord], list]:
+        from .mapping import best_record
+
+        devices = [device_record(d) for d in session.scalars(select(Device).order_by(Device.uuid))]
+        kvs = [
+            kernel_version_record(k)
+            for k in session.scalars(
+                select(KernelVersion).order_by(KernelVersion.digest, KernelVersion.compile_options)
+            )
+        ]
+        runs = [run_record(r) for r in session.scalars(select(TuningRun).order_by(TuningRun.id)).unique()]
+        bests = [best_record(b) for b in session.scalars(select(BestConfig).order_by(BestConfig.id)).unique()]
+        return devices, kvs, runs, bests
+
+    devices, kvs, runs, bests = store._transact(work, retries=0)
+    run_docs = []
+    for run in runs:
+        trials = [
+            export.trial_doc(t, done)
+            for k in store.run_kernels(run)
+            for t, done in store.study_trials(run, k)
+        ]
+        run_docs.append(export.run_doc(run, trials))
+    doc = export.document(devices, kvs, run_docs, bests)
+    try:
+        target.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    except OSError as err:
+        raise StoreError(f"cannot write tuning export {target}: {err}") from err
+    logger.info("exported %d runs and %d best configs to %s", len(runs), len(bests), target)
+
+
+def import_json(store: Store, source: Path, *, trials: bool = True) -> int:
+    """Import a document written by :func:`export_json`; ``trials=False`` skips the trials.
+
+    Returns
+    -------
+    int
+        Number of runs, trials and best configurations written (0 when all were present).
+
+    Raises
+    ------
+    StoreError
+        The file cannot be read or is malformed; nothing is written then.
+    """
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise StoreError(f"cannot read tuning export {source}: {err}") from err
+    n = import_document(store, export.parse_text(text, str(source)), trials=trials)
+    logger.info("imported %d records from %s into %s", n, source, store.url)
+    return n
+
+
+def import_document(store: Store, doc: export.ExportDoc, *, trials: bool) -> int:
+    written, pending = store._transact(lambda s: import_rows(store, s, doc), retries=0)
+    if trials:
+        for run, run_trials in pending:
+            written += store.add_trials(run, run_trials)
+    return written
+
+
+def import_rows(store: Store, session: Session, doc: export.ExportDoc) -> tuple[int, list[Any]]:
+    written = 0
+    devices = {d.uuid: store._device_row(session, d, update=False) for d in doc.devices}
+    for kv in doc.kernel_versions:
+        store._kernel_version_row(session, kv)
+    run_rows: dict[int, TuningRun] = {}
+    pending: list[tuple[TuningRun, list[tuple[TrialRecord, dt.datetime | None]]]] = []
+    for run_doc in doc.runs:
+        rec = run_doc.run
+        rows = (
+            devices[rec.key.device.uuid],
+            store._kernel_version_row(session, rec.key.kernel_version),
+            store._class_row(session, rec.key.graph_class),
+        )
+        stmt = select(TuningRun).where(
+            *store._key_clauses(rec.key, *rows), TuningRun.started_at == rec.started_at
+        )
+        row = session.scalars(stmt).first()
+        if row is None:
+            row = store._new_run(rec.key, rows, budget=rec.budget, seed=rec.seed, owner="")
+            row.status = rec.status.value
+            row.started_at = rec.started_at
+            row.finished_at = rec.finished_at
+            row.wall_seconds = rec.wall_seconds
+            row.heartbeat_at = None
+            session.add(row)
+            session.flush()
+            written += 1
+        elif row.status in _OPEN and rec.status.value not in _OPEN:
+            # The file saw this run finish after our copy was taken.
+            row.status = rec.status.value
+            row.finished_at = rec.finished_at
+            row.wall_seconds = rec.wall_seconds
+            written += 1
+        run_rows[rec.id] = row
+        pending.append((row, [(t.trial, t.created_at) for t in run_doc.trials]))
+    for best in doc.bests:
+        dev = devices[best.device.uuid]
+        kv = store._kernel_version_row(session, best.kernel_version)
+        gc = store._class_row(session, best.graph_class)
+        run_id = None if best.run_id is None else run_rows[best.run_id].id
+        row = store._best_row(session, dev, kv, gc, best.algorithm, best.variant)
+        if row is None:
+            row = BestConfig(
+                device=dev, kernel_version=kv, graph_class=gc,
+                algorithm=best.algorithm, variant=best.variant,
+            )
+            session.add(row)
+        elif row.updated_at >= best.updated_at:
+            continue  # ours is as new or newer
+        fill_best(row, best, run_id)
+        written += 1
+    session.flush()
+    return written, [(run_record(r), t) for r, t in pending if t]
