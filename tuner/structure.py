@@ -254,5 +254,7 @@ def to_best(rec: dict, device: Any) -> Any:
         config=chosen, tuned_config=searched, tuned_median_ms=float(rec["tuned_median_ms"]),
         default_median_ms=float(rec["default_median_ms"]), speedup=float(rec["speedup"]),
         n_sources=int(rec["n_sources"]), kept_default=kept_default, replay=False,
-        options=chosen.options(),
+        # The search's own structural picks ride along (prefixed) when the default is kept.
+        options={**chosen.options(), **({f"tuned.{k}": v for k, v in searched.options().items()}
+                                         if kept_default else {})},
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sssp.classes import GraphClass
-from sssp.config import KernelConfig, LaunchConfig
+from sssp.config import LaunchConfig
 from sssp.errors import StoreError
 
 from .models import BestConfig, Device, GraphClassRow, KernelVersion, TuningRun
@@ -73,10 +73,10 @@ def run_record(row: TuningRun) -> RunRecord:
         )
 
 
-def launch(relax: str, min_: str, update: str) -> LaunchConfig:
-    return LaunchConfig(
-        KernelConfig.parse(relax), KernelConfig.parse(min_), KernelConfig.parse(update)
-    )
+def launch(relax: str, min_: str, update: str, options: dict | None = None) -> LaunchConfig:
+    """A stored configuration: the three kernels' labels and the structural options (loop
+    mechanism, ...). Records without options describe the paper's legacy loop."""
+    return LaunchConfig.from_parts({"relax": relax, "min": min_, "update": update}, options)
 
 
 def options_json(options: object) -> str:
@@ -90,6 +90,13 @@ def parse_options(text: str) -> dict[str, str | int | float]:
     return value
 
 
+def tuned_options(options: dict) -> dict:
+    """The search's structural picks: the ``tuned.``-prefixed options, stored when the record
+    keeps the default (whose own options are the unprefixed ones); otherwise the same options."""
+    picks = {k.removeprefix("tuned."): v for k, v in options.items() if k.startswith("tuned.")}
+    return picks or {k: v for k, v in options.items() if not k.startswith("tuned.")}
+
+
 def best_record(row: BestConfig) -> BestRecord:
     with _row(BestConfig.__tablename__, row.id):
         return BestRecord(
@@ -98,9 +105,11 @@ def best_record(row: BestConfig) -> BestRecord:
             graph_class=class_record(row.graph_class),
             algorithm=row.algorithm,
             variant=row.variant,
-            config=launch(row.relax_label, row.min_label, row.update_label),
+            config=launch(row.relax_label, row.min_label, row.update_label,
+                          {k: v for k, v in parse_options(row.options).items() if not k.startswith("tuned.")}),
             tuned_config=launch(
-                row.tuned_relax_label, row.tuned_min_label, row.tuned_update_label
+                row.tuned_relax_label, row.tuned_min_label, row.tuned_update_label,
+                tuned_options(parse_options(row.options)),
             ),
             tuned_median_ms=row.tuned_median_ms,
             default_median_ms=row.default_median_ms,

@@ -1,0 +1,74 @@
+"""Engine 2's end-to-end search as data (no GPU): the search space, the records it stores and
+the look-up that gives them to ``solve(tuned=True)``."""
+
+from __future__ import annotations
+
+import pytest
+
+import kernels
+from sssp.classes import GraphClass
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.gpu.device import DeviceInfo
+from sssp.tuned import resolve_config
+from tuner import structure
+from tuning_db import Store
+from tuning_db.records import DeviceRecord
+
+H200 = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580.159.04", "13.0")
+
+
+def search_record(speedup: float, **over) -> dict:
+    searched = LaunchConfig(KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192)
+    rec = {"graph_class": "98k/deg2", "algorithm": "crauser", "variant": "successors",
+           "labels": searched.as_dict(), "options": searched.options(), "tuned_median_ms": 1.0,
+           "default_median_ms": speedup, "speedup": speedup, "n_sources": 5}
+    rec.update(over)
+    return rec
+
+
+def test_space_points_round_trip():
+    for point in (structure.DEFAULT_POINT, *structure.WARM_START):
+        assert set(point) == set(structure.SPACE)
+        assert all(point[k] in structure.SPACE[k] for k in point), point
+        assert structure.from_config(structure.to_config(point)) == point
+    # the default point is the default configuration (local limit -1 means 8 x 256)
+    default = structure.to_config(structure.DEFAULT_POINT)
+    assert default.relax == LaunchConfig.default().relax and default.loop == "persistent"
+
+
+@pytest.mark.parametrize("speedup,kept", [(3.0, False), (1.01, True)])
+def test_search_records_store_and_resolve(tmp_path, speedup, kept):
+    best = structure.to_best(search_record(speedup), H200)
+    assert best.kept_default is kept
+    assert best.kernel_version.digest == kernels.digest(kernels.ENGINE_SOURCE_FILE)
+    with Store(f"sqlite:///{tmp_path / 't.sqlite'}", seed=False) as store:
+        store.put_best(best)
+        (back,) = store.all_best()
+    searched = LaunchConfig(KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192)
+    assert back.tuned_config == searched  # the search's picks survive, structure included
+    assert back.config == (LaunchConfig.default() if kept else searched)
+
+
+def test_solve_tuned_looks_up_engine_records(tmp_path):
+    import sssp
+
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.put_best(structure.to_best(search_record(3.0), H200))
+    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    graph = sssp.generate("random", size="98k", degree=2, seed=0)
+    cfg, source, detail = resolve_config(graph, info, db=url)
+    assert source.value == "tuned-exact" and cfg.loop == "graph" and cfg.relax.lanes == 4
+    small = sssp.generate("random", size=3000, degree=3, seed=0)
+    cfg, source, _ = resolve_config(small, info, db=url)
+    assert source.value == "tuned-nearest" and cfg.loop == "graph"
+    cfg, source, _ = resolve_config(graph, info, algorithm="martin", db=url)
+    assert source.value == "default" and cfg == LaunchConfig.default()
+
+
+def test_legacy_records_keep_the_legacy_loop(tmp_path):
+    """Records of the paper's kernels (no options) read back as the legacy loop."""
+    from tuning_db.mapping import launch
+
+    assert launch("192-A", "128-A", "256-N").loop == "legacy"
+    assert launch("192-A", "128-A", "256-N", {"loop": "host"}).loop == "host"
