@@ -375,7 +375,7 @@ def environment(args: argparse.Namespace) -> list[str]:
     try:
         import kernels
 
-        fields.append(f"kernels={kernels.digest()}")
+        fields.append(f"kernels={kernels.digest(kernels.ENGINE_SOURCE_FILE)}")
     except (ImportError, AttributeError) as err:
         fields.append(f"kernels=unknown ({err})")
     fields += [f"host={_cpu_model()}", f"cores={os.cpu_count()}", f"python={platform.python_version()}",
@@ -489,6 +489,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows already in --out (same device and kernels); a graph run again is replaced")
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
+    ap.add_argument("--skip-measured", action="store_true",
+                    help="with --merge: leave out graphs the record in --out already has")
     ap.add_argument("--no-gpu", action="store_true", help="anchors and SciPy only (to check the anchors)")
     return ap
 
@@ -505,7 +507,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="bench-sssp-") as tmp:
+        done_before = {rec[0][0] for rec in previous} if args.skip_measured else set()
         for spec in specs:
+            if spec.name in done_before:
+                continue
             t0 = time.perf_counter()
             try:
                 graph = build(spec, args.seed)
