@@ -46,7 +46,9 @@ case "$cmd" in
       printf 'create_main_cluster = false\n' > /etc/postgresql-common/createcluster.conf
       export DEBIAN_FRONTEND=noninteractive
       apt-get update -qq >&2 || die "apt-get update failed"
-      apt-get install -y -qq --no-install-recommends postgresql >&2 || die "apt-get install postgresql failed"
+      # confold: keep the createcluster.conf written above (no conffile prompt).
+      apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confdef \
+        -o Dpkg::Options::=--force-confold postgresql >&2 || die "apt-get install postgresql failed"
       bin=$(find_bin || true)
       [[ -n "$bin" ]] || die "postgresql installed, but no /usr/lib/postgresql/*/bin/pg_ctl"
     fi

@@ -174,14 +174,27 @@ def test_old_revision_names_the_upgrade_command(tmp_path, file_url, monkeypatch)
         Store(file_url)
 
 
-def test_schema_1_database_names_the_way_out(tmp_path):
+def test_schema_1_database_is_refused_then_converted(tmp_path):
     path = tmp_path / "old.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE sssp_schema (id INTEGER PRIMARY KEY, version INTEGER)")
-        conn.execute("INSERT INTO sssp_schema VALUES (1, 1)")
-        conn.execute("CREATE TABLE sssp_trials (id INTEGER PRIMARY KEY)")
-    with pytest.raises(StoreError, match="schema 1 of sssp-tune.*tune import"):
+    with sqlite3.connect(path) as conn:  # a database the schema-1 release wrote
+        conn.executescript((Path(__file__).parent / "data" / "schema1.sql").read_text())
+    with pytest.raises(StoreError, match=r"schema 1 of sssp-tune.*`tune upgrade --db URL`"):
         Store(path)
+    with Store(path, upgrade=True) as s:
+        assert not s.created
+        (run,) = s.runs()
+        assert run.status is RunStatus.FINISHED and run.key.instance == "random seed=0"
+        assert [(t.kernel, t.config.label, t.status.value, t.times_ms) for t in s.trials(run.id)] == [
+            ("relax", "256-N", "ok", (1.0, 3.0, 2.0)),
+            ("relax", "128-A/x4", "ok", (0.5, 0.75)),
+            ("min", "512-N", "launch_failed", ()),
+        ]
+        (b,) = s.all_best()
+        assert b.config.relax.label == "128-A/x4" and b.speedup == 1.25 and b.run_id == run.id
+        assert b.options == {}
+    assert json.loads((tmp_path / "old.sqlite.schema1.json").read_text())["schema_version"] == 1
+    with Store(path) as s:  # now an ordinary database
+        assert len(s.all_best()) == 1
 
 
 def test_our_version_table_is_not_optunas(file_url):

@@ -83,6 +83,10 @@ class Outdated(str):
     """The reason returned for a database that :func:`upgrade` brings up to date."""
 
 
+class Legacy(Outdated):
+    """The reason returned for a database of schema 1 (see :mod:`tuning_db.legacy`)."""
+
+
 def check(connection: Any, where: str) -> str | None:
     """The reason the project's tables cannot be used as they are, or ``None``.
 
@@ -104,10 +108,9 @@ def check(connection: Any, where: str) -> str | None:
             "sssp-tune?): open it with that release"
         )
     if LEGACY_SCHEMA_TABLE in names:
-        return (
-            f"{where} was written by schema 1 of sssp-tune (trials in its own tables), which this "
-            "release does not read: export it with the release that wrote it (`tune export -o "
-            "FILE.json`) and import the file into a new database (`tune import FILE.json`)"
+        return Legacy(
+            f"{where} was written by schema 1 of sssp-tune (trials in its own tables): convert "
+            f"it with `{UPGRADE_COMMAND}` (its trials move to Optuna studies)"
         )
     foreign = sorted(n for n in names - OPTUNA_TABLES if not n.startswith("sssp_"))
     if foreign or any(n.startswith("sssp_") for n in names):

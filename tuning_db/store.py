@@ -14,6 +14,7 @@ measurements shipped in ``tuning_db/data/*.json``.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -180,6 +181,9 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             return problem
 
         problem = self._transact(check, retries=0)
+        if isinstance(problem, schema.Legacy) and upgrade and not self.read_only:
+            self._convert_schema_1()
+            return False
         if isinstance(problem, schema.Outdated) and upgrade and not self.read_only:
             revision = self.upgrade()
             logger.info("upgraded %s to schema revision %s", self.url, revision)
@@ -227,6 +231,40 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             with self._optuna():
                 self._storage = studies.make_storage(self._url, memory_connection=memory)
         return self._storage
+
+    def _convert_schema_1(self) -> None:
+        """Move a schema-1 database to the current tables and its trials to Optuna studies.
+
+        The old tables are read and validated first; a SQLite file gets a JSON copy of them
+        beside it (``<file>.schema1.json``) before anything changes, since the trials are
+        written by Optuna's storage after the tables' transaction.
+        """
+        from . import export, legacy
+
+        def read(session: Session) -> str:
+            return json.dumps(legacy.read_schema_1(session.connection()), indent=1, sort_keys=True)
+
+        text_doc = self._transact(read, retries=0)
+        doc = export.parse_text(text_doc, f"{self._where} (schema 1)")
+        path = sqlite_file(self._url)
+        if path is not None:
+            backup = path.with_name(path.name + ".schema1.json")
+            try:
+                backup.write_text(text_doc + "\n", encoding="utf-8")
+            except OSError as err:
+                raise StoreError(f"cannot write the copy {backup} before converting: {err}") from err
+            logger.warning("schema-1 tables of %s copied to %s", self.url, backup)
+
+        def convert(session: Session) -> list:
+            conn = session.connection()
+            legacy.drop_schema_1(conn)
+            schema.upgrade(conn)
+            return transfer.import_rows(self, session, doc)[1]
+
+        pending = self._transact(convert, retries=0)
+        for run, trials in pending:
+            self.add_trials(run, trials)
+        logger.info("converted %s from schema 1 to revision %s", self.url, schema.head_revision())
 
     def upgrade(self) -> str:
         """Migrate the project's tables to this code's revision; returns that revision."""
