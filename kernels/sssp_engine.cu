@@ -251,13 +251,13 @@ struct SsspLocalQ {
             sF[(phase & 1) * cap + slot] = v;
             sFd[(phase & 1) * cap + slot] = sssp_bits(d);
         } else {
-            __stcg(qF + (long long)(phase & 1) * n + slot, v);
+            qF[(long long)(phase & 1) * n + slot] = v;
         }
     }
     __device__ void pushR(int phase, int v) {
         const unsigned int slot = atomicAdd(sCnt + 2 + (phase & 1), 1u);
         if (slot < (unsigned int)cap) sR[(phase & 1) * cap + slot] = v;
-        else __stcg(qR + (long long)(phase & 1) * n + slot, v);
+        else qR[(long long)(phase & 1) * n + slot] = v;
     }
     __device__ sssp_bits_t thr_out(int phase) const { return ((volatile sssp_bits_t *)sThr)[2 * (phase & 1)]; }
     __device__ sssp_bits_t thr_min(int phase) const { return ((volatile sssp_bits_t *)sThr)[2 * (phase & 1) + 1]; }
@@ -570,12 +570,8 @@ __device__ int sssp_local_phases(SSSP_ARGS, int phase, int local_limit, int cap,
             s_thr[2 * ((phase + 1) & 1) + 1] = SSSP_INF_BITS;
         }
         sssp_relax_step(SSSP_PASS, q, phase, threadIdx.x, blockDim.x);  // starts with a barrier
-        // The steps read global memory through L2 (ld.cg); a block barrier alone orders the
-        // block's writes only as far as L1, so each step's writes are fenced to L2 first.
-        __threadfence();
         __syncthreads();
         sssp_settle_step(SSSP_PASS, q, phase, threadIdx.x, blockDim.x);
-        __threadfence();
         __syncthreads();
         const unsigned int settled = q.nF(phase);
         if (threadIdx.x == 0) {  // the per-phase history (statistics, and the grid's estimate)
