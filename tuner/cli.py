@@ -415,7 +415,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if fmt == "csv":
         text = report.long_table(selected)
     else:
-        tables = [report.table1_data(selected), report.speedup_table_data(selected)]
+        tables = [report.table1_data(selected)]
+        if any(report.is_engine2(r) for r in selected):
+            tables.append(report.engine_table_data(selected))
+        tables.append(report.speedup_table_data(selected))
         text = report.render(tables, fmt, about=report.about(selected, database=store.url))
     _emit(text, args)
     return 0

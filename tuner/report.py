@@ -188,6 +188,16 @@ def select(
     return out
 
 
+def is_engine2(r: BestRecord) -> bool:
+    """A record of engine 2 (``tune engine``: loop mechanism and launch searched end to end),
+    as opposed to the paper's per-kernel characterisation of its relax/min/update kernels."""
+    return r.config.loop != "legacy" or r.tuned_config.loop != "legacy"
+
+
+def engine_label(r: BestRecord) -> str:
+    return f"engine 2 ({r.tuned_config.loop})" if is_engine2(r) else "paper kernels"
+
+
 def _newest(records: Iterable[BestRecord], key: Callable[[BestRecord], tuple]) -> dict[tuple, BestRecord]:
     """One record per key: the most recently updated, since the store may hold several (other
     kernel versions, other GPUs of the same model, other algorithm variants)."""
@@ -277,10 +287,12 @@ def table1_data(
     algorithm: str | None = None,
     variant: str | None = None,
 ) -> Table:
-    """The content of :func:`table1`, before rendering."""
-    selected = select(records, device_name=device_name, algorithm=algorithm, variant=variant)
+    """The content of :func:`table1`, before rendering: the paper's kernels only (engine 2's
+    searched configurations are in :func:`engine_table_data`)."""
+    selected = [r for r in select(records, device_name=device_name, algorithm=algorithm, variant=variant)
+                if not is_engine2(r)]
     if not selected:
-        raise TuningError("no tuning results to report: tune a graph class first")
+        raise TuningError("no tuning results of the paper's kernels to report: tune run a graph class first")
     cells = _newest(selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree))
     devices = _device_headers(r.device.name for r in selected)
     sizes = sorted(set(PAPER_SIZES) | {r.graph_class.size for r in selected}, key=_size_key)
@@ -366,18 +378,20 @@ def speedup_table_data(records: Iterable[BestRecord], *, device_name: str | None
     if not selected:
         raise TuningError("no tuning results to report: tune a graph class first")
     chosen = _newest(
-        selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree, r.algorithm, r.variant)
+        selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree, r.algorithm, r.variant,
+                             is_engine2(r))
     )
     ordered = sorted(chosen.values(), key=lambda r: (
-        _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name,
+        is_engine2(r), _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name,
         r.algorithm, r.variant,
     ))
-    header = ("class", "device", "algorithm", "default ms", "tuned ms", "speedup",
+    header = ("class", "device", "engine", "algorithm", "default ms", "tuned ms", "speedup",
               "sources", "kept default", "replay")
     rows = tuple(
         (
             str(r.graph_class),
             r.device.name,
+            engine_label(r),
             f"{r.algorithm}/{r.variant}",
             _ms(r.default_median_ms),
             _ms(r.tuned_median_ms),
@@ -389,6 +403,30 @@ def speedup_table_data(records: Iterable[BestRecord], *, device_name: str | None
         for r in ordered
     )
     base = "End-to-end median solve time, default vs tuned launch configuration"
+    return Table(_title(base, ordered), header, rows)
+
+
+def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None = None) -> Table:
+    """Engine 2's searched configuration per class and GPU, beside Table 1: the structural
+    choice (loop mechanism, blocks per SM, block-local limit) and the launch settings."""
+    selected = [r for r in select(records, device_name=device_name) if is_engine2(r)]
+    chosen = _newest(selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree,
+                                          r.algorithm, r.variant))
+    ordered = sorted(chosen.values(), key=lambda r: (
+        _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name))
+    header = ("class", "device", "algorithm", "loop", "relax", "settle", "blocks/SM", "local limit",
+              "default ms", "tuned ms", "speedup", "kept default")
+    rows = tuple(
+        (
+            str(r.graph_class), r.device.name, f"{r.algorithm}/{r.variant}", r.tuned_config.loop,
+            r.tuned_config.relax.label, r.tuned_config.update.label,
+            str(r.tuned_config.blocks_per_sm or "max"), str(r.tuned_config.local_limit),
+            _ms(r.default_median_ms), _ms(r.tuned_median_ms), _speedup(r.speedup),
+            "yes" if r.kept_default else "no",
+        )
+        for r in ordered
+    )
+    base = "Engine 2: searched loop mechanism and launch settings per graph class, scored end to end"
     return Table(_title(base, ordered), header, rows)
 
 
