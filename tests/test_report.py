@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import csv
 import datetime as dt
 import io
@@ -31,6 +33,7 @@ def picks(cls: GraphClass) -> LaunchConfig:
         relax=KernelConfig(BLOCKS[i % 8], L1S[i % 3]),
         min=KernelConfig(BLOCKS[(i + 1) % 8], L1S[(i + 1) % 3]),
         update=KernelConfig(BLOCKS[(i + 2) % 8], L1S[(i + 2) % 3]),
+        loop="legacy",  # the paper's kernels, whose per-kernel picks Table 1 shows
     )
 
 
@@ -50,7 +53,7 @@ def make(
         graph_class=cls,
         algorithm="crauser",
         variant="successors",
-        config=LaunchConfig.default() if kept_default else tuned,
+        config=LaunchConfig.paper() if kept_default else tuned,
         tuned_config=tuned,
         tuned_median_ms=10.0,
         default_median_ms=10.0 * speedup,
@@ -218,7 +221,7 @@ def test_two_devices_give_eight_columns(full):
 def test_newest_record_wins_a_cell():
     cls = GraphClass("24k", "deg2")
     old = make(cls, updated_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC))
-    new_cfg = LaunchConfig.uniform(1024, "S")
+    new_cfg = dataclasses.replace(LaunchConfig.uniform(1024, "S"), loop="legacy")
     new = BestRecord(**{**old.__dict__, "tuned_config": new_cfg, "updated_at": dt.datetime(2026, 6, 1, tzinfo=dt.UTC)})
     for recs in ([old, new], [new, old]):
         grid = csv_grid(report.table1(recs, fmt="csv"))
@@ -229,12 +232,12 @@ def test_speedup_table_rows(full):
     recs = list(full)
     recs[0] = make(paper_classes()[0], kept_default=True, speedup=0.98765, replay=True)
     grid = csv_grid(report.speedup_table(recs, fmt="csv"))
-    assert grid[0] == ["class", "device", "algorithm", "default ms", "tuned ms", "speedup",
+    assert grid[0] == ["class", "device", "engine", "algorithm", "default ms", "tuned ms", "speedup",
                        "sources", "kept default", "replay"]
     assert len(grid) == 13
-    assert grid[1] == ["24k/deg2", "NVIDIA H200", "crauser/successors", "9.877", "10.000",
+    assert grid[1] == ["24k/deg2", "NVIDIA H200", "paper kernels", "crauser/successors", "9.877", "10.000",
                        "0.99×", "100", "yes", "replay"]
-    assert grid[2][5:] == ["1.23×", "100", "no", ""]
+    assert grid[2][6:] == ["1.23×", "100", "no", ""]
     assert "1.23×" in report.speedup_table(recs, fmt="md")
     assert r"1.23$\times$" in report.speedup_table(recs, fmt="latex")
 
@@ -357,3 +360,20 @@ def test_show_table_lists_options():
     rec = dataclasses.replace(make(GraphClass("49k", "deg200")), options={"loop": "persistent", "delta": 64})
     grid = csv_grid(report.show_table([rec], fmt="csv"))
     assert grid[0][-1] == "options" and grid[1][-1] == "delta=64 loop=persistent"
+
+
+def test_engine2_records_get_their_own_table():
+    """Engine 2's searched configurations stay out of Table 1 and appear with their loop."""
+    import dataclasses
+
+    paper = make(GraphClass("49k", "deg2"))
+    searched = LaunchConfig(KernelConfig(1024, "A", 32), loop="graph", blocks_per_sm=1, local_limit=0)
+    engine = dataclasses.replace(make(GraphClass("49k", "deg200")), config=searched, tuned_config=searched,
+                                 options=searched.options())
+    t1 = report.table1_data([paper, engine])
+    assert all(row[3] == report.MISSING for row in t1.rows)  # the deg200 column holds no engine pick
+    et = report.engine_table_data([paper, engine])
+    assert len(et.rows) == 1 and et.rows[0][:5] == ("49k/deg200", "NVIDIA H200", "crauser/successors",
+                                                    "graph", "1024-A/x32")
+    engines = {row[2] for row in report.speedup_table_data([paper, engine]).rows}
+    assert engines == {"paper kernels", "engine 2 (graph)"}

@@ -515,7 +515,7 @@ def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device_name: s
 LONG_HEADER = (
     "device", "device_uuid", "driver", "cuda", "size", "degree", "algorithm", "variant", "kernel",
     "config", "tuned_config", "default_ms", "tuned_ms", "speedup", "sources", "kept_default",
-    "replay", "measured_at", "results",
+    "replay", "measured_at", "results", "engine", "options",
 )
 """Columns of :func:`long_table`. ``config`` is what ``solve(tuned=True)`` runs, ``tuned_config``
 the search's pick; times and speedup are end to end, per record (repeated on its kernel rows)."""
@@ -551,6 +551,8 @@ def long_table_data(records: Iterable[BestRecord], *, device_name: str | None = 
             str(bool(r.replay)),
             r.updated_at.astimezone(dt.UTC).isoformat(timespec="seconds"),
             "replayed" if r.replay and results == "recorded" else results,
+            engine_label(r),
+            " ".join(f"{k}={v}" for k, v in sorted(r.options.items())),
         )
         for r in selected
         for kernel in KERNELS
