@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import kernels
-from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.gpu.device import DeviceInfo
 from sssp.tuned import resolve_config

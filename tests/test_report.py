@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import csv
+import dataclasses
 import datetime as dt
 import io
 import re
