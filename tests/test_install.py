@@ -107,7 +107,7 @@ def test_tune_report_from_the_shipped_results(installed):
 def test_replay_works_without_a_gpu(installed):
     venv, env, base = installed
     out = sh(venv / "bin" / "tune", "--replay", "--graph-class", "deg2", "--size", "24k",
-             "--kernel", "min", "--db", f"sqlite:///{base / 'replay.sqlite'}", env=env, cwd=base)
+             "--db", f"sqlite:///{base / 'replay.sqlite'}", env=env, cwd=base)
     assert "24k/deg2 [REPLAY of recorded measurements]" in out
     assert "Traceback" not in out
 

@@ -65,9 +65,9 @@ def best(**kw) -> BestRecord:
         graph_class=C49_200,
         algorithm="crauser",
         variant="successors",
-        config=LaunchConfig(KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S")),
+        config=LaunchConfig(KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S"), loop="legacy"),
         tuned_config=LaunchConfig(
-            KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S")
+            KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S"), loop="legacy"
         ),
         tuned_median_ms=8.0,
         default_median_ms=10.0,
@@ -136,7 +136,7 @@ def populate(store: Store) -> dict[str, int]:
             replay=True,
             run_id=r2.id,
             kept_default=True,
-            config=LaunchConfig(),
+            config=LaunchConfig.paper(),
         )
     )
     store.put_best(best(graph_class=C98_20, variant="predecessors"))
@@ -568,7 +568,7 @@ def test_put_best_and_best_round_trip(store):
 
 
 def test_best_options_round_trip(store, tmp_path):
-    b = best(options={"loop": "persistent", "delta": 64, "ratio": 0.5})
+    b = best(options={"delta": 64, "ratio": 0.5, "note": "x"})
     store.put_best(b)
     assert store.all_best() == [b]
     store.export_json(tmp_path / "e.json")
@@ -595,7 +595,7 @@ def test_hand_edited_rows_give_a_store_error(url, store):
 def test_put_best_upserts(store):
     store.put_best(best())
     newer = best(
-        config=LaunchConfig(),
+        config=LaunchConfig.paper(),
         kept_default=True,
         speedup=0.97,
         updated_at=dt.datetime(2026, 6, 1, tzinfo=dt.UTC),
@@ -713,7 +713,7 @@ def test_import_merges_progress_of_a_run(store, tmp_path):
 
 def test_import_keeps_the_newer_best(store, tmp_path):
     old = best(updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
-    new = best(config=LaunchConfig(), updated_at=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
+    new = best(config=LaunchConfig.paper(), updated_at=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
     store.put_best(old)
     old_file = tmp_path / "old.json"
     store.export_json(old_file)

@@ -20,6 +20,7 @@ from sssp.tuned import pick
 from tuner import pipeline, report, space
 from tuner.pipeline import TuneOptions, store_recorded_bests, tune_class
 from tuning_db import Store
+from tuning_db.records import KernelVersionRecord
 
 RECORDED = store_recorded_bests()
 # A replayed class writes its 240 trials through Optuna's storage (~15 s on a 2-core machine):
@@ -92,7 +93,7 @@ def test_interrupted_replay_resumes_without_lost_or_duplicated_trials(tmp_path):
 def test_partial_retune_never_replaces_a_full_configuration(tmp_path):
     rec = next(r for r in RECORDED if str(r.graph_class) == "49k/deg200")
     url = f"sqlite:///{tmp_path / 'p.sqlite'}"
-    other = LaunchConfig(KernelConfig(128, "A"), KernelConfig(64, "N"), KernelConfig(512, "S"))
+    other = LaunchConfig(KernelConfig(128, "A"), KernelConfig(64, "N"), KernelConfig(512, "S"), loop="legacy")
     stored = dataclasses.replace(rec, config=other, tuned_config=other, speedup=1.5,
                                  tuned_median_ms=1.0, default_median_ms=1.5, run_id=None)
     with Store(url) as store:
@@ -158,7 +159,9 @@ def test_new_default_database_is_seeded_and_renders_table1(tmp_path, monkeypatch
     with Store() as store:
         assert store.created
         seeded = store.all_best()
-    assert seeded == list(RECORDED)
+    # the paper kernels' records (Table 1) and engine 2's searched configurations
+    assert [r for r in seeded if not report.is_engine2(r)] == list(RECORDED)
+    assert any(report.is_engine2(r) for r in seeded)
     assert report.table1(seeded, fmt="md") == report.table1(RECORDED, fmt="md")
 
 
@@ -204,10 +207,15 @@ def test_tuned_lookup_reads_a_read_only_database_and_falls_back_from_a_broken_on
         pytest.skip("the shipped results are of other kernel sources than these")
     g = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], [5, 6, 7])  # its class is the nearest one's
     path = tmp_path / "t.sqlite"
+    # solve(tuned=True) reads engine 2's records: store one of this class
+    engine = dataclasses.replace(rec.config, loop="persistent", blocks_per_sm=1, local_limit=0)
+    eng = dataclasses.replace(rec, run_id=None, config=engine, tuned_config=engine, options=engine.options(),
+                              kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE),
+                                                                 " ".join(kernels.NVCC_OPTIONS)))
     with Store(f"sqlite:///{path}") as store:
-        store.put_best(dataclasses.replace(rec, run_id=None))
+        store.put_best(eng)
     config, source, _ = resolve_config(g, _h200(rec), db=f"sqlite:///file:{path}?mode=ro&uri=true")
-    assert source is not ConfigSource.DEFAULT and config == rec.config
+    assert source is not ConfigSource.DEFAULT and config == engine
     path.write_bytes(b"")  # truncated
     with pytest.warns(RuntimeWarning, match=f"using the default.*{path}"):
         config, source, _ = resolve_config(g, _h200(rec), db=str(path))
@@ -235,7 +243,9 @@ def test_tune_report_and_show_from_a_read_only_database(tmp_path, capsys):
     ro = f"sqlite:///file:{path}?mode=ro&uri=true"
     before = path.read_bytes()
     assert main(["report", "--db", ro]) == 0
-    assert report.table1(list(RECORDED), fmt="md") in capsys.readouterr().out
+    out = capsys.readouterr().out
+    grid = [ln for ln in report.table1(list(RECORDED), fmt="md").splitlines() if ln.startswith("| ")]
+    assert len(grid) == 10 and all(ln in out for ln in grid)  # header and 9 rows
     assert main(["show", "--db", ro]) == 0
     assert "NVIDIA H200" in capsys.readouterr().out
     assert path.read_bytes() == before

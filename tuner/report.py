@@ -369,7 +369,8 @@ def table1(
     _check_fmt(fmt)
     selected = select(records, device_name=device_name, algorithm=algorithm, variant=variant)
     table = table1_data(selected)
-    return render(table, fmt, about=about(selected, results=results, database=database))
+    shown = [r for r in selected if not is_engine2(r)]
+    return render(table, fmt, about=about(shown, results=results, database=database))
 
 
 def speedup_table_data(records: Iterable[BestRecord], *, device_name: str | None = None) -> Table:
