@@ -90,6 +90,18 @@ def _common() -> ArgumentParser:
     return p
 
 
+def _add_target_options(p: ArgumentParser) -> None:
+    """What is tuned and where: algorithm, variant, GPU, seed (run and engine alike)."""
+    p.add_argument("--algorithm", default="crauser", choices=GPU_ALGORITHMS,
+                   help="algorithm to tune for (default crauser)")
+    p.add_argument("--variant", default="successors", choices=VARIANTS,
+                   help="relax variant (default successors)")
+    p.add_argument("--device", type=non_negative_int, default=0, metavar="N",
+                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the class instances, sources and search (default 0)")
+
+
 def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
     p = sub.add_parser("run", parents=[common], help="tune graph classes (the default subcommand)",
                        description="Measure launch configurations of the relax, min and update "
@@ -114,14 +126,7 @@ def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                    help="search space: the paper's, extended (default) or full")
     p.add_argument("--sources", type=positive_int, default=20, metavar="K",
                    help="random sources of the end-to-end check (default 20; use >= 20)")
-    p.add_argument("--algorithm", default="crauser", choices=GPU_ALGORITHMS,
-                   help="algorithm whose kernels are tuned (default crauser)")
-    p.add_argument("--variant", default="successors", choices=VARIANTS,
-                   help="relax variant (default successors)")
-    p.add_argument("--device", type=non_negative_int, default=0, metavar="N",
-                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
-    p.add_argument("--seed", type=non_negative_int, default=0,
-                   help="seed of the class instances, sources and search (default 0)")
+    _add_target_options(p)
     p.add_argument("--replay", action="store_true",
                    help="replay recorded measurements instead of timing a GPU (no GPU needed); "
                         "results are labelled as replayed")
@@ -156,14 +161,7 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                    help="configurations tried per class (default 30)")
     p.add_argument("--sources", type=positive_int, default=5, metavar="K",
                    help="sources per configuration, medians (default 5)")
-    p.add_argument("--algorithm", default="crauser", choices=GPU_ALGORITHMS,
-                   help="algorithm to tune for (default crauser)")
-    p.add_argument("--variant", default="successors", choices=VARIANTS,
-                   help="relax variant (default successors)")
-    p.add_argument("--device", type=non_negative_int, default=0, metavar="N",
-                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
-    p.add_argument("--seed", type=non_negative_int, default=0,
-                   help="seed of the class instances, sources and search (default 0)")
+    _add_target_options(p)
     p.set_defaults(func=cmd_engine, parser=p)
     return p
 

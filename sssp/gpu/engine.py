@@ -23,7 +23,7 @@ from ..errors import BackendUnavailableError, InvalidGraphError
 from ..graph import Graph
 from ..result import UNREACHABLE, SSSPResult
 from .device import DeviceInfo, activate, device_info, driver
-from .runtime import apply_l1, compile_cubin
+from .runtime import DeviceBuffers, apply_l1, compile_cubin
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def resident_blocks(func: Any, info: DeviceInfo, block: int, cuda: Any, dynamic_
     return max(0, min(blocks_sm, by_regs, by_threads, by_smem))
 
 
-class EngineSolver:
+class EngineSolver(DeviceBuffers):
     """Engine-2 solver on one CUDA device, for many sources.
 
     Parameters
@@ -181,20 +181,6 @@ class EngineSolver:
             kc = self.config.relax
             return kc if name != "init" else KernelConfig(kc.block_size, "N")
         return self.config.update  # settle: update with the threshold folded in
-
-    def _alloc(self, nbytes: int) -> Any:
-        nbytes = max(int(nbytes), 8)
-        buf = self.cuda.mem_alloc(nbytes)
-        self._buffers.append(buf)
-        self._nbytes += nbytes
-        return buf
-
-    def _upload(self, array: np.ndarray) -> Any:
-        array = np.ascontiguousarray(array)
-        buf = self._alloc(array.nbytes)
-        if array.nbytes:
-            self.cuda.memcpy_htod(buf, array)
-        return buf
 
     def _node_minima(self, g: Graph, inf_val: float | int) -> Any:
         has, mins = min_weights(g.indptr, g.weights, g.n)
@@ -407,9 +393,7 @@ class EngineSolver:
         if self._graph is not None:
             self._graph.close()
             self._graph = None
-        for buf in self._buffers:
-            buf.free()
-        self._buffers.clear()
+        self._free()
 
     def __enter__(self) -> EngineSolver:
         return self

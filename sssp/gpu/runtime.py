@@ -78,6 +78,34 @@ class Snapshot:
     delta: int | None  # Δ of this iteration (after min), else None
 
 
+class DeviceBuffers:
+    """Device allocations of one solver, counted and freed together (``self.cuda`` is
+    ``pycuda.driver``; ``self._buffers`` and ``self._nbytes`` start empty and zero)."""
+
+    cuda: Any
+    _buffers: list
+    _nbytes: int
+
+    def _alloc(self, nbytes: int) -> Any:
+        nbytes = max(int(nbytes), 8)
+        buf = self.cuda.mem_alloc(nbytes)
+        self._buffers.append(buf)
+        self._nbytes += nbytes
+        return buf
+
+    def _upload(self, array: np.ndarray) -> Any:
+        array = np.ascontiguousarray(array)
+        buf = self._alloc(array.nbytes)
+        if array.nbytes:
+            self.cuda.memcpy_htod(buf, array)
+        return buf
+
+    def _free(self) -> None:
+        for buf in self._buffers:
+            buf.free()
+        self._buffers.clear()
+
+
 def make_solver(graph: Graph, *, config: LaunchConfig | None = None, sync_every: int | None = None,
                 **kwargs: Any) -> Any:
     """The solver for ``config.loop``: engine 2 (:class:`sssp.gpu.engine.EngineSolver`) for the
@@ -91,7 +119,7 @@ def make_solver(graph: Graph, *, config: LaunchConfig | None = None, sync_every:
     return EngineSolver(graph, config=config, **extra, **kwargs)
 
 
-class GPUSolver:
+class GPUSolver(DeviceBuffers):
     """Crauser's (or Martín's) parallel Dijkstra on one CUDA device, for many sources: the paper's
     host-driven relax / min / update kernels.
 
@@ -188,20 +216,6 @@ class GPUSolver:
     def kernel_config(self, kernel: str) -> KernelConfig:
         # The tree pass has the relax kernel's structure and lanes, so it takes relax's config.
         return self.config.kernel("relax" if kernel == "tree" else kernel)
-
-    def _alloc(self, nbytes: int) -> Any:
-        nbytes = max(int(nbytes), 8)
-        buf = self.cuda.mem_alloc(nbytes)
-        self._buffers.append(buf)
-        self._nbytes += nbytes
-        return buf
-
-    def _upload(self, array: np.ndarray) -> Any:
-        array = np.ascontiguousarray(array)
-        buf = self._alloc(array.nbytes)
-        if array.nbytes:
-            self.cuda.memcpy_htod(buf, array)
-        return buf
 
     def _grid(self, kernel: str) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
         kc = self.kernel_config(kernel)
@@ -362,9 +376,7 @@ class GPUSolver:
         callback(Snapshot(iteration, phase, settled, dist, delta))
 
     def close(self) -> None:
-        for buf in self._buffers:
-            buf.free()
-        self._buffers.clear()
+        self._free()
 
     def __enter__(self) -> GPUSolver:
         return self
