@@ -32,6 +32,7 @@ longest possible path ``(n - 1) * max_weight`` reaches that value is not fed to 
 
 from __future__ import annotations
 
+import platform
 import re
 import subprocess
 from dataclasses import dataclass
@@ -245,3 +246,15 @@ def _run(args: list[str], label: str) -> str:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise AnchorError(f"{label} exited with status {proc.returncode}: {tail[0]}")
     return proc.stdout
+
+
+def cpu_model() -> str:
+    """The host CPU's model name (``/proc/cpuinfo``; else what ``platform`` knows), for the
+    headers of records whose CPU anchors ran on it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass  # no /proc (not Linux): fall back below
+    return platform.processor() or platform.machine()

@@ -67,6 +67,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # run as a script or imported by the tests
     sys.path.insert(0, str(HERE))
 
+import anchors  # noqa: E402
 import recorded  # noqa: E402
 
 import kernels  # noqa: E402
@@ -353,13 +354,7 @@ def device_meta(backend: str) -> dict[str, str]:
 
 
 def host_cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} logical cores)"
-    except OSError:
-        pass
-    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} logical cores)"
+    return f"{anchors.cpu_model()} ({os.cpu_count()} logical cores)"
 
 
 def git_commit() -> str:

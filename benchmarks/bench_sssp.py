@@ -378,23 +378,13 @@ def environment(args: argparse.Namespace) -> list[str]:
         fields.append(f"kernels={kernels.digest(kernels.ENGINE_SOURCE_FILE)}")
     except (ImportError, AttributeError) as err:
         fields.append(f"kernels=unknown ({err})")
-    fields += [f"host={_cpu_model()}", f"cores={os.cpu_count()}", f"python={platform.python_version()}",
+    fields += [f"host={anchors.cpu_model()}", f"cores={os.cpu_count()}", f"python={platform.python_version()}",
                f"sources={args.sources}", f"seed={args.seed}", "gpu=tuned",
                f"gap_deltas={args.gap_deltas}"]
     build_info = args.anchors / "BUILD_INFO.txt"
     if build_info.exists():
         fields += [f"anchors: {line}" for line in build_info.read_text().splitlines() if line.strip()]
     return fields
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _cell(value: object) -> object:

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sssp.classes import GraphClass
-from sssp.config import KernelConfig, LaunchConfig
+from sssp.config import KernelConfig
 from sssp.errors import StoreError
 
-from .mapping import launch as _launch
+from .mapping import configs as _configs
 from .records import (
     BestRecord,
     DeviceRecord,
@@ -139,12 +139,9 @@ def _parse_class(obj: Any, where: str) -> GraphClass:
     return GraphClass(_field(obj, "size", str, where), _field(obj, "degree", str, where))
 
 
-def _parse_launch(obj: Any, where: str) -> LaunchConfig:
-    return _launch(
-        _field(obj, "relax", str, where),
-        _field(obj, "min", str, where),
-        _field(obj, "update", str, where),
-    )
+def _labels(obj: Any, where: str) -> tuple[str, str, str]:
+    return (_field(obj, "relax", str, where), _field(obj, "min", str, where),
+            _field(obj, "update", str, where))
 
 
 def _parse_document(doc: Any) -> ExportDoc:
@@ -262,6 +259,9 @@ def _parse_trial(t: Any, where: str) -> TrialDoc:
 
 
 def _parse_best(b: Any, where: str, devices: dict[str, DeviceRecord]) -> BestRecord:
+    options = _field(b, "options", dict, where) if "options" in b else {}
+    config, tuned = _configs(_labels(_field(b, "config", dict, where), f"{where}.config"),
+                             _labels(_field(b, "tuned_config", dict, where), f"{where}.tuned_config"), options)
     return BestRecord(
         device=_device_ref(b, where, devices),
         kernel_version=_parse_kv(
@@ -270,8 +270,8 @@ def _parse_best(b: Any, where: str, devices: dict[str, DeviceRecord]) -> BestRec
         graph_class=_parse_class(_field(b, "graph_class", dict, where), f"{where}.graph_class"),
         algorithm=_field(b, "algorithm", str, where),
         variant=_field(b, "variant", str, where),
-        config=_parse_launch(_field(b, "config", dict, where), f"{where}.config"),
-        tuned_config=_parse_launch(_field(b, "tuned_config", dict, where), f"{where}.tuned_config"),
+        config=config,
+        tuned_config=tuned,
         tuned_median_ms=_field(b, "tuned_median_ms", float, where),
         default_median_ms=_field(b, "default_median_ms", float, where),
         speedup=_field(b, "speedup", float, where),
@@ -280,7 +280,7 @@ def _parse_best(b: Any, where: str, devices: dict[str, DeviceRecord]) -> BestRec
         replay=_field(b, "replay", bool, where),
         run_id=_field(b, "run", int, where, null=True),
         updated_at=_time(_field(b, "updated_at", str, where)),
-        options=_field(b, "options", dict, where) if "options" in b else {},
+        options=options,
     )
 
 

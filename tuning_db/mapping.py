@@ -90,27 +90,29 @@ def parse_options(text: str) -> dict[str, str | int | float]:
     return value
 
 
-def tuned_options(options: dict) -> dict:
-    """The search's structural picks: the ``tuned.``-prefixed options, stored when the record
-    keeps the default (whose own options are the unprefixed ones); otherwise the same options."""
+def configs(config: tuple[str, str, str], tuned: tuple[str, str, str], options: dict
+            ) -> tuple[LaunchConfig, LaunchConfig]:
+    """(configuration in effect, the search's picks) from their relax/min/update labels and the
+    record's options. The unprefixed options describe the first; a search that kept the default
+    stores its own structural picks under ``tuned.``-prefixed keys, otherwise they are the same."""
+    own = {k: v for k, v in options.items() if not k.startswith("tuned.")}
     picks = {k.removeprefix("tuned."): v for k, v in options.items() if k.startswith("tuned.")}
-    return picks or {k: v for k, v in options.items() if not k.startswith("tuned.")}
+    return launch(*config, own), launch(*tuned, picks or own)
 
 
 def best_record(row: BestConfig) -> BestRecord:
     with _row(BestConfig.__tablename__, row.id):
+        options = parse_options(row.options)
+        config, tuned = configs((row.relax_label, row.min_label, row.update_label),
+                                (row.tuned_relax_label, row.tuned_min_label, row.tuned_update_label), options)
         return BestRecord(
             device=device_record(row.device),
             kernel_version=kernel_version_record(row.kernel_version),
             graph_class=class_record(row.graph_class),
             algorithm=row.algorithm,
             variant=row.variant,
-            config=launch(row.relax_label, row.min_label, row.update_label,
-                          {k: v for k, v in parse_options(row.options).items() if not k.startswith("tuned.")}),
-            tuned_config=launch(
-                row.tuned_relax_label, row.tuned_min_label, row.tuned_update_label,
-                tuned_options(parse_options(row.options)),
-            ),
+            config=config,
+            tuned_config=tuned,
             tuned_median_ms=row.tuned_median_ms,
             default_median_ms=row.default_median_ms,
             speedup=row.speedup,
@@ -119,7 +121,7 @@ def best_record(row: BestConfig) -> BestRecord:
             replay=row.replay,
             run_id=row.run_id,
             updated_at=row.updated_at,
-            options=parse_options(row.options),
+            options=options,
         )
 
 
