@@ -146,6 +146,14 @@ typedef sssp_bits_t sssp_key_t;
 #define SSSP_PASS indptr, indices, weights, omega, iota, settled_at, key, pred, qF, qR, cnt, thr, ctrl, n
 
 // ---- small helpers -------------------------------------------------------------------------
+// Block barrier. Several steps run a section in thread 0 alone (the grid barrier's spin, counter
+// resets) right before a barrier; the warp is reconverged first, so that the barrier is never
+// reached by a split warp (compute-sanitizer's synccheck reported exactly that, and with it the
+// block-local phases lost fringe entries on the H200).
+__device__ __forceinline__ void sssp_block_sync() {
+    __syncwarp();
+    __syncthreads();
+}
 template <typename T> __device__ __forceinline__ T sssp_ldcg(const T *p) { return __ldcg(p); }
 
 __device__ __forceinline__ sssp_d_t sssp_key_dist(sssp_key_t k) {
@@ -310,7 +318,7 @@ __device__ void sssp_relax_step(SSSP_ARGS, Q &q, int phase, long long tid, long 
     __shared__ int stash[SSSP_BIG_STASH];
     __shared__ unsigned int stashed;
     if (threadIdx.x == 0) stashed = 0;
-    __syncthreads();
+    sssp_block_sync();
     SsspKeys keys;
     sssp_keys_init(keys);
     const unsigned int nf = q.nF(phase - 1);
@@ -336,7 +344,7 @@ __device__ void sssp_relax_step(SSSP_ARGS, Q &q, int phase, long long tid, long 
         for (long long e = beg + lane; e < end; e += SSSP_RELAX_LANES)
             sssp_relax_edge(SSSP_PASS, q, e, u, du, phase, keys);
     }
-    __syncthreads();
+    sssp_block_sync();
     const unsigned int nbig = min(stashed, (unsigned int)SSSP_BIG_STASH);
     for (unsigned int s = 0; s < nbig; ++s) {
         const int u = stash[s];
@@ -472,12 +480,12 @@ extern "C" __global__ void sssp_e_settle(SSSP_ARGS, unsigned long long cond) {
     sssp_settle_step(SSSP_PASS, q, phase, (long long)blockIdx.x * blockDim.x + threadIdx.x,
                      (long long)gridDim.x * blockDim.x);
     __shared__ bool last;
-    __syncthreads();
+    sssp_block_sync();
     if (threadIdx.x == 0) {
         __threadfence();
         last = atomicAdd(ctrl + 4, 1u) == gridDim.x - 1;
     }
-    __syncthreads();
+    sssp_block_sync();
     if (last && threadIdx.x == 0) {
         __threadfence();
         ctrl[4] = 0;
@@ -495,7 +503,7 @@ extern "C" __global__ void sssp_e_settle(SSSP_ARGS, unsigned long long cond) {
 // hanging: ctrl[5] is set and every block leaves.
 __device__ __forceinline__ bool sssp_grid_sync(unsigned int *ctrl) {
     __shared__ bool abort_;
-    __syncthreads();
+    sssp_block_sync();
     if (threadIdx.x == 0) {
         volatile unsigned int *gen = ctrl + 3;
         const unsigned int g = *gen;
@@ -518,7 +526,7 @@ __device__ __forceinline__ bool sssp_grid_sync(unsigned int *ctrl) {
         __threadfence();
         abort_ = ((volatile unsigned int *)ctrl)[5] != 0;
     }
-    __syncthreads();
+    sssp_block_sync();
     return !abort_;
 }
 
@@ -528,11 +536,15 @@ __device__ __forceinline__ unsigned long long sssp_work(unsigned int nf, unsigne
     return (unsigned long long)nf * (unsigned int)degree + nr;
 }
 
+// Kept out of line on purpose: inlined into sssp_e_persistent, nvcc wrapped this whole loop in
+// one divergence region and left a block barrier to be reached by a split warp (synccheck:
+// "Divergent thread(s) in warp"); the block then lost fringe entries and settled nodes early,
+// on the H200 with 1 or 2 relax lanes. A call reconverges the warp on entry and return.
 // Phases of block 0 alone, from `phase` on, while their work estimate (sssp_work) stays at most
 // local_limit. Loads the queues' heads into shared memory,
 // runs the phases with block barriers only, and stores the state back for the grid. Returns the
 // next phase to run; *done says whether the solve ended.
-__device__ int sssp_local_phases(SSSP_ARGS, int phase, int local_limit, int cap, int degree, int limit,
+__device__ __noinline__ int sssp_local_phases(SSSP_ARGS, int phase, int local_limit, int cap, int degree, int limit,
                                  bool *done) {
     extern __shared__ unsigned char sssp_dyn[];
     __shared__ unsigned int s_cnt[4];
@@ -562,7 +574,7 @@ __device__ int sssp_local_phases(SSSP_ARGS, int phase, int local_limit, int cap,
         q.sR[pr * cap + i] = sssp_ldcg(qR + (long long)pr * n + i);
     *done = false;
     for (;;) {
-        __syncthreads();  // every thread has read the counters the clearing below overwrites
+        sssp_block_sync();  // every thread has read the counters the clearing below overwrites
         if (threadIdx.x == 0) {  // clear what this phase's settle writes (held phase - 2's)
             s_cnt[phase & 1] = 0;
             s_cnt[2 + ((phase + 1) & 1)] = 0;
@@ -570,9 +582,9 @@ __device__ int sssp_local_phases(SSSP_ARGS, int phase, int local_limit, int cap,
             s_thr[2 * ((phase + 1) & 1) + 1] = SSSP_INF_BITS;
         }
         sssp_relax_step(SSSP_PASS, q, phase, threadIdx.x, blockDim.x);  // starts with a barrier
-        __syncthreads();
+        sssp_block_sync();
         sssp_settle_step(SSSP_PASS, q, phase, threadIdx.x, blockDim.x);
-        __syncthreads();
+        sssp_block_sync();
         const unsigned int settled = q.nF(phase);
         if (threadIdx.x == 0) {  // the per-phase history (statistics, and the grid's estimate)
             cnt[2 * (long long)phase] = settled;

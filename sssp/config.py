@@ -121,8 +121,7 @@ class LaunchConfig:
     local_limit : int
         Persistent loop: a phase whose frontier plus fringe is at most this runs in one block
         with block barriers only (work: frontier edges plus fringe); 0 turns that off, -1 means
-        eight times the block size. With ``relax.lanes == 1`` block-local phases are off (a known
-        defect: they gave wrong distances on the H200; see ``benchmarks/engine_diagnose.py``).
+        eight times the block size.
     """
 
     relax: KernelConfig = DEFAULT_KERNEL

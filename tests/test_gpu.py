@@ -278,3 +278,20 @@ def test_solve_front_door_reports_config():
     res = sssp.solve(graph, 0, backend="gpu", config=explicit)
     assert res.config == explicit and res.config_source == sssp.ConfigSource.EXPLICIT
     assert "PREFER_L1" in res.stats["l1_applied"]["relax"]
+
+
+@pytest.mark.parametrize("lanes", (1, 2, 4, 32))
+def test_block_local_phases_switching_with_the_grid(lanes):
+    """The persistent loop hands phases between block 0 and the grid many times on these graphs
+    (the work limit sits inside the range of per-phase work). A warp split at a block barrier once
+    lost fringe entries here with 1 or 2 lanes, so several block sizes, sources and repeated
+    solves are checked; every answer must be exact, predecessors included."""
+    graphs = [sssp.generate("random", size=4096, degree=4, seed=2),
+              sssp.generate("random", size=3072, degree=20, seed=2)]
+    for graph in graphs:
+        sources = [int(s) for s in np.random.default_rng(0).integers(0, graph.n, 3)]
+        cache: dict = {}
+        for bs in (128, 256, 512):
+            config = LaunchConfig(KernelConfig(bs, "N", lanes), KernelConfig(bs, "N"), KernelConfig(bs, "N"))
+            for _ in range(3):
+                run_and_check(graph, sources, "crauser", "successors", config, ref_cache=cache)

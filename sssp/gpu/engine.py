@@ -193,13 +193,6 @@ class EngineSolver(DeviceBuffers):
         self.local_limit = 8 * self.config.relax.block_size if limit < 0 else limit
         if self.variant == "predecessors":
             self.local_limit = 0  # pull scans every node each phase: one block would crawl
-        if self.config.relax.lanes == 1 and self.local_limit:
-            # Known defect: block-local phases with one thread per frontier node gave wrong
-            # distances on the H200 (benchmarks/engine_diagnose.py: 4 of 4 graphs), while the
-            # same graphs were exact with 4 or 32 lanes and with no block-local phases. Until
-            # the cause is found, this combination runs without block-local phases.
-            log.info("lanes=1: block-local phases are off (known defect); running the grid loop only")
-            self.local_limit = 0
         self.local_cap = kernels.local_queue_capacity(self.local_limit)
         self.local_smem = kernels.local_queue_bytes(self.local_cap, self.val_dtype.itemsize)
         if self.local_smem:  # static plus dynamic may pass the 48 KB default: always opt in
