@@ -71,3 +71,35 @@ def test_legacy_records_keep_the_legacy_loop(tmp_path):
 
     assert launch("192-A", "128-A", "256-N").loop == "legacy"
     assert launch("192-A", "128-A", "256-N", {"loop": "host"}).loop == "host"
+
+
+def test_search_keeps_its_trials_as_an_optuna_study(tmp_path, monkeypatch):
+    """`tune engine`'s trials live in the tuning database as an Optuna study that
+    ``optuna.load_study`` (and so optuna-dashboard) reads; a failed configuration is a FAIL trial
+    with its reason. The GPU is replaced by a scorer that times by block size."""
+    import optuna
+
+    import sssp
+
+    def fake_score(graph, config, sources, **_):
+        point = structure.from_config(config)
+        if config.relax.lanes == 32:
+            return structure.Trial(point, None, [], 0, "wrong distances from source 1")
+        ms = config.relax.block_size / 256
+        return structure.Trial(point, ms, [ms] * len(sources), 7)
+
+    monkeypatch.setattr(structure, "score", fake_score)
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    graph = sssp.generate("random", size=500, degree=3, seed=0)
+    with Store(url, seed=False) as store:
+        res = structure.search(graph, budget=12, sources=3, storage=store.storage,
+                               study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0",
+                               study_attrs={"graph_class": "500/deg3"})
+    study = optuna.load_study(storage=url, study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0")
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    failed = [t for t in study.trials if t.state == optuna.trial.TrialState.FAIL]
+    assert len(done) + len(failed) == len(res.trials) == 12
+    assert all(t.user_attrs["error"].startswith("wrong distances") for t in failed)
+    assert study.best_value == min(t.median_ms for t in res.trials if t.median_ms is not None)
+    assert study.user_attrs["graph_class"] == "500/deg3" and len(study.user_attrs["sources"]) == 3
+    assert done[0].user_attrs["phases"] == 7

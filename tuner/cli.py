@@ -399,7 +399,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
               flush=True)
 
     tune_classes(classes, budget=args.budget, sources=args.sources, seed=args.seed, device=args.device,
-                 algorithm=args.algorithm, variant=args.variant, on_result=stored)
+                 algorithm=args.algorithm, variant=args.variant, on_result=stored, storage=store.storage)
     return 0
 
 

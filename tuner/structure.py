@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,10 +137,17 @@ def search(
     seed: int = 0,
     device: int = 0,
     progress: Callable[[Trial], None] | None = None,
+    storage: Any = None,
+    study_name: str | None = None,
+    study_attrs: dict[str, Any] | None = None,
 ) -> StructureResult:
     """Optuna (TPE) over :data:`SPACE`, the default configuration first; returns the best
     configuration, its time and the default's (re-measured interleaved with the best, so drift
-    between the search and the comparison hits both)."""
+    between the search and the comparison hits both).
+
+    With ``storage`` (an Optuna storage, e.g. the tuning database's) the trials are kept there
+    as the study ``study_name``, each with its per-source times, phases or failure; without it
+    the study lives in memory."""
     import optuna
     from optuna.distributions import CategoricalDistribution
 
@@ -151,15 +159,19 @@ def search(
     # included) can serve as the reference of the others.
     reference: dict[int, np.ndarray] = {s: dijkstra(graph, s).dist for s in srcs}
     dists = {k: CategoricalDistribution(list(v)) for k, v in SPACE.items()}
-    study = optuna.create_study(direction="minimize",
+    study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize",
                                 sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=10))
+    for k, v in {**(study_attrs or {}), "graph": graph.name, "sources": srcs}.items():
+        study.set_user_attr(k, v)
     for point in (DEFAULT_POINT, *WARM_START):
         study.enqueue_trial(point)
     trials: list[Trial] = []
     seen: set[tuple] = set()
     t0 = time.perf_counter()
     while len(trials) < budget:
-        ask = study.ask(dists)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
+            ask = study.ask(dists)
         key = tuple(ask.params[k] for k in SPACE)
         if key in seen:
             study.tell(ask, state=optuna.trial.TrialState.PRUNED)
@@ -168,6 +180,10 @@ def search(
         trial = score(graph, to_config(ask.params), srcs, algorithm=algorithm, variant=variant, device=device,
                       reference=reference)
         trials.append(trial)
+        ask.set_user_attr("times_ms", trial.times_ms)
+        ask.set_user_attr("phases", trial.phases)
+        if trial.error:
+            ask.set_user_attr("error", trial.error)
         if trial.median_ms is None:
             study.tell(ask, state=optuna.trial.TrialState.FAIL)
         else:
@@ -199,21 +215,33 @@ def search(
 
 def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, device: int = 0,
                  algorithm: str = "crauser", variant: str = "successors",
-                 on_result: Callable[[dict], None] | None = None) -> list[dict]:
+                 on_result: Callable[[dict], None] | None = None, storage: Any = None) -> list[dict]:
     """Search every class of ``classes`` (``sssp.classes.GraphClass``) on its paper instance;
-    returns one JSON-ready record per class (configuration labels, structural options, times)."""
+    returns one JSON-ready record per class (configuration labels, structural options, times).
+    With ``storage`` each class's trials are kept as an Optuna study there
+    (:func:`tuning_db.studies.structure_study_name`)."""
+    import datetime as dt
+
+    import kernels
     from sssp.gpu import device_info
+    from tuning_db.studies import structure_study_name
 
     from .workload import class_instance
 
     info = device_info(device)
+    digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
     out = []
     for gc in classes:
         graph, instance = class_instance(gc, seed=seed)
         t0 = time.perf_counter()
+        started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        name = structure_study_name(info.uuid, digest, str(gc), algorithm, variant, started)
+        attrs = {"device": info.name, "device_uuid": info.uuid, "kernel_digest": digest, "graph_class": str(gc),
+                 "algorithm": algorithm, "variant": variant, "instance": instance, "budget": budget}
         try:
             res = search(graph, algorithm=algorithm, variant=variant, budget=budget, sources=sources, seed=seed,
-                         device=device)
+                         device=device, storage=storage, study_name=name if storage is not None else None,
+                         study_attrs=attrs)
         except TuningError as err:  # one class that cannot be tuned must not lose the others
             log.error("class %s: %s", gc, err)
             continue
@@ -227,6 +255,7 @@ def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, dev
             "failures": sorted({t.error for t in res.trials if t.median_ms is None})[:5],
             "phases": min((t.phases for t in res.trials if t.median_ms is not None), default=0),
             "wall_seconds": time.perf_counter() - t0,
+            "study": name if storage is not None else None,
         }
         out.append(rec)
         if on_result:
