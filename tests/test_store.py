@@ -555,6 +555,21 @@ def test_one_claim_wins(url, tmp_path):
         assert s.claim_run(key(), budget=None, seed=0, owner="later") == "finished"
 
 
+
+def test_identical_gpus_share_a_class_other_models_do_not(store):
+    """`tune --devices 0,1`: a class claimed (then finished) on one H200 is busy (then done) for
+    the host's second H200; another GPU model tunes it on its own."""
+    twin = dataclasses.replace(H200, uuid="GPU-twin")
+    other = dataclasses.replace(H200, name="NVIDIA A100", uuid="GPU-a100", compute_capability="8.0",
+                                sm_count=108)
+    run, resumed = store.claim_run(key(), budget=None, seed=0, owner="w0")
+    assert not resumed
+    assert store.claim_run(key(device=twin), budget=None, seed=0, owner="w1") == "busy"
+    assert isinstance(store.claim_run(key(device=other), budget=None, seed=0, owner="w2"), tuple)
+    store.finish_run(run.id, RunStatus.FINISHED)
+    assert store.claim_run(key(device=twin), budget=None, seed=0, owner="w1") == "finished"
+    assert len(store.runs()) == 2
+
 # -- best configurations ------------------------------------------------------------------------
 
 

@@ -34,6 +34,7 @@ class RunsMixin:
 
     @staticmethod
     def _key_clauses(key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow) -> list[Any]:
+        """The clauses that select ``key``'s runs; the device's comes first."""
         return [
             TuningRun.device_id == dev.id,
             TuningRun.kernel_version_id == kv.id,
@@ -112,15 +113,22 @@ class RunsMixin:
         lock of the key, on SQLite the write lock.
         """
 
+        model = (key.device.name, key.device.compute_capability, key.device.sm_count)
+
         def work(session: Session) -> tuple[RunRecord, bool] | str:
             if self._url.get_backend_name() == "postgresql":
-                advisory_lock(session, repr((key.device.uuid, key.kernel_version, key.graph_class,
+                advisory_lock(session, repr((model, key.kernel_version, key.graph_class,
                                               key.algorithm, key.variant, key.kernel, key.strategy,
                                               key.instance, key.replay)))
             rows = self._key_rows(session, key)
+            # Identical GPUs (same model, compute capability and SM count; e.g. the two H200s of
+            # `--devices 0,1`) share the work: a class tuned on one is done for all of them. A
+            # run taken over keeps the device it started on, and with it its Optuna study.
+            peers = select(Device.id).where(Device.name == model[0], Device.compute_capability == model[1],
+                                            Device.sm_count == model[2])
             stmt = (
                 select(TuningRun)
-                .where(*self._key_clauses(key, *rows))
+                .where(TuningRun.device_id.in_(peers), *self._key_clauses(key, *rows)[1:])
                 .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
             )
             runs = list(session.scalars(stmt).unique())
