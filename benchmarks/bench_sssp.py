@@ -22,7 +22,7 @@ timed):
   2. SciPy's Dijkstra from the same sources: the reference. GPU distances must equal it exactly;
   3. Boost (``ANCHORS/boost_dijkstra``), one thread, a warm-up solve, then the sources; checked by
      the sum of its finite distances;
-  4. GAP (``ANCHORS/gap_sssp``, OpenMP on all cores): each ``--gap-deltas`` value on the first
+  4. GAP (``ANCHORS/gap_sssp``, OpenMP on all cores, or $OMP_NUM_THREADS): each ``--gap-deltas`` value on the first
      source (doubling on while the largest is the best), then the best Δ on every source (the
      median of trials 2..n of each run), then one run per source with GAP's verifier (``-v``, its
      serial Dijkstra) and its reached-node count, which must equal SciPy's.
@@ -378,7 +378,7 @@ def environment(args: argparse.Namespace) -> list[str]:
         fields.append(f"kernels={kernels.digest(kernels.ENGINE_SOURCE_FILE)}")
     except (ImportError, AttributeError) as err:
         fields.append(f"kernels=unknown ({err})")
-    fields += [f"host={anchors.cpu_model()}", f"cores={os.cpu_count()}", f"python={platform.python_version()}",
+    fields += [f"host={anchors.cpu_model()}", f"cores={os.cpu_count()}", f"gap_threads={os.environ.get('OMP_NUM_THREADS') or os.cpu_count()}", f"python={platform.python_version()}",
                f"sources={args.sources}", f"seed={args.seed}", "gpu=tuned",
                f"gap_deltas={args.gap_deltas}"]
     build_info = args.anchors / "BUILD_INFO.txt"
