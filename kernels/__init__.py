@@ -76,6 +76,25 @@ def source(file: str = SOURCE_FILE) -> str:
     return resources.files(__package__).joinpath(file).read_text(encoding="utf-8")
 
 
+_C_UNSIGNED = {32: "unsigned int", 64: "unsigned long long"}
+
+
+def signature_source(defines: dict) -> str:
+    """The legacy kernels' source with the typedef'd pointer types of distances and weights
+    (``sssp_dist_t *``, ``sssp_weight_t *``) spelled out for ``defines``' widths
+    (``SSSP_DIST_BITS``, ``SSSP_WEIGHT_BITS``).
+
+    Kernel Tuner checks the host arguments against the text of a kernel's signature and does not
+    see through typedefs, so it warned about every distance and weight argument. The typedefs
+    name these same types under the same defines, so the compiled code is the same; the kernel
+    version (:func:`digest`) stays that of the file."""
+    text = source(SOURCE_FILE)
+    dist, weight = int(defines["SSSP_DIST_BITS"]), int(defines["SSSP_WEIGHT_BITS"])
+    if dist not in _C_UNSIGNED or weight not in _C_UNSIGNED:
+        raise KernelContractError(f"distance/weight bits must be 32 or 64, got {dist}/{weight}")
+    return text.replace("sssp_dist_t *", f"{_C_UNSIGNED[dist]} *").replace("sssp_weight_t *", f"{_C_UNSIGNED[weight]} *")
+
+
 @cache
 def digest(file: str = SOURCE_FILE) -> str:
     """SHA-256 (first 16 hex digits) of the exact sources and the compile options: a change to

@@ -249,3 +249,27 @@ def test_tune_report_and_show_from_a_read_only_database(tmp_path, capsys):
     assert main(["show", "--db", ro]) == 0
     assert "NVIDIA H200" in capsys.readouterr().out
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("kernel", ["relax", "min", "update"])
+@pytest.mark.parametrize("variant", ["successors", "predecessors"])
+@pytest.mark.parametrize("bits", [(32, 32), (64, 32), (64, 64)])
+def test_kernel_tuner_accepts_every_argument_list(kernel, variant, bits):
+    """Kernel Tuner checks host arguments against the text of the kernel's signature; with the
+    distance and weight types spelled out for the widths, no argument is reported as a mismatch
+    (it used to warn three times per class about the typedef'd ones)."""
+    import warnings
+
+    import kernels
+    from kernel_tuner.util import check_argument_list
+
+    from tuner.measure import replay_problem
+
+    problem = replay_problem(kernel, 1000, algorithm="crauser", variant=variant, dist_bits=bits[0],
+                             weight_bits=bits[1])
+    text = kernels.signature_source(problem.defines)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_argument_list(problem.function, text, problem.arguments)
+    # the file's typedefs still say the same: only the spelling in the signatures changed
+    assert text.count("typedef") == kernels.source().count("typedef")

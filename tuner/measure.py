@@ -234,7 +234,7 @@ def run_kernel_tuner(
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     results, env = kernel_tuner.tune_kernel(
         problem.function,
-        kernels.source(),
+        kernels.signature_source(problem.defines),
         problem.problem_size,
         problem.arguments,
         tune_params,
