@@ -260,9 +260,9 @@ def test_kernel_tuner_accepts_every_argument_list(kernel, variant, bits):
     (it used to warn three times per class about the typedef'd ones)."""
     import warnings
 
-    import kernels
     from kernel_tuner.util import check_argument_list
 
+    import kernels
     from tuner.measure import replay_problem
 
     problem = replay_problem(kernel, 1000, algorithm="crauser", variant=variant, dist_bits=bits[0],
