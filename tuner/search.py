@@ -111,18 +111,15 @@ class OptunaStrategy:
         dists, _ = studies.search_space(self.kernel, self.scope)
         seen = {tuple(space.from_config(t.config, self.kernel, self.scope)[k] for k in names)
                 for t in self.measured()}
-        # A worker killed between enqueue and ask leaves a waiting trial: retire it (FAIL, no
-        # measurement), or ask() would hand it out instead of the point enqueued next.
+        # A waiting trial (a worker of an earlier version, killed between enqueue and ask) is
+        # retired (FAIL, no measurement), or ask() would hand it out instead of a TPE point.
         storage = self.study._storage
         for t in self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
             storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
         todo: list[tuple] = []
         if self.strategy == "exhaustive":
-            self.study.sampler = optuna.samplers.RandomSampler(seed=self.seed)
             # Every unmeasured point, in a seeded random order (so that drift during the run does
-            # not line up with block size), enqueued one at a time just before it is asked for:
-            # Optuna re-reads every waiting trial on each ask, so a queue of the whole space
-            # would cost quadratic time.
+            # not line up with block size).
             todo = list(itertools.product(*tp.values()))
             random.Random(self.seed).shuffle(todo)
             todo = [values for values in todo if values not in seen]
@@ -132,11 +129,26 @@ class OptunaStrategy:
                 seed=self.seed + len(seen), n_startup_trials=min(10, self.budget))
         results: list[dict] = []
         done, stale = len(seen), 0
-        while done < self.budget and stale < 200:
-            if self.strategy == "exhaustive":
-                if not todo:
+        if self.strategy == "exhaustive":
+            # No sampler to consult: each point is measured, then written as one finished trial
+            # (one transaction). Asking and telling cost a dozen storage round trips per trial,
+            # which took most of a class's time and serialised workers sharing a database. A
+            # worker killed mid-point leaves no trial behind; whoever takes the run over measures
+            # that point again.
+            while todo and done < self.budget:
+                values = todo.pop()
+                result = runner.run([list(values)], tuning_options)[0]
+                if result is None:  # Kernel Tuner's own budget is spent
                     break
-                self.study.enqueue_trial(dict(zip(names, todo.pop(), strict=True)))
+                params = dict(zip(names, values, strict=True))
+                record = to_trial(self.kernel, params, result)
+                self.study.add_trial(studies.frozen_trial(record, params, dists))
+                if self.on_trial:
+                    self.on_trial(record)
+                results.append(result)
+                done += 1
+            return results
+        while done < self.budget and stale < 200:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
                 trial = self.study.ask(dists)
