@@ -230,9 +230,12 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
     """``sssp info``: features and paper class of a graph file."""
     from .formats import detect_format
 
+    from .classes import diameter_class
+
     graph = _load(args)
     f = graph.features()
     cls = graph.graph_class()
+    diam = diameter_class(graph)
     meta = dict(graph.meta)
     if args.json:
         _print_json({
@@ -242,6 +245,9 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
             "class": str(cls),
             "size": cls.size,
             "degree": cls.degree,
+            "diameter_class": diam.label,
+            "diameter_hops": diam.hops,
+            "diameter_reached": diam.reached,
             "features": f.as_dict(),
             "meta": meta,
         }, out)
@@ -251,6 +257,8 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
         ("name", graph.name),
         ("format", meta.get("format") or detect_format(args.file)),
         ("class", str(cls)),
+        ("diameter class", f"{diam.label} ({diam.hops} hops across {diam.reached} nodes, "
+                           f"{diam.ratio:.1f} x log2; highdiam above 3)"),
         ("nodes", f.n),
         ("edges", f.m),
         ("mean degree", f"{f.mean_degree:.3f}"),

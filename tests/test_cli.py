@@ -65,6 +65,7 @@ def test_info_text(graph_file, capsys):
     assert fields["nodes"] == str(N)
     assert fields["edges"] == str(f.m)
     assert fields["class"] == str(g.graph_class())
+    assert fields["diameter class"].startswith(sssp.classes.diameter_class(g).label + " (")
     assert fields["format"] == "npz"
     assert fields["weights"] == f"{f.min_weight}..{f.max_weight}"
     assert fields["mean degree"] == f"{f.mean_degree:.3f}"
@@ -82,6 +83,9 @@ def test_info_json(graph_file, capsys):
     assert data["class"] == str(g.graph_class()) == f"{data['size']}/{data['degree']}"
     assert data["features"] == pytest.approx(g.features().as_dict())
     assert data["meta"]["seed"] == SEED
+    est = sssp.classes.diameter_class(g)
+    assert (data["diameter_class"], data["diameter_hops"], data["diameter_reached"]) == (est.label, est.hops,
+                                                                                      est.reached)
 
 
 def test_info_weights_option_reassigns_weights(graph_file, capsys):

@@ -191,3 +191,40 @@ def test_string_labels_round_trip_and_other_labels_are_refused(tmp_path):
     with pytest.raises(sssp.SSSPError, match="labels other than integers and strings"):
         sssp.save(grid, tmp_path / "t.npz")
     assert not (tmp_path / "t.npz").exists()
+
+
+# -- the diameter class (sssp.classes.diameter_class) ------------------------------------------
+
+
+def _grid(side: int) -> Graph:
+    """A 4-neighbour side x side grid, edges both ways (hop diameter 2 * (side - 1))."""
+    idx = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    dst = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    return Graph.from_edges(side * side, np.r_[src, dst], np.r_[dst, src], np.ones(2 * src.size, np.int64))
+
+
+def test_diameter_class_of_a_grid_and_a_random_graph():
+    from sssp.classes import diameter_class
+
+    grid = diameter_class(_grid(60))
+    assert (grid.hops, grid.reached, grid.label) == (118, 3600, "highdiam")
+    rnd = diameter_class(sssp.generate("random", size=4096, degree=4, seed=1))
+    assert rnd.label == "lowdiam" and rnd.ratio < 2
+
+
+def test_diameter_class_edge_cases():
+    from sssp.classes import diameter_class
+
+    one = Graph.from_edges(1, [], [], [])
+    assert (diameter_class(one).hops, diameter_class(one).label) == (0, "lowdiam")
+    # a directed path is measured as undirected: the sweep finds both ends
+    path = Graph.from_edges(50, np.arange(49), np.arange(1, 50), np.ones(49, np.int64))
+    est = diameter_class(path)
+    assert (est.hops, est.reached, est.label) == (49, 50, "highdiam")
+    # two components: the one holding the node of largest degree is measured
+    star_and_path = Graph.from_edges(
+        30, np.r_[np.zeros(5, int), np.arange(10, 29)], np.r_[np.arange(1, 6), np.arange(11, 30)],
+        np.ones(24, np.int64))
+    est = diameter_class(star_and_path)
+    assert (est.hops, est.reached) == (2, 6)

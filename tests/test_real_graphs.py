@@ -132,3 +132,19 @@ def test_reference_parse_dimacs_and_snap():
     assert ids.tolist() == sorted({x for p in pairs for x in p})
     src, dst, _ = g.edges()
     assert sorted(zip(ids[src].tolist(), ids[dst].tolist(), strict=True)) == sorted(pairs)
+
+
+# Road networks and meshes against small-world graphs: the third class key (sssp.classes).
+HIGH_DIAMETER = ("walshaw/t60k.graph.gz", "road/COL.rw.gr.gz", "dimacs10_other/delaunay_n15.graph.gz",
+                 "walshaw/fe_sphere.graph.gz", "road/rome99.gr.gz", "clustering/power.graph.gz")
+LOW_DIAMETER = ("snap/CA-CondMat.txt.gz", "clustering/as-22july06.graph.gz", "snap/wiki-Vote.txt.gz",
+                "clustering/cond-mat-2005.graph.gz", "walshaw/vibrobox.graph.gz")
+
+
+@pytest.mark.parametrize("rel", HIGH_DIAMETER + LOW_DIAMETER)
+def test_diameter_class_separates_roads_and_meshes(rel):
+    from sssp.classes import diameter_class
+
+    assert GRAPHS_DIR.is_dir(), MISSING
+    est = diameter_class(_load(rel))
+    assert est.label == ("highdiam" if rel in HIGH_DIAMETER else "lowdiam"), (rel, est, est.ratio)
