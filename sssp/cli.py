@@ -228,9 +228,8 @@ def _print_pairs(pairs: Sequence[tuple[str, Any]], out: TextIO) -> None:
 # -- commands -----------------------------------------------------------------------------------
 def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
     """``sssp info``: features and paper class of a graph file."""
-    from .formats import detect_format
-
     from .classes import diameter_class
+    from .formats import detect_format
 
     graph = _load(args)
     f = graph.features()
