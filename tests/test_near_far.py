@@ -245,6 +245,21 @@ def test_near_far_is_cpu_only() -> None:
     assert "near-far" in ALGORITHMS and "near-far" not in GPU_ALGORITHMS
 
 
+def test_cli_refuses_near_far_on_the_gpu_in_one_line(tmp_path, capsys) -> None:
+    from sssp.cli import main
+
+    path = tmp_path / "fan.npz"
+    sssp.save(FAN, path)
+    assert main(["solve", str(path), "--algorithm", "near-far", "--backend", "gpu"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err == "sssp: error: backend 'gpu' is unavailable: algorithm 'near-far' runs on the CPU only"
+    with pytest.raises(SystemExit):  # the tuner offers GPU algorithms only
+        from tuner.cli import main as tune_main
+
+        tune_main(["run", "--algorithm", "near-far", "--replay"])
+    assert "invalid choice: 'near-far'" in capsys.readouterr().err
+
+
 # -- properties ------------------------------------------------------------------------------------
 @PROPS
 @given(graph_and_source(), st.sampled_from(DELTAS))
