@@ -73,7 +73,7 @@ import recorded  # noqa: E402
 import kernels  # noqa: E402
 import sssp  # noqa: E402
 from sssp.graph import iter_sources  # noqa: E402
-from sssp.result import ALGORITHMS, VARIANTS  # noqa: E402
+from sssp.result import GPU_ALGORITHMS, VARIANTS  # noqa: E402
 from sssp.verify import VerificationError, check_against, check_tree  # noqa: E402
 
 log = logging.getLogger("bench_paper")
@@ -86,7 +86,6 @@ KRON_FULL = tuple(range(16, 22))
 KRON_REDUCED = (16, 17, 18)
 KRON_EDGE_FACTOR = 48  # DIMACS10's kron_g500-logn* graphs
 SOCIAL = dict(scale=19, edge_factor=28)  # R-MAT without self-loops or parallel edges
-GPU_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "dijkstra")
 EXP1_BUDGET_SHARE = 0.4
 
 

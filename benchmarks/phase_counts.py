@@ -4,9 +4,13 @@
 
 The GPU engine runs exactly the phases of the CPU reference (the GPU tests compare the counts),
 so the counts measured here are the device-wide synchronisation steps each criterion needs on
-each graph: Martín (settle the minimum), Crauser OUT, Crauser IN, and IN+OUT. Graphs: the 15
-paper classes and every file under ``--graphs-dir`` with at least ``--min-nodes`` nodes, the
-paper's random weights 1..100 (seeded), the median over ``--sources`` sources.
+each graph: Martín (settle the minimum), Crauser OUT, Crauser IN, and IN+OUT. Beside them, the
+near-far (Δ-stepping) CPU reference's relax steps (its device-wide steps on a GPU) and threshold
+raises (buckets), with the Δ that ran (default: Davidson et al.'s 32 · mean weight / mean
+out-degree, see ``sssp.cpu.nearfar.default_delta``; ``--delta`` fixes one for every graph).
+Graphs: the 15 paper classes (``--sizes``/``--degrees`` pick fewer) and every file under
+``--graphs-dir`` with at least ``--min-nodes`` nodes, the paper's random weights 1..100
+(seeded), the median over ``--sources`` sources.
 """
 
 from __future__ import annotations
@@ -22,6 +26,15 @@ import sssp
 from sssp.cpu import solve_cpu
 
 CRITERIA = ("martin", "crauser", "crauser-in", "crauser-inout")
+SIZES = ("24k", "49k", "98k")
+DEGREES = (2, 20, 200, 1000, 2000)
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def main() -> None:
@@ -31,16 +44,22 @@ def main() -> None:
     ap.add_argument("--min-nodes", type=int, default=10_000, help="skip smaller real graphs")
     ap.add_argument("--sources", type=int, default=3, help="sources per graph (median)")
     ap.add_argument("--skip-synthetic", action="store_true", help="leave out the 15 paper classes")
+    ap.add_argument("--sizes", nargs="+", default=list(SIZES), help="paper classes' sizes (default all)")
+    ap.add_argument("--degrees", nargs="+", type=int, default=list(DEGREES),
+                    help="paper classes' degrees (default all)")
+    ap.add_argument("--delta", type=positive_float,
+                    help="near-far's Δ on every graph (default: Davidson et al.'s rule per graph)")
     ap.add_argument("--seed", type=int, default=0, help="graph, weight and source seed")
     args = ap.parse_args()
     specs: list[tuple[str, object]] = []
     if not args.skip_synthetic:
-        specs += [(f"random-{s}-deg{d}", (s, d)) for s in ("24k", "49k", "98k") for d in (2, 20, 200, 1000, 2000)]
+        specs += [(f"random-{s}-deg{d}", (s, d)) for s in args.sizes for d in args.degrees]
     if args.graphs_dir:
         specs += [(p.name.split(".")[0], p) for p in sorted(args.graphs_dir.rglob("*.gz"))]
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["graph", "n", "m", *(f"phases_{c}" for c in CRITERIA), "sources", "seconds"])
+        w.writerow(["graph", "n", "m", *(f"phases_{c}" for c in CRITERIA), "sources", "seconds",
+                    "steps_near-far", "buckets_near-far", "delta_near-far"])
         for name, spec in specs:
             t0 = time.perf_counter()
             if isinstance(spec, Path):
@@ -53,9 +72,16 @@ def main() -> None:
             sources = [int(s) for s in rng.integers(0, graph.n, args.sources)]
             counts = [int(np.median([solve_cpu(graph, s, algorithm=c).iterations for s in sources]))
                       for c in CRITERIA]
-            w.writerow([name, graph.n, graph.m, *counts, len(sources), f"{time.perf_counter() - t0:.1f}"])
+            nf = [solve_cpu(graph, s, algorithm="near-far", delta=args.delta) for s in sources]
+            steps = int(np.median([r.iterations for r in nf]))
+            buckets = int(np.median([r.stats["buckets"] for r in nf]))
+            delta = nf[0].stats["delta"]  # the same for every source
+            # Near-far's columns come last so that readers of the older file keep their columns.
+            w.writerow([name, graph.n, graph.m, *counts, len(sources), f"{time.perf_counter() - t0:.1f}",
+                        steps, buckets, f"{delta:.6g}"])
             f.flush()
-            print(name, graph.n, graph.m, counts, flush=True)
+            print(name, graph.n, graph.m, counts, f"near-far steps {steps} buckets {buckets} delta {delta:.6g}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -177,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--sources", type=positive_int, metavar="K",
                        help="solve from K random sources (drawn with --seed) and report the median")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="crauser",
-                   help="crauser (default), martin, or dijkstra (SciPy's, CPU only)")
+                   help="crauser (default), martin, crauser-in, crauser-inout, or the CPU-only "
+                        "dijkstra (SciPy's) and near-far (Δ-stepping, default Δ)")
     p.add_argument("--variant", choices=VARIANTS, default="successors", help="default successors")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="auto (GPU when usable, the default), cpu or gpu")

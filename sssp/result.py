@@ -17,8 +17,13 @@ UNREACHABLE: int = int(np.iinfo(np.int64).max)
 (``dist[v] == UNREACHABLE``); real-weighted graphs use ``inf``, and :attr:`SSSPResult.dist_float`
 uses ``inf`` for both."""
 
-ALGORITHMS = ("dijkstra", "martin", "crauser", "crauser-in", "crauser-inout")
-"""``crauser``: the OUT criterion; ``crauser-in``: the IN criterion; ``crauser-inout``: both."""
+ALGORITHMS = ("dijkstra", "martin", "crauser", "crauser-in", "crauser-inout", "near-far")
+"""``crauser``: the OUT criterion; ``crauser-in``: the IN criterion; ``crauser-inout``: both;
+``near-far``: Δ-stepping with Davidson et al.'s near-far piles."""
+CPU_ONLY_ALGORITHMS = ("dijkstra", "near-far")
+"""Algorithms without a GPU version: SciPy's Dijkstra, and near-far (CPU reference so far)."""
+GPU_ALGORITHMS = tuple(a for a in ALGORITHMS if a not in CPU_ONLY_ALGORITHMS)
+"""What the GPU engine, the tuner and the GPU benchmarks accept."""
 VARIANTS = ("successors", "predecessors")
 
 
@@ -35,11 +40,12 @@ class SSSPResult:
     pred : ndarray, int32, shape (n,)
         A predecessor on a shortest path; -1 for the source and unreached nodes.
     source : int
-    algorithm : {"dijkstra", "martin", "crauser"}
+    algorithm : {"dijkstra", "martin", "crauser", "crauser-in", "crauser-inout", "near-far"}
     variant : {"successors", "predecessors"}
     backend : {"cpu", "gpu"}
     iterations : int
-        Outer-loop steps (phases) of Martín/Crauser; for Dijkstra, the number of settled nodes.
+        Outer-loop steps (phases) of Martín/Crauser; near-far's relax steps (its threshold
+        raises are ``stats["buckets"]``); for Dijkstra, the number of settled nodes.
     timings : mapping of str to float
         Seconds. Always has ``"total"``; the GPU adds ``"relax"``, ``"min"``, ``"update"`` and
         ``"pred"`` (CUDA-event times summed over iterations) when profiling is on.

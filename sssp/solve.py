@@ -11,7 +11,7 @@ import numpy as np
 from .config import ConfigSource, LaunchConfig
 from .errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
 from .graph import Graph
-from .result import ALGORITHMS, VARIANTS, SSSPResult
+from .result import ALGORITHMS, CPU_ONLY_ALGORITHMS, VARIANTS, SSSPResult
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +24,10 @@ class Solver:
     Parameters
     ----------
     graph : Graph
-    algorithm : {"crauser", "martin", "dijkstra"}
-        ``"dijkstra"`` is SciPy's, the reference (CPU only).
+    algorithm : {"crauser", "martin", "crauser-in", "crauser-inout", "dijkstra", "near-far"}
+        ``"dijkstra"`` is SciPy's, the reference; ``"near-far"`` is Δ-stepping with the default
+        Δ (:func:`sssp.cpu.nearfar.default_delta`; :func:`sssp.cpu.solve_cpu` takes another).
+        Both run on the CPU only.
     variant : {"successors", "predecessors"}
     backend : {"auto", "cpu", "gpu"}
         ``"auto"`` takes the GPU when pycuda and a CUDA device are usable and the algorithm has a
@@ -97,7 +99,7 @@ class Solver:
         elif tuned or config is not None:
             what = "tuned=True" if config is None else "config="
             why = ("backend 'cpu' was asked for" if backend == "cpu"
-                   else "algorithm 'dijkstra' runs on the CPU only" if algorithm == "dijkstra"
+                   else f"algorithm {algorithm!r} runs on the CPU only" if algorithm in CPU_ONLY_ALGORITHMS
                    else "no GPU is usable here")
             # A warning, not info: the user asked for something that will not happen.
             log.warning("%s is ignored: it applies to the GPU backend only, and %s; "
@@ -105,9 +107,10 @@ class Solver:
 
     @staticmethod
     def _resolve_backend(backend: str, algorithm: str) -> str:
-        if backend == "cpu" or algorithm == "dijkstra":
+        if backend == "cpu" or algorithm in CPU_ONLY_ALGORITHMS:
             if backend == "gpu":
-                raise BackendUnavailableError("gpu", "algorithm 'dijkstra' runs on the CPU only", hint="")
+                # Refused before looking for a GPU: the answer would be no on any machine.
+                raise BackendUnavailableError("gpu", f"algorithm {algorithm!r} runs on the CPU only", hint="")
             return "cpu"
         from .gpu import is_available
 

@@ -118,8 +118,8 @@ def test_solve_roundtrip_matches_library(graph_file, tmp_path, capsys):
 @pytest.mark.parametrize("variant", ["successors", "predecessors"])
 def test_dijkstra_and_crauser_agree(graph_file, tmp_path, capsys, variant):
     files = {}
-    for algorithm in ("dijkstra", "crauser", "martin"):
-        if algorithm == "dijkstra" and variant != "successors":
+    for algorithm in ("dijkstra", "crauser", "martin", "near-far"):
+        if algorithm in ("dijkstra", "near-far") and variant != "successors":
             continue
         files[algorithm] = tmp_path / f"{algorithm}.npy"
         rc, _, err = run(capsys, "solve", str(graph_file), "--algorithm", algorithm,

@@ -30,7 +30,7 @@ from sssp.cliutil import (
 )
 from sssp.config import KERNELS
 from sssp.errors import SSSPError
-from sssp.result import ALGORITHMS, VARIANTS
+from sssp.result import GPU_ALGORITHMS, VARIANTS
 
 log = logging.getLogger("tuner")
 
@@ -39,7 +39,6 @@ COMMANDS = ("run", "engine", "report", "show", "export", "import", "upgrade")
 FORMATS = ("md", "csv", "latex", "html")
 # -o FILE picks the format from its suffix when --format is not given.
 SUFFIX_FORMATS = {".md": "md", ".csv": "csv", ".tex": "latex", ".html": "html", ".htm": "html"}
-GPU_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "dijkstra")
 
 EPILOG = """\
 examples:

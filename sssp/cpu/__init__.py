@@ -1,15 +1,18 @@
-"""CPU solvers: SciPy's Dijkstra (the reference) and the paper's sequential CPU versions of
-Martín's and Crauser's parallel Dijkstra (numba).
+"""CPU solvers: SciPy's Dijkstra (the reference), the paper's sequential CPU versions of
+Martín's and Crauser's parallel Dijkstra (numba), and near-far Δ-stepping (numba), the reference
+for a GPU near-far.
 
 >>> from sssp.cpu import solve_cpu
 >>> result = solve_cpu(graph, 0, algorithm="crauser", variant="predecessors")  # doctest: +SKIP
+>>> result = solve_cpu(graph, 0, algorithm="near-far", delta=64)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from ..errors import SSSPError
+from ..errors import InvalidArgumentError, SSSPError
 from ..graph import Graph
 from ..result import ALGORITHMS, VARIANTS, SSSPResult
+from .nearfar import default_delta, near_far
 from .parallel import UNSETTLED, crauser, martin, parallel_dijkstra
 from .reference import check_source, dijkstra
 
@@ -17,8 +20,10 @@ __all__ = [
     "UNSETTLED",
     "check_source",
     "crauser",
+    "default_delta",
     "dijkstra",
     "martin",
+    "near_far",
     "parallel_dijkstra",
     "solve_cpu",
 ]
@@ -30,6 +35,7 @@ def solve_cpu(
     *,
     algorithm: str = "crauser",
     variant: str = "successors",
+    delta: float | None = None,
 ) -> SSSPResult:
     """Solve SSSP from ``source`` on the CPU.
 
@@ -38,11 +44,17 @@ def solve_cpu(
     graph : Graph
     source : int
         In ``[0, graph.n)``.
-    algorithm : {"dijkstra", "martin", "crauser"}
-        ``"dijkstra"`` is SciPy's (exact, see :mod:`sssp.cpu.reference`); the other two are the
-        paper's sequential versions (:mod:`sssp.cpu.parallel`).
+    algorithm : {"dijkstra", "martin", "crauser", "crauser-in", "crauser-inout", "near-far"}
+        ``"dijkstra"`` is SciPy's (exact, see :mod:`sssp.cpu.reference`); ``"near-far"`` is
+        Δ-stepping with near and far piles (:mod:`sssp.cpu.nearfar`); the others are the paper's
+        sequential versions (:mod:`sssp.cpu.parallel`).
     variant : {"successors", "predecessors"}
-        For ``"dijkstra"`` only ``"successors"`` is accepted (it has no variants).
+        For ``"dijkstra"`` and ``"near-far"`` only ``"successors"`` is accepted (they have no
+        variants).
+    delta : float, optional
+        Near-far's bucket width Δ (> 0, ``inf`` allowed); default
+        :func:`~sssp.cpu.nearfar.default_delta`, Davidson et al.'s 32 · mean weight / mean
+        out-degree. Only for ``"near-far"``.
 
     Returns
     -------
@@ -52,7 +64,9 @@ def solve_cpu(
     Raises
     ------
     SSSPError
-        Unknown algorithm or variant.
+        Unknown algorithm or variant, or ``delta`` given to another algorithm than near-far
+        (:class:`~sssp.errors.InvalidArgumentError`); a ``delta`` that is not a positive number
+        (:class:`~sssp.errors.InvalidArgumentError` or :class:`~sssp.errors.InvalidTypeError`).
     InvalidGraphError
         Source out of range, or weights too large for exact arithmetic.
     """
@@ -60,8 +74,10 @@ def solve_cpu(
         raise SSSPError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
     if variant not in VARIANTS:
         raise SSSPError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
-    if algorithm == "dijkstra":
+    if delta is not None and algorithm != "near-far":
+        raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
+    if algorithm in ("dijkstra", "near-far"):
         if variant != "successors":
-            raise SSSPError(f"algorithm 'dijkstra' has no variant {variant!r}: use 'successors'")
-        return dijkstra(graph, source)
+            raise SSSPError(f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'")
+        return dijkstra(graph, source) if algorithm == "dijkstra" else near_far(graph, source, delta=delta)
     return parallel_dijkstra(graph, source, criterion=algorithm, variant=variant)  # type: ignore[arg-type]
