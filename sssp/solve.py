@@ -42,6 +42,9 @@ class Solver:
         SQLAlchemy URL of the tuning database (default: the user's database).
     device : int
         CUDA device ordinal.
+    delta : float, optional
+        Bucket width of ``algorithm="near-far"`` (default: the rule in :mod:`sssp.cpu.nearfar`);
+        refused for the other algorithms.
 
     On the GPU the graph is uploaded once, at construction.
     """
@@ -57,6 +60,7 @@ class Solver:
         config: LaunchConfig | None = None,
         db: str | None = None,
         device: int = 0,
+        delta: float | None = None,
         **gpu_options: Any,
     ) -> None:
         if not isinstance(graph, Graph):
@@ -69,9 +73,12 @@ class Solver:
             raise InvalidArgumentError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
         if config is not None and not isinstance(config, LaunchConfig):
             raise InvalidTypeError(f"config must be a LaunchConfig, got {type(config).__name__}")
+        if delta is not None and algorithm != "near-far":
+            raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
         self.graph = graph
         self.algorithm = algorithm
         self.variant = variant
+        self.delta = delta
         self.backend = self._resolve_backend(backend, algorithm)
         self.config: LaunchConfig | None = None
         self.config_source: ConfigSource | None = None
@@ -142,9 +149,13 @@ class Solver:
         source = check_source(self.graph, source)
         if self._gpu is not None:
             return self._gpu.solve(source, **kwargs)
+        unknown = sorted(set(kwargs) - {"profile"})
+        if unknown:
+            raise InvalidTypeError(f"solve() got an unexpected keyword argument {unknown[0]!r}")
         from .cpu import solve_cpu
 
-        return solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant)
+        extra = {"delta": self.delta} if self.delta is not None else {}
+        return solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant, **extra)
 
     def solve_many(self, sources: Iterable[int], **kwargs: Any) -> list[SSSPResult]:
         """:meth:`solve` from each source in turn; every source is checked as there (no ``int()``
@@ -174,6 +185,7 @@ def solve(
     config: LaunchConfig | None = None,
     db: str | None = None,
     device: int = 0,
+    delta: float | None = None,
     **kwargs: Any,
 ) -> SSSPResult:
     """Shortest paths from one source; see :class:`Solver` for the parameters.
@@ -188,5 +200,5 @@ def solve(
         GPU the launch configuration that ran and where it came from.
     """
     with Solver(graph, algorithm=algorithm, variant=variant, backend=backend, tuned=tuned,
-                config=config, db=db, device=device) as solver:
+                config=config, db=db, device=device, delta=delta) as solver:
         return solver.solve(source, **kwargs)

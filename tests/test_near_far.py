@@ -336,3 +336,17 @@ def test_paper_generators_against_scipy(kind: str, options: dict) -> None:
         r = solve_cpu(g, 0, algorithm="near-far", delta=delta)
         assert np.array_equal(r.dist, ref.dist)
         check_tree(g, r)
+
+
+def test_solve_front_door_forwards_delta_and_refuses_what_it_cannot_use():
+    import sssp
+    from sssp.errors import InvalidArgumentError, InvalidTypeError
+
+    g = sssp.generate("random", size=300, degree=4, seed=3)
+    res = sssp.solve(g, 0, algorithm="near-far", backend="cpu", delta=7)
+    assert res.stats["delta"] == 7
+    with pytest.raises(InvalidArgumentError, match="delta applies to algorithm 'near-far' only"):
+        sssp.solve(g, 0, algorithm="crauser", backend="cpu", delta=7)
+    with pytest.raises(InvalidTypeError, match="unexpected keyword argument 'detla'"):
+        sssp.solve(g, 0, algorithm="near-far", backend="cpu", detla=7)
+    sssp.solve(g, 0, backend="cpu", profile=True)  # a GPU option, ignored on the CPU as documented
