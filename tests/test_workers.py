@@ -121,3 +121,32 @@ def test_tune_workers_command_shares_one_class(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "tuner.cli", "--replay", "--all", "--devices", "0,x"],
                          env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "'x' is not a device ordinal" in bad.stderr
+
+
+def test_workers_sharing_one_gpu_are_warned_about(monkeypatch, caplog):
+    """Measuring workers on one GPU time their kernels over each other's: say so (replay and
+    one worker per device are fine)."""
+
+    class Idle:
+        def __init__(self, *a, **k):
+            self.exitcode = 0
+
+        def start(self):
+            pass
+
+        def join(self):
+            pass
+
+        def is_alive(self):
+            return False
+
+    class Ctx:
+        Process = Idle
+
+    monkeypatch.setattr(workers.multiprocessing, "get_context", lambda *_: Ctx())
+    with caplog.at_level(logging.WARNING, logger="tuner.workers"):
+        workers.run_pool(CLASSES, TuneOptions(), "sqlite://", workers=2, devices=[])
+        workers.run_pool(CLASSES, TuneOptions(replay=True), "sqlite://", workers=2, devices=[])
+        workers.run_pool(CLASSES, TuneOptions(), "sqlite://", workers=None, devices=[0, 1])
+    shared = [r for r in caplog.records if "share GPU" in r.getMessage()]
+    assert len(shared) == 1 and "2 workers share GPU 0" in shared[0].getMessage()

@@ -124,6 +124,10 @@ def run_pool(classes: list[GraphClass], opts: Any, db: str, *, workers: int | No
     n = workers or len(devices) or 1
     if devices and n != len(devices):
         raise TuningError(f"--workers {n} with {len(devices)} devices: give one worker per device")
+    if n > 1 and not devices and not opts.replay:
+        # Workers that share a GPU time their kernels while the other's run on the same device.
+        log.warning("%d workers share GPU %d: their kernel timings disturb each other; give them "
+                    "one GPU each with --devices (several hosts: one PostgreSQL --db)", n, opts.device)
     ctx = multiprocessing.get_context("spawn")  # no CUDA or database state is inherited
     level = logging.getLogger().getEffectiveLevel()
     procs = [
