@@ -116,38 +116,12 @@ class OptunaStrategy:
         storage = self.study._storage
         for t in self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
             storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
-        todo: list[tuple] = []
         if self.strategy == "exhaustive":
-            # Every unmeasured point, in a seeded random order (so that drift during the run does
-            # not line up with block size).
-            todo = list(itertools.product(*tp.values()))
-            random.Random(self.seed).shuffle(todo)
-            todo = [values for values in todo if values not in seen]
-            todo.reverse()
-        else:
-            self.study.sampler = optuna.samplers.TPESampler(
-                seed=self.seed + len(seen), n_startup_trials=min(10, self.budget))
+            return self._exhaustive(runner, tuning_options, names, dists, seen)
+        self.study.sampler = optuna.samplers.TPESampler(
+            seed=self.seed + len(seen), n_startup_trials=min(10, self.budget))
         results: list[dict] = []
         done, stale = len(seen), 0
-        if self.strategy == "exhaustive":
-            # No sampler to consult: each point is measured, then written as one finished trial
-            # (one transaction). Asking and telling cost a dozen storage round trips per trial,
-            # which took most of a class's time and serialised workers sharing a database. A
-            # worker killed mid-point leaves no trial behind; whoever takes the run over measures
-            # that point again.
-            while todo and done < self.budget:
-                values = todo.pop()
-                result = runner.run([list(values)], tuning_options)[0]
-                if result is None:  # Kernel Tuner's own budget is spent
-                    break
-                params = dict(zip(names, values, strict=True))
-                record = to_trial(self.kernel, params, result)
-                self.study.add_trial(studies.frozen_trial(record, params, dists))
-                if self.on_trial:
-                    self.on_trial(record)
-                results.append(result)
-                done += 1
-            return results
         while done < self.budget and stale < 200:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
@@ -178,4 +152,28 @@ class OptunaStrategy:
             done += 1
         if self.on_ask:
             self.on_ask(None)
+        return results
+
+    def _exhaustive(self, runner: Any, tuning_options: Any, names: list[str], dists: dict,
+                    seen: set[tuple]) -> list[dict]:
+        """Every unmeasured point, in a seeded random order (so that drift during the run does
+        not line up with block size). No sampler to consult: each point is measured, then
+        written as one finished trial (one transaction). Asking and telling cost a dozen storage
+        round trips per trial, which took most of a class's time and serialised workers sharing
+        a database. A worker killed mid-point leaves no trial behind; whoever takes the run over
+        measures that point again."""
+        todo = list(itertools.product(*tuning_options.tune_params.values()))
+        random.Random(self.seed).shuffle(todo)
+        todo = [values for values in todo if values not in seen]
+        results: list[dict] = []
+        for values in todo[: max(0, self.budget - len(seen))]:
+            result = runner.run([list(values)], tuning_options)[0]
+            if result is None:  # Kernel Tuner's own budget is spent
+                break
+            params = dict(zip(names, values, strict=True))
+            record = to_trial(self.kernel, params, result)
+            self.study.add_trial(studies.frozen_trial(record, params, dists))
+            if self.on_trial:
+                self.on_trial(record)
+            results.append(result)
         return results
