@@ -33,10 +33,11 @@ class RunsMixin:
         return row
 
     @staticmethod
-    def _key_clauses(key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow) -> list[Any]:
-        """The clauses that select ``key``'s runs; the device's comes first."""
+    def _key_clauses(key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow,
+                     device: Any = None) -> list[Any]:
+        """The clauses that select ``key``'s runs (``device``: another clause for the device)."""
         return [
-            TuningRun.device_id == dev.id,
+            TuningRun.device_id == dev.id if device is None else device,
             TuningRun.kernel_version_id == kv.id,
             TuningRun.graph_class_id == gc.id,
             TuningRun.algorithm == key.algorithm,
@@ -128,7 +129,7 @@ class RunsMixin:
                                             Device.sm_count == model[2])
             stmt = (
                 select(TuningRun)
-                .where(TuningRun.device_id.in_(peers), *self._key_clauses(key, *rows)[1:])
+                .where(*self._key_clauses(key, *rows, device=TuningRun.device_id.in_(peers)))
                 .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
             )
             runs = list(session.scalars(stmt).unique())
