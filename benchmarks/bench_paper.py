@@ -73,7 +73,7 @@ import recorded  # noqa: E402
 import kernels  # noqa: E402
 import sssp  # noqa: E402
 from sssp.graph import iter_sources  # noqa: E402
-from sssp.result import GPU_ALGORITHMS, VARIANTS  # noqa: E402
+from sssp.result import PHASED_ALGORITHMS, VARIANTS  # noqa: E402
 from sssp.verify import VerificationError, check_against, check_tree  # noqa: E402
 
 log = logging.getLogger("bench_paper")
@@ -432,7 +432,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--cpu-sources", type=int,
                     help="sources per graph for CPU Martín/Crauser and Boost (default 2 in exp1, 3 in exp2; --full 100)")
     ap.add_argument("--algorithms", nargs="+", default=["martin", "crauser"],
-                    help=f"GPU algorithms (default martin crauser; 'all' = {' '.join(GPU_ALGORITHMS)})")
+                    help=f"GPU algorithms (default martin crauser; 'all' = {' '.join(PHASED_ALGORITHMS)})")
     ap.add_argument("--graphs-dir", default=default_graphs_dir(),
                     help="real graphs (default $SSSP_GRAPHS_DIR, else shared/graphs in or beside the "
                          "repository); '' skips them")
@@ -454,10 +454,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.budget_seconds is None:
         args.budget_seconds = float("inf") if args.full else 500.0
     if args.algorithms == ["all"]:
-        args.algorithms = list(GPU_ALGORITHMS)
-    bad = [a for a in args.algorithms if a not in GPU_ALGORITHMS]
+        args.algorithms = list(PHASED_ALGORITHMS)
+    bad = [a for a in args.algorithms if a not in PHASED_ALGORITHMS]
     if bad:
-        ap.error(f"unknown algorithm {bad[0]!r}: expected one of {', '.join(GPU_ALGORITHMS)} or all")
+        ap.error(f"unknown algorithm {bad[0]!r}: expected one of {', '.join(PHASED_ALGORITHMS)} or all")
     for size in [*args.sizes, *args.random_sizes]:
         try:
             sssp.parse_size(size)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import shutil
+import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -257,6 +258,38 @@ ENGINE_KERNELS: dict[str, KernelSpec] = {
 """Engine 2's kernels. ``relax`` and ``settle`` are the host and graph loops' per-phase kernels
 (their grid is capped at the resident blocks; they stride over their queues)."""
 
+NEARFAR_ARGS = (*ENGINE_ARGS, "pushed", "infar")
+"""Near-far's kernels take engine 2's arguments and two node arrays more: the distance each node
+last pushed with (distance bits) and its far-pile flag (int32)."""
+
+NEARFAR_KERNELS: dict[str, KernelSpec] = {
+    "init": KernelSpec("init", _both("sssp_nf_init"), (*NEARFAR_ARGS, "source"), ENGINE_FORMAT + "PPi", "nodes"),
+    "persistent": KernelSpec("persistent", _both("sssp_nf_persistent"),
+                             (*NEARFAR_ARGS, "delta", "local_limit", "degree"), ENGINE_FORMAT + "PPQii",
+                             "resident"),
+    "tree": KernelSpec("tree", _both("sssp_nf_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
+}
+"""Near-far (Δ-stepping) on engine 2: one persistent launch, then the strict half of the
+predecessor rule (kernels/sssp_engine.cu). ``delta`` is 64 bits: an integer, or a float64's bits
+for real-valued weights (:func:`nearfar_delta_bits`). Successors variant only."""
+
+NEARFAR_WORDS = 12
+"""Entries of ``cnt`` and ``thr`` near-far uses (its counter rings; the arrays hold at least this)."""
+
+
+def nearfar_step_limit(n: int) -> int:
+    """A guard on near-far's steps (each step lowers some distance, so a solve ends; a count past
+    this means a defect, reported instead of a hung device)."""
+    return min(2**31 - 2, 64 * (n + 2) + 1024)
+
+
+def nearfar_delta_bits(delta: int | float, floating: bool) -> int:
+    """Δ as the kernel's 64-bit argument: a float64's bits for real-valued weights, else the
+    integer (capped at 2**64 - 1; the kernel saturates it at the distance type's infinity)."""
+    if floating:
+        return struct.unpack("<Q", struct.pack("<d", float(delta)))[0]
+    return min(int(delta), UINT64_INF)
+
 LEGACY_KERNELS: dict[str, KernelSpec] = {
     "relax": KernelSpec("relax", {"successors": "sssp_relax", "predecessors": "sssp_relax_pull"},
                         ("indptr", "indices", "weights", "settled_at", "dist", "n", "iter"), "PPPPPii",
@@ -300,8 +333,9 @@ def local_queue_bytes(cap: int, dist_bytes: int) -> int:
 
 
 def engine_history_len(n: int) -> int:
-    """Entries of the per-phase history arrays ``cnt`` and ``thr`` (two per phase)."""
-    return 2 * (n + 3)
+    """Entries of the per-phase history arrays ``cnt`` and ``thr`` (two per phase; at least
+    :data:`NEARFAR_WORDS`)."""
+    return max(2 * (n + 3), NEARFAR_WORDS)
 
 
 def engine_phase_limit(n: int) -> int:

@@ -20,10 +20,13 @@ uses ``inf`` for both."""
 ALGORITHMS = ("dijkstra", "martin", "crauser", "crauser-in", "crauser-inout", "near-far")
 """``crauser``: the OUT criterion; ``crauser-in``: the IN criterion; ``crauser-inout``: both;
 ``near-far``: Δ-stepping with Davidson et al.'s near-far piles."""
-CPU_ONLY_ALGORITHMS = ("dijkstra", "near-far")
-"""Algorithms without a GPU version: SciPy's Dijkstra, and near-far (CPU reference so far)."""
+CPU_ONLY_ALGORITHMS = ("dijkstra",)
+"""Algorithms without a GPU version: SciPy's Dijkstra (the reference)."""
 GPU_ALGORITHMS = tuple(a for a in ALGORITHMS if a not in CPU_ONLY_ALGORITHMS)
-"""What the GPU engine, the tuner and the GPU benchmarks accept."""
+"""What the GPU engine accepts."""
+PHASED_ALGORITHMS = tuple(a for a in GPU_ALGORITHMS if a != "near-far")
+"""The phase-synchronous algorithms (Crauser's criteria, Martín's): what the paper's loop, the
+per-kernel tuner and the paper benchmarks accept. Near-far runs on engine 2's persistent loop."""
 VARIANTS = ("successors", "predecessors")
 
 

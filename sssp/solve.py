@@ -24,10 +24,13 @@ class Solver:
     Parameters
     ----------
     graph : Graph
-    algorithm : {"crauser", "martin", "crauser-in", "crauser-inout", "dijkstra", "near-far"}
-        ``"dijkstra"`` is SciPy's, the reference; ``"near-far"`` is Δ-stepping with the default
-        Δ (:func:`sssp.cpu.nearfar.default_delta`; :func:`sssp.cpu.solve_cpu` takes another).
-        Both run on the CPU only.
+    algorithm : {"auto", "crauser", "martin", "crauser-in", "crauser-inout", "near-far", "dijkstra"}, optional
+        ``"dijkstra"`` is SciPy's, the reference (CPU only); ``"near-far"`` is Δ-stepping with
+        the default Δ (:func:`sssp.cpu.nearfar.default_delta`) unless ``delta`` is given.
+        ``"auto"``: on the GPU, the algorithm the tuner chose for the graph's class
+        (:func:`sssp.tuned.resolve_choice`; Crauser OUT when nothing is stored), on the CPU
+        SciPy's Dijkstra. Default: ``"auto"`` with ``tuned=True``, else ``"crauser"``. The
+        result's ``algorithm`` names what ran, and ``Solver.config_detail`` why.
     variant : {"successors", "predecessors"}
     backend : {"auto", "cpu", "gpu"}
         ``"auto"`` takes the GPU when pycuda and a CUDA device are usable and the algorithm has a
@@ -53,7 +56,7 @@ class Solver:
         self,
         graph: Graph,
         *,
-        algorithm: str = "crauser",
+        algorithm: str | None = None,
         variant: str = "successors",
         backend: str = "auto",
         tuned: bool = False,
@@ -65,8 +68,12 @@ class Solver:
     ) -> None:
         if not isinstance(graph, Graph):
             raise InvalidTypeError(f"expected an sssp.Graph, got {type(graph).__name__}")
-        if algorithm not in ALGORITHMS:
-            raise InvalidArgumentError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
+        requested = algorithm
+        if algorithm is None:
+            algorithm = "crauser"
+        if algorithm not in (*ALGORITHMS, "auto"):
+            raise InvalidArgumentError(
+                f"unknown algorithm {algorithm!r}: expected auto or one of {', '.join(ALGORITHMS)}")
         if variant not in VARIANTS:
             raise InvalidArgumentError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
         if backend not in BACKENDS:
@@ -75,11 +82,17 @@ class Solver:
             raise InvalidTypeError(f"config must be a LaunchConfig, got {type(config).__name__}")
         if delta is not None and algorithm != "near-far":
             raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
+        if algorithm == "auto" and config is not None:
+            raise InvalidArgumentError("algorithm 'auto' picks its own configuration: pass an algorithm with config=")
         self.graph = graph
         self.algorithm = algorithm
         self.variant = variant
         self.delta = delta
-        self.backend = self._resolve_backend(backend, algorithm)
+        self.backend = self._resolve_backend(backend, "crauser" if algorithm == "auto" else algorithm)
+        if requested is None and tuned and config is None and self.backend == "gpu":
+            self.algorithm = algorithm = "auto"
+        if algorithm == "auto" and self.backend == "cpu":
+            self.algorithm = algorithm = "dijkstra"
         self.config: LaunchConfig | None = None
         self.config_source: ConfigSource | None = None
         self.config_detail = ""
@@ -89,6 +102,12 @@ class Solver:
 
             if config is not None:
                 self.config, self.config_source = config, ConfigSource.EXPLICIT
+            elif algorithm == "auto":
+                from .tuned import resolve_choice
+
+                algorithm, delta, self.config, self.config_source, self.config_detail = resolve_choice(
+                    graph, device_info(device), variant=variant, db=db)
+                self.algorithm, self.delta = algorithm, delta
             elif tuned:
                 from .tuned import resolve_config
 
@@ -99,6 +118,8 @@ class Solver:
                 self.config, self.config_source = LaunchConfig.default(), ConfigSource.DEFAULT
             log.info("GPU launch configuration (%s): %s %s", self.config_source.value, self.config,
                      self.config_detail)
+            if delta is not None:
+                gpu_options = {**gpu_options, "delta": delta}
             self._gpu = make_solver(
                 graph, algorithm=algorithm, variant=variant, config=self.config,
                 config_source=self.config_source, device=device, **gpu_options,

@@ -26,7 +26,8 @@ from kernels import (
 
 
 def test_sources_are_package_data_and_digests_are_stable():
-    for file, specs in ((kernels.SOURCE_FILE, LEGACY_KERNELS), (ENGINE_SOURCE_FILE, ENGINE_KERNELS)):
+    for file, specs in ((kernels.SOURCE_FILE, LEGACY_KERNELS), (ENGINE_SOURCE_FILE, ENGINE_KERNELS),
+                        (ENGINE_SOURCE_FILE, kernels.NEARFAR_KERNELS)):
         src = kernels.source(file)
         for spec in specs.values():
             for name in set(spec.cuda_names.values()):
@@ -42,7 +43,9 @@ def test_engine_argument_list_matches_the_source():
     names = [tok.strip(" ,\\\n*").split()[-1].lstrip("*") for tok in block.split(",")]
     names = [n.split("*")[-1] for n in names]
     assert tuple(names) == kernels.ENGINE_ARGS
-    for spec in ENGINE_KERNELS.values():
+    extra = src[src.index("#define SSSP_NF_ARGS"):src.index("#define SSSP_NF_PASS")].split("SSSP_ARGS,")[1]
+    assert tuple(tok.split("*")[-1].strip() for tok in extra.split(",")) == kernels.NEARFAR_ARGS[len(names):]
+    for spec in (*ENGINE_KERNELS.values(), *kernels.NEARFAR_KERNELS.values()):
         assert len(spec.arg_format) == len(spec.args)
 
 
@@ -137,7 +140,8 @@ def test_every_engine_combination_compiles_for_sm90():
     assert len(params) == 5 * 4 * 6 * 2
     with ThreadPoolExecutor(max_workers=2) as pool:
         cubins = list(pool.map(kernels.nvcc_compile, params))
-    names = {n for spec in ENGINE_KERNELS.values() for n in spec.cuda_names.values()}
+    names = {n for spec in (*ENGINE_KERNELS.values(), *kernels.NEARFAR_KERNELS.values())
+             for n in spec.cuda_names.values()}
     for p, cubin in zip(params, cubins, strict=True):
         assert cubin[:4] == b"\x7fELF", p.key
         for name in names:

@@ -235,25 +235,17 @@ def test_delta_and_variant_belong_to_near_far() -> None:
         assert near_far(FAN, 0, delta=d).stats["delta"] == used  # rounded up on integer graphs
 
 
-def test_near_far_is_cpu_only() -> None:
-    r = sssp.solve(FAN, 0, algorithm="near-far")  # backend auto: the CPU, with or without a GPU
+def test_near_far_runs_on_both_backends() -> None:
+    r = sssp.solve(FAN, 0, algorithm="near-far", backend="cpu")
     assert r.backend == "cpu" and r.dist.tolist() == [0, 1, 2, 3, 4]
-    with pytest.raises(sssp.BackendUnavailableError, match="algorithm 'near-far' runs on the CPU only"):
-        sssp.solve(FAN, 0, algorithm="near-far", backend="gpu")
-    from sssp.result import ALGORITHMS, GPU_ALGORITHMS
+    from sssp.result import ALGORITHMS, GPU_ALGORITHMS, PHASED_ALGORITHMS
 
-    assert "near-far" in ALGORITHMS and "near-far" not in GPU_ALGORITHMS
+    assert "near-far" in ALGORITHMS and "near-far" in GPU_ALGORITHMS
+    assert "near-far" not in PHASED_ALGORITHMS  # no per-kernel (paper loop) tuning, no legacy loop
 
 
-def test_cli_refuses_near_far_on_the_gpu_in_one_line(tmp_path, capsys) -> None:
-    from sssp.cli import main
-
-    path = tmp_path / "fan.npz"
-    sssp.save(FAN, path)
-    assert main(["solve", str(path), "--algorithm", "near-far", "--backend", "gpu"]) != 0
-    err = capsys.readouterr().err.strip()
-    assert err == "sssp: error: backend 'gpu' is unavailable: algorithm 'near-far' runs on the CPU only"
-    with pytest.raises(SystemExit):  # the tuner offers GPU algorithms only
+def test_paper_tuner_refuses_near_far_in_one_line(capsys) -> None:
+    with pytest.raises(SystemExit):  # the per-kernel tuner runs the phase-synchronous loop only
         from tuner.cli import main as tune_main
 
         tune_main(["run", "--algorithm", "near-far", "--replay"])

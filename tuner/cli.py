@@ -30,7 +30,7 @@ from sssp.cliutil import (
 )
 from sssp.config import KERNELS
 from sssp.errors import SSSPError
-from sssp.result import GPU_ALGORITHMS, VARIANTS
+from sssp.result import GPU_ALGORITHMS, PHASED_ALGORITHMS, VARIANTS
 
 log = logging.getLogger("tuner")
 
@@ -89,10 +89,11 @@ def _common() -> ArgumentParser:
     return p
 
 
-def _add_target_options(p: ArgumentParser) -> None:
+def _add_target_options(p: ArgumentParser, algorithms: tuple[str, ...] = PHASED_ALGORITHMS,
+                        default: str = "crauser") -> None:
     """What is tuned and where: algorithm, variant, GPU, seed (run and engine alike)."""
-    p.add_argument("--algorithm", default="crauser", choices=GPU_ALGORITHMS,
-                   help="algorithm to tune for (default crauser)")
+    p.add_argument("--algorithm", default=default, choices=algorithms,
+                   help=f"algorithm to tune for (default {default})")
     p.add_argument("--variant", default="successors", choices=VARIANTS,
                    help="relax variant (default successors)")
     p.add_argument("--device", type=non_negative_int, default=0, metavar="N",
@@ -145,9 +146,10 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
     p = sub.add_parser("engine", parents=[common], help="tune engine 2 end to end (what solve uses)",
                        description="Search engine 2's structural and launch choices (loop mechanism, "
                                    "block size, L1 state, lanes per node, blocks per SM, block-local "
-                                   "phase limit) with Optuna, scoring each by the median time of "
-                                   "whole solves on the class instance, and store the best for "
-                                   "solve(tuned=True). Needs a CUDA GPU.",
+                                   "phase limit; with --algorithm auto, the default, also the "
+                                   "algorithm and near-far's delta) with Optuna, scoring each by the "
+                                   "median time of whole solves on the class instance, and store the "
+                                   "best for solve(tuned=True). Needs a CUDA GPU.",
                        epilog="examples:\n  tune engine --all\n  tune engine --graph-class deg2 --size 98k "
                               "--budget 40", formatter_class=argparse.RawDescriptionHelpFormatter)
     what = p.add_mutually_exclusive_group(required=True)
@@ -160,7 +162,7 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                    help="configurations tried per class (default 30)")
     p.add_argument("--sources", type=positive_int, default=5, metavar="K",
                    help="sources per configuration, medians (default 5)")
-    _add_target_options(p)
+    _add_target_options(p, ("auto", *GPU_ALGORITHMS), "auto")
     p.set_defaults(func=cmd_engine, parser=p)
     return p
 
@@ -393,8 +395,11 @@ def cmd_engine(args: argparse.Namespace) -> int:
         best = to_best(rec, device)
         store.put_best(best)
         verdict = "kept the default" if best.kept_default else "stored"
+        picked = rec["options"].get("algorithm", rec["algorithm"])
+        if "delta_scale" in rec["options"]:
+            picked += f" delta x{rec['options']['delta_scale']:g}"
         print(f"{rec['graph_class']:>12}  default {rec['default_median_ms']:.3f} ms  searched "
-              f"{rec['tuned_median_ms']:.3f} ms  ({rec['speedup']:.2f}x, {verdict})  {best.tuned_config}",
+              f"{rec['tuned_median_ms']:.3f} ms  ({rec['speedup']:.2f}x, {verdict})  {picked}  {best.tuned_config}",
               flush=True)
 
     tune_classes(classes, budget=args.budget, sources=args.sources, seed=args.seed, device=args.device,

@@ -287,7 +287,7 @@ def check_delta(delta: object) -> int | float:
     return value
 
 
-def _effective(graph: Graph, delta: int | float) -> int | float:
+def effective_delta(graph: Graph, delta: int | float) -> int | float:
     """Δ as the solver uses it: on integer graphs rounded up to an integer (distances are
     integers, so this keeps every threshold exact) and capped at :data:`INF`; on real graphs a
     float64 (``inf`` for anything beyond float64's range)."""
@@ -314,7 +314,18 @@ def default_delta(graph: Graph) -> int | float:
     raw = WARP_WIDTH * total * n / (m * m) if m else 0.0
     if not raw > 0:  # no positive weight (or an underflow): any Δ gives the same solve
         raw = 1.0
-    return _effective(graph, raw)
+    return effective_delta(graph, raw)
+
+
+def tight_tree(graph: Graph, dist: np.ndarray, source: int) -> np.ndarray:
+    """The predecessor tree of the module docstring for final distances ``dist`` (int64 with
+    :data:`~sssp.result.UNREACHABLE`, or float64 with ``inf``), as int32 with -1 for the source
+    and unreached nodes. The GPU version computes the strict half on the device and calls this
+    only when some reached node has no strict tight in-edge."""
+    dist = np.ascontiguousarray(dist)
+    inf = dist.dtype.type(np.inf) if graph.is_float else dist.dtype.type(INF)
+    _warm(graph.weights.dtype)
+    return _tight_tree(graph.indptr, graph.indices, graph.weights, dist, int(source), inf)
 
 
 def _run(graph: Graph, s: int, delta: int | float) -> tuple[np.ndarray, np.ndarray, tuple]:
@@ -371,7 +382,7 @@ def near_far(graph: Graph, source: int, *, delta: float | None = None) -> SSSPRe
         ``delta`` is not a number, or not positive.
     """
     s = check_source(graph, source)
-    d_eff = default_delta(graph) if delta is None else _effective(graph, check_delta(delta))
+    d_eff = default_delta(graph) if delta is None else effective_delta(graph, check_delta(delta))
     _warm(graph.weights.dtype)
     t0 = time.perf_counter()
     dist, pred, (steps, buckets, relaxations, updates, max_frontier) = _run(graph, s, d_eff)

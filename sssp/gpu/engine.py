@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import kernels
-from kernels import ENGINE_KERNELS, EngineParams
+from kernels import ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams
 
 from ..config import ConfigSource, KernelConfig, LaunchConfig
 from ..errors import BackendUnavailableError, InvalidGraphError
@@ -27,8 +27,10 @@ from .runtime import DeviceBuffers, apply_l1, compile_cubin
 
 log = logging.getLogger(__name__)
 
-CRITERION = {"crauser": "out", "crauser-in": "in", "crauser-inout": "inout", "martin": "martin"}
-"""GPU algorithm name -> settling criterion of engine 2."""
+CRITERION = {"crauser": "out", "crauser-in": "in", "crauser-inout": "inout", "martin": "martin",
+             "near-far": "out"}
+"""GPU algorithm name -> settling criterion of engine 2 (near-far has none; its kernels sit in
+every module, so it takes the Crauser build's)."""
 
 
 def min_weights(indptr: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +89,9 @@ class EngineSolver(DeviceBuffers):
     Parameters
     ----------
     graph : Graph
-    algorithm : {"crauser", "crauser-in", "crauser-inout", "martin"}
+    algorithm : {"crauser", "crauser-in", "crauser-inout", "martin", "near-far"}
+        ``"near-far"`` is Δ-stepping (``kernels.NEARFAR_KERNELS``): successors variant and
+        persistent loop only.
     variant : {"successors", "predecessors"}
     config : LaunchConfig
         ``config.loop`` picks the loop mechanism (not ``"legacy"``: that is
@@ -96,6 +100,8 @@ class EngineSolver(DeviceBuffers):
     device : int
     sync_every : int
         Host loop: phases launched between two polls of the done flag.
+    delta : int or float, optional
+        Near-far's bucket width (default :func:`sssp.cpu.nearfar.default_delta`).
     """
 
     def __init__(
@@ -108,6 +114,7 @@ class EngineSolver(DeviceBuffers):
         config_source: ConfigSource = ConfigSource.DEFAULT,
         device: int = 0,
         sync_every: int = 16,
+        delta: int | float | None = None,
     ) -> None:
         if variant not in ("successors", "predecessors"):
             raise InvalidGraphError(f"unknown variant {variant!r}: expected successors or predecessors")
@@ -123,6 +130,19 @@ class EngineSolver(DeviceBuffers):
         self.config_source = config_source
         self.loop = self.config.loop
         self.sync_every = max(1, int(sync_every))
+        self.nearfar = algorithm == "near-far"
+        self.kernel_set = NEARFAR_KERNELS if self.nearfar else ENGINE_KERNELS
+        self.delta: int | float | None = None
+        if self.nearfar:
+            from ..cpu.nearfar import check_delta, default_delta, effective_delta
+
+            if variant != "successors":
+                raise InvalidGraphError("near-far runs the successors variant only")
+            if self.loop != "persistent":
+                raise InvalidGraphError(f"near-far runs on the persistent loop only, not {self.loop!r}")
+            self.delta = default_delta(graph) if delta is None else effective_delta(graph, check_delta(delta))
+        elif delta is not None:
+            raise InvalidGraphError(f"delta applies to near-far only, not {algorithm!r}")
         relax_cfg = self.config.relax
         self.params = engine_params_for(graph, algorithm, variant, relax_cfg.lanes)
         key_dt, val_dt, w_dt = (np.dtype(t) for t in self.params.dtypes())
@@ -133,7 +153,7 @@ class EngineSolver(DeviceBuffers):
         self.module = cuda.module_from_buffer(compile_cubin(self.params, self.info.arch))
         self.funcs: dict[str, Any] = {}
         self.l1_applied: dict[str, str] = {}
-        for name, spec in ENGINE_KERNELS.items():
+        for name, spec in self.kernel_set.items():
             func = self.module.get_function(spec.cuda_name(variant))
             func.prepare(spec.arg_format)
             kc = self._kernel_config(name)
@@ -148,9 +168,9 @@ class EngineSolver(DeviceBuffers):
         self.d_indices = self._upload(g.indices.astype(np.int32, copy=False))
         self.d_weights = self._upload(g.weights.astype(w_dt))
         inf_val = np.inf if self.params.floating else np.iinfo(val_dt).max
-        self.d_omega = self._node_minima(graph, inf_val) if self.params.criterion in ("out", "inout") else None
-        self.d_iota = (self._node_minima(graph.reverse(), inf_val)
-                       if self.params.criterion in ("in", "inout") else None)
+        crit = None if self.nearfar else self.params.criterion
+        self.d_omega = self._node_minima(graph, inf_val) if crit in ("out", "inout") else None
+        self.d_iota = self._node_minima(graph.reverse(), inf_val) if crit in ("in", "inout") else None
         # Node state, queues and the per-phase history.
         hist = kernels.engine_history_len(n)
         self.d_settled = self._alloc(4 * n)
@@ -161,12 +181,16 @@ class EngineSolver(DeviceBuffers):
         self.d_cnt = self._alloc(4 * hist)
         self.d_thr = self._alloc(val_dt.itemsize * hist if not self.params.floating else 8 * hist)
         self.d_ctrl = self._alloc(4 * kernels.CTRL_WORDS)
+        # Near-far: the distance each node last pushed with, and its far-pile flag.
+        self.d_pushed = self._alloc(val_dt.itemsize * n) if self.nearfar else None
+        self.d_infar = self._alloc(4 * n) if self.nearfar else None
         self.h_key = cuda.pagelocked_empty(n, key_dt)
         self.h_pred = cuda.pagelocked_empty(n, np.uint32) if self.d_pred is not None else None
         self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)
         self.ctrl0 = np.zeros(kernels.CTRL_WORDS, np.uint32)
         self.ctrl0[kernels.CTRL_PHASE] = 1
-        self.ctrl0[kernels.CTRL_LIMIT] = kernels.engine_phase_limit(n)
+        self.ctrl0[kernels.CTRL_LIMIT] = (kernels.nearfar_step_limit(n) if self.nearfar
+                                          else kernels.engine_phase_limit(n))
         self.stream = cuda.Stream()
         self._shapes = self._launch_shapes()
         self._graph = None
@@ -193,7 +217,8 @@ class EngineSolver(DeviceBuffers):
         self.local_limit = 8 * self.config.relax.block_size if limit < 0 else limit
         if self.variant == "predecessors":
             self.local_limit = 0  # pull scans every node each phase: one block would crawl
-        self.local_cap = kernels.local_queue_capacity(self.local_limit)
+        # Near-far's block-local steps keep their lists in global memory: no shared queues.
+        self.local_cap = 0 if self.nearfar else kernels.local_queue_capacity(self.local_limit)
         self.local_smem = kernels.local_queue_bytes(self.local_cap, self.val_dtype.itemsize)
         if self.local_smem:  # static plus dynamic may pass the 48 KB default: always opt in
             self.funcs["persistent"].set_attribute(
@@ -201,7 +226,7 @@ class EngineSolver(DeviceBuffers):
         self.degree = max(1, -(-self.graph.m // self.n))
         shapes = {}
         sms = self.info.sm_count
-        for name, spec in ENGINE_KERNELS.items():
+        for name, spec in self.kernel_set.items():
             kc = self._kernel_config(name)
             bs = kc.block_size
             dyn = self.local_smem if name == "persistent" else 0
@@ -242,7 +267,7 @@ class EngineSolver(DeviceBuffers):
         self.l1_applied["persistent"] = f"{pref} carveout={func.get_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT)}"
         from .cudagraph import occupancy
 
-        driver_count = occupancy(compile_cubin(self.params, self.info.arch), ENGINE_KERNELS["persistent"].cuda_name(
+        driver_count = occupancy(compile_cubin(self.params, self.info.arch), self.kernel_set["persistent"].cuda_name(
             self.variant), block, self.local_smem, pref, carveout)
         if driver_count is not None and driver_count < per_sm:
             log.warning("occupancy calculator: %d resident blocks per SM, not %d", driver_count, per_sm)
@@ -278,12 +303,19 @@ class EngineSolver(DeviceBuffers):
     def start(self, source: int) -> None:
         """Queue the initialisation for ``source`` (control words and the init kernel)."""
         self.cuda.memcpy_htod_async(self.d_ctrl, self.ctrl0, self.stream)
-        self._launch("init", np.int32(source))
+        if self.nearfar:
+            self._launch("init", self.d_pushed, self.d_infar, np.int32(source))
+        else:
+            self._launch("init", np.int32(source))
 
     def run_phases(self) -> None:
         """Queue (or run) the phase loop with this solver's loop mechanism."""
         cuda, stream = self.cuda, self.stream
-        if self.loop == "persistent":
+        if self.nearfar:
+            self._launch("persistent", self.d_pushed, self.d_infar,
+                         np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
+                         np.int32(self.local_limit), np.int32(self.degree))
+        elif self.loop == "persistent":
             self._launch("persistent", np.int32(self.local_limit), np.int32(self.local_cap),
                          np.int32(self.degree))
         elif self.loop == "graph":
@@ -319,7 +351,7 @@ class EngineSolver(DeviceBuffers):
         mid = cuda.Event()
         self.run_phases()
         mid.record(stream)
-        if not self.params.packed:
+        if self.nearfar or not self.params.packed:
             self._launch("tree")
         cuda.memcpy_dtoh_async(self.h_key, self.d_key, stream)
         if self.h_pred is not None:
@@ -336,6 +368,8 @@ class EngineSolver(DeviceBuffers):
         if not ctrl[kernels.CTRL_DONE]:
             raise RuntimeError(f"no termination within {kernels.engine_phase_limit(n)} phases (n = {n})")
         iterations = int(ctrl[kernels.CTRL_PHASE]) - 1
+        if self.nearfar:
+            return self._nearfar_result(source, ctrl, total_ms, loop_ms, wall)
         cnt = np.empty(2 * (iterations + 2), np.uint32)
         cuda.memcpy_dtoh(cnt, self.d_cnt)
         dist, pred = self._decode()
@@ -358,6 +392,47 @@ class EngineSolver(DeviceBuffers):
         return SSSPResult(
             dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
             backend="gpu", iterations=iterations, timings=timings, config=self.config,
+            config_source=self.config_source, stats=stats,
+        )
+
+    def _nearfar_result(self, source: int, ctrl: np.ndarray, total_ms: float, loop_ms: float,
+                        wall: float) -> SSSPResult:
+        steps = int(ctrl[kernels.CTRL_PHASE]) - 1
+        if steps >= kernels.nearfar_step_limit(self.n):
+            raise RuntimeError(f"near-far did not end within {kernels.nearfar_step_limit(self.n)} steps")
+        words = np.empty(kernels.NEARFAR_WORDS, np.uint32)
+        self.cuda.memcpy_dtoh(words, self.d_cnt)
+        dist, pred = self._decode()
+        # Nodes reached only through flat tight edges (zero weights, or real sums that round the
+        # weight away) have no strict parent: the reference's level rule completes them.
+        reached = dist < np.inf if self.params.floating else dist != UNREACHABLE
+        missing = reached & (pred < 0)
+        missing[source] = False
+        flat = int(np.count_nonzero(missing))
+        if flat:
+            from ..cpu.nearfar import tight_tree
+
+            pred = tight_tree(self.graph, dist, source)
+        stats = {
+            "delta": self.delta,
+            "buckets": int(ctrl[4]),
+            "updates": int(words[8:10].view(np.uint64)[0]),
+            "max_frontier": int(words[6]),
+            "reached": int(np.count_nonzero(reached)),
+            "flat_parents_on_host": flat,
+            "dist_bits": self.params.dist_bits,
+            "dist_kind": "float" if self.params.floating else "uint",
+            "device": self.info.name,
+            "engine": "engine2",
+            "loop": self.loop,
+            "l1_applied": dict(self.l1_applied),
+            "phase_us": 1e3 * loop_ms / max(steps, 1),
+            "memory_bytes": self.memory_bytes(),
+        }
+        timings = {"total": total_ms * 1e-3, "loop": loop_ms * 1e-3, "wall": wall}
+        return SSSPResult(
+            dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
+            backend="gpu", iterations=steps, timings=timings, config=self.config,
             config_source=self.config_source, stats=stats,
         )
 

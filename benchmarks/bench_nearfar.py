@@ -1,0 +1,123 @@
+"""Near-far (Δ-stepping) on the GPU against Crauser's phases, per graph family.
+
+Run on a CUDA host::
+
+    python benchmarks/bench_nearfar.py --out nearfar.csv [--graphs-dir DIR] [--generated grid-512 rgg-196k]
+
+For every graph: Crauser OUT and IN+OUT with the default launch configuration, then near-far for
+every Δ scale (a multiple of the default rule, :func:`sssp.cpu.nearfar.default_delta`) x lanes x
+block-local limit. Each point: a warm-up solve, then the median over ``--sources`` sources of the
+CUDA-event time of a whole solve, the steps (phases) and buckets, and the cost per step (loop
+time / steps). Every answer is checked against SciPy's Dijkstra. This is the measurement behind
+near-far's place in the tuner's search space (``tuner/structure.py``); ``bench_sssp.py`` is the
+record against the CPU anchors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import sssp
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.cpu.nearfar import default_delta
+from sssp.cpu.reference import dijkstra
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_sssp import generated, pick_sources  # noqa: E402  (a sibling script module)
+
+COLUMNS = ("graph", "n", "m", "algorithm", "delta_scale", "delta", "config", "steps", "buckets", "gpu_ms",
+           "step_us", "verified")
+SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)
+CONFIGS = {
+    "256x2-x1-local0": LaunchConfig(KernelConfig(256, "N", 1), blocks_per_sm=2, local_limit=0),
+    "1024x1-x1-local8192": LaunchConfig(KernelConfig(1024, "N", 1), blocks_per_sm=1, local_limit=8192),
+    "1024x1-x4-local8192": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192),
+    "1024x1-x4-local32768": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=32768),
+    "1024x1-x32-local8192": LaunchConfig(KernelConfig(1024, "N", 32), blocks_per_sm=1, local_limit=8192),
+}
+
+
+def graphs(args: argparse.Namespace):
+    for spec in args.random:
+        size, deg = spec.split("x")
+        yield f"random-{size}-deg{deg}", lambda s=size, d=deg: sssp.generate("random", size=s, degree=int(d), seed=0)
+    for name in args.generated:
+        yield name, lambda nm=name: generated(nm, 0)
+    if args.graphs_dir:
+        for path in sorted(Path(args.graphs_dir).rglob("*.gz")):
+            # the record's weights (bench_sssp.py): uniform random 1..100 on every real graph
+            yield path.name.split(".")[0], lambda p=path: sssp.load(p, weights="random", seed=0)
+
+
+def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str]:
+    with sssp.Solver(graph, backend="gpu", **kw) as solver:
+        solver.solve(sources[0])
+        times, steps, buckets, loop = [], [], [], []
+        ok = True
+        for s in sources:
+            r = solver.solve(s)
+            ok &= bool(np.array_equal(r.dist, refs[s]))
+            times.append(1e3 * r.timings["total"])
+            loop.append(1e3 * r.timings["loop"])
+            steps.append(r.iterations)
+            buckets.append(r.stats.get("buckets", 0))
+    st = float(np.median(steps))
+    return (float(np.median(times)), int(st), int(np.median(buckets)), 1e3 * float(np.median(loop)) / max(st, 1),
+            "yes" if ok else "no")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path("bench_nearfar.csv"))
+    ap.add_argument("--sources", type=int, default=5)
+    ap.add_argument("--graphs-dir")
+    ap.add_argument("--min-nodes", type=int, default=10_000)
+    ap.add_argument("--random", nargs="*", default=["24kx2", "98kx2", "98kx20"], metavar="SIZExDEG")
+    ap.add_argument("--generated", nargs="*", default=[], metavar="NAME")
+    ap.add_argument("--budget-seconds", type=float, default=300)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    bad = 0
+    with args.out.open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(COLUMNS)
+        for name, make in graphs(args):
+            if time.perf_counter() - t0 > args.budget_seconds:
+                print(f"budget spent: stopping before {name}", flush=True)
+                break
+            graph = make()
+            if graph.n < args.min_nodes:
+                continue
+            sources = pick_sources(graph, args.sources, 0)
+            refs = {s: dijkstra(graph, s).dist for s in sources}
+            points = [(a, None, None, "default", LaunchConfig.default()) for a in ("crauser", "crauser-inout")]
+            base = default_delta(graph)
+            for scale in SCALES:
+                delta = base * scale if graph.is_float else max(1, round(base * scale))
+                points += [("near-far", scale, delta, label, cfg) for label, cfg in CONFIGS.items()]
+            for algorithm, scale, delta, label, cfg in points:
+                kw = {"algorithm": algorithm, "config": cfg}
+                if delta is not None:
+                    kw["delta"] = delta
+                try:
+                    ms, steps, buckets, step_us, ok = measure(graph, sources, refs, **kw)
+                except Exception as err:  # a point that cannot run is data
+                    print(f"{name} {algorithm} {label}: {type(err).__name__}: {err}", flush=True)
+                    ms, steps, buckets, step_us, ok = float("nan"), 0, 0, float("nan"), "no"
+                bad += ok != "yes"
+                row = (name, graph.n, graph.m, algorithm, scale or "", delta or "", label, steps, buckets,
+                       f"{ms:.4g}", f"{step_us:.3g}", ok)
+                out.writerow(row)
+                fh.flush()
+                print(" ".join(map(str, row)), flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

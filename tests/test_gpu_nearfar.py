@@ -1,0 +1,192 @@
+"""Near-far (Δ-stepping) on the GPU against SciPy and the CPU reference (marker ``gpu``).
+
+Distances must equal SciPy's exactly and predecessors the CPU reference's exactly (the tree rule
+depends on the distances only, never on Δ or on the order of the relaxations). Several Δ (the
+default rule, 1, a huge one, Bellman-Ford's ``inf``), block sizes, lanes and block-local limits
+run on every graph, each solve after poisoning the device outputs, and the same solver solves
+from several sources in turn so that state left over from a previous solve would show.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import sssp
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.cpu.nearfar import default_delta, near_far
+from sssp.cpu.reference import dijkstra
+from sssp.verify import check_against, check_tree
+
+try:
+    from tests.strategies import graph_and_source
+except ImportError:  # pragma: no cover
+    from strategies import graph_and_source
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _need_gpu():
+    from sssp.gpu import is_available
+
+    if not is_available():
+        pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
+
+
+CONFIGS = [
+    LaunchConfig.default(),
+    LaunchConfig(KernelConfig(256, "N", 4), loop="persistent", blocks_per_sm=2, local_limit=0),
+    LaunchConfig(KernelConfig(1024, "A", 32), loop="persistent", blocks_per_sm=1, local_limit=8192),
+    LaunchConfig(KernelConfig(128, "S", 1), loop="persistent", blocks_per_sm=0, local_limit=10**9),
+]
+"""Default; grid steps only; whole warps per node with many block-local steps; everything in
+block 0 (every step and raise block-local)."""
+
+
+def check(graph: sssp.Graph, sources, *, deltas=(None,), configs=CONFIGS, repeats: int = 1) -> list:
+    from sssp.gpu import make_solver
+
+    refs = {int(s): dijkstra(graph, int(s)).dist for s in sources}
+    cpu = {int(s): near_far(graph, int(s)) for s in sources}
+    results = []
+    for delta, config in itertools.product(deltas, configs):
+        with make_solver(graph, algorithm="near-far", config=config, delta=delta) as solver:
+            for _ in range(repeats):
+                for s in sources:
+                    solver.poison()
+                    res = solver.solve(int(s))
+                    check_against(refs[int(s)], res)
+                    check_tree(graph, res)
+                    np.testing.assert_array_equal(res.pred, cpu[int(s)].pred, err_msg=f"{config} delta {delta}")
+                    assert res.algorithm == "near-far" and res.stats["buckets"] >= 1
+                    results.append(res)
+    return results
+
+
+def test_random_classes_and_deltas():
+    for deg, seed in ((2, 1), (8, 2), (50, 3)):
+        graph = sssp.generate("random", size=6000, degree=deg, seed=seed)
+        sources = [int(s) for s in np.random.default_rng(seed).integers(0, graph.n, 3)]
+        check(graph, sources, deltas=(None, 1, 10**12, float("inf")))
+
+
+def test_many_raises_and_handovers_on_large_graphs():
+    """Large sparse graphs with small Δ: many raises, steps handed between block 0 and the grid,
+    many blocks. A block that read the ring late once saw a raise's list count and chose another
+    move than the rest of the grid (wrong distances, or a barrier that timed out)."""
+    local = [CONFIGS[0], CONFIGS[2], LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192)]
+    for deg in (2, 20):
+        graph = sssp.generate("random", size="98k", degree=deg, seed=deg)
+        sources = [int(s) for s in np.random.default_rng(deg).integers(0, graph.n, 3)]
+        base = default_delta(graph)
+        results = check(graph, sources, deltas=(None, max(1, base // 4), base * 16), configs=local, repeats=2)
+        assert max(r.stats["buckets"] for r in results) > 3
+
+
+def test_grid_high_diameter_many_handovers():
+    """A 2-D grid: thousands of small steps, so the loop hands steps between block 0 and the grid
+    many times; repeated solves on one solver."""
+    side = 120
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    w = np.random.default_rng(4).integers(1, 100, u.size)
+    graph = sssp.Graph.from_edges(side * side, np.concatenate([u, v]), np.concatenate([v, u]),
+                                  np.concatenate([w, w]))
+    results = check(graph, [0, side * side // 2 + 7], deltas=(None, 30), repeats=3)
+    assert max(r.iterations for r in results) > 100
+
+
+def test_zero_weights_take_the_reference_level_rule():
+    """Zero-weight edges leave nodes without a strict tight in-edge: the host completes them with
+    the reference's level rule, and the tree equals the CPU's."""
+    rng = np.random.default_rng(6)
+    n = 4000
+    src, dst = rng.integers(0, n, 24_000), rng.integers(0, n, 24_000)
+    w = rng.integers(0, 4, src.size)  # a quarter zero
+    graph = sssp.Graph.from_edges(n, src, dst, w)
+    results = check(graph, [0, 17], deltas=(None, 1))
+    assert any(r.stats["flat_parents_on_host"] > 0 for r in results)
+
+
+def test_real_valued_and_64bit_distances():
+    rng = np.random.default_rng(8)
+    n = 5000
+    src, dst = rng.integers(0, n, 30_000), rng.integers(0, n - 10, 30_000)
+    for dtype in (np.float32, np.float64):
+        w = (rng.random(src.size) * 10).astype(dtype)
+        w[::50] = 0.0
+        graph = sssp.Graph.from_edges(n, src, dst, w)
+        results = check(graph, [3], deltas=(None, 0.5, 1e-300, float("inf")), configs=CONFIGS[:2])
+        assert all(np.isinf(r.dist[-10:]).all() for r in results)
+    big = sssp.Graph.from_edges(n, src, dst, rng.integers(1_000_000, 3_000_000_000, src.size))
+    results = check(big, [0, 5], configs=CONFIGS[:2])
+    assert all(r.stats["dist_bits"] == 64 for r in results)
+
+
+def test_skewed_degrees_use_the_block_path():
+    rng = np.random.default_rng(5)
+    n = 20_000
+    hubs = np.arange(8)
+    src = np.concatenate([np.repeat(hubs, 5000), rng.integers(0, n, 40_000)])
+    dst = np.concatenate([rng.integers(0, n, 8 * 5000), rng.integers(0, n, 40_000)])
+    graph = sssp.Graph.from_edges(n, src, dst, rng.integers(1, 50, src.size))
+    check(graph, [0, 1, 100])
+
+
+def test_step_and_bucket_counts_near_the_reference():
+    """The GPU pushes a node's current distance (possibly lower than at the step's start), so its
+    counts may differ from the reference's, but not by much on a graph of many steps."""
+    graph = sssp.generate("random", size=20_000, degree=4, seed=9)
+    gpu = check(graph, [11], configs=CONFIGS[:1])[0]
+    cpu = near_far(graph, 11)
+    assert gpu.stats["delta"] == cpu.stats["delta"] == default_delta(graph)
+    assert 0.5 * cpu.iterations <= gpu.iterations <= 1.5 * cpu.iterations + 2
+    assert gpu.stats["buckets"] <= cpu.stats["buckets"] * 1.5 + 2
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.relax.label}-local{c.local_limit}")
+def test_source_without_out_edges_and_one_node(config):
+    graph = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
+    res = sssp.solve(graph, 3, backend="gpu", algorithm="near-far", config=config)
+    assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE) and np.all(res.pred == -1)
+    one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
+    res = sssp.solve(one, 0, backend="gpu", algorithm="near-far", config=config)
+    assert res.dist.tolist() == [0] and res.pred.tolist() == [-1]
+
+
+def test_refusals():
+    from sssp.errors import InvalidGraphError
+
+    graph = sssp.generate("random", size=500, degree=4, seed=1)
+    with pytest.raises(InvalidGraphError, match="persistent"):
+        sssp.solve(graph, 0, backend="gpu", algorithm="near-far", config=LaunchConfig(loop="host"))
+    with pytest.raises(InvalidGraphError, match="successors"):
+        sssp.solve(graph, 0, backend="gpu", algorithm="near-far", variant="predecessors")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph_and_source())
+def test_hypothesis_graphs(gs):
+    graph, source = gs
+    check(graph, [source], deltas=(None, 1), configs=[CONFIGS[graph.n % len(CONFIGS)]])
+
+
+def shared_graph_files() -> list[Path]:
+    root = Path(os.environ.get("SSSP_GRAPHS_DIR", Path(__file__).resolve().parents[2] / "shared" / "graphs"))
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name not in ("README.md", "SOURCES.tsv"))
+    assert files, f"no graphs found under {root}"
+    return files
+
+
+@pytest.mark.parametrize("path", shared_graph_files(), ids=lambda p: p.name)
+def test_real_graphs(path):
+    graph = sssp.load(path)
+    sources = [int(s) for s in np.random.default_rng(sum(path.name.encode())).integers(0, graph.n, 2)]
+    check(graph, sources, configs=CONFIGS[:3] if graph.n < 100_000 else CONFIGS[:1])
