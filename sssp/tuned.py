@@ -8,6 +8,11 @@ serve Table 1):
 1. the graph's own class (``tuned-exact``);
 2. the nearest stored class in (log2 size, log10 degree) distance (``tuned-nearest``);
 3. the default configuration, 256 threads and L1 normal on the persistent loop (``default``).
+
+``algorithm="auto"`` (``solve(tuned=True)`` without an algorithm) looks up the records of
+``tune engine --algorithm auto``, which also store the algorithm the search chose for the class
+(Crauser OUT, IN+OUT or near-far, with near-far's Δ as a multiple of its default rule):
+:func:`resolve_choice`. Without such a record it runs Crauser OUT.
 """
 
 from __future__ import annotations
@@ -41,6 +46,26 @@ def pick(
     return best, ConfigSource.TUNED_EXACT if exact else ConfigSource.TUNED_NEAREST
 
 
+def resolve_choice(
+    graph: Graph, device: DeviceInfo, *, variant: str = "successors", db: str | None = None
+) -> tuple[str, float | None, LaunchConfig, ConfigSource, str]:
+    """(algorithm, near-far's Δ or None, configuration, where it came from, detail) for
+    ``graph`` on ``device`` from the ``"auto"`` records; Crauser OUT with the default
+    configuration when there is none."""
+    record, config, source, detail = _lookup(graph, device, "auto", variant, db)
+    algorithm = str(record.options.get("algorithm", "crauser")) if record is not None else "crauser"
+    delta = None
+    if algorithm == "near-far":
+        from .cpu.nearfar import default_delta, effective_delta
+
+        scale = float(record.options.get("delta_scale", 1))
+        delta = effective_delta(graph, default_delta(graph) * scale)
+        detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
+    elif record is not None:
+        detail += f"; {algorithm}"
+    return algorithm, delta, config, source, detail
+
+
 def resolve_config(
     graph: Graph,
     device: DeviceInfo,
@@ -50,6 +75,12 @@ def resolve_config(
     db: str | None = None,
 ) -> tuple[LaunchConfig, ConfigSource, str]:
     """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
+    _, config, source, detail = _lookup(graph, device, algorithm, variant, db)
+    return config, source, detail
+
+
+def _lookup(graph: Graph, device: DeviceInfo, algorithm: str, variant: str,
+            db: str | None) -> tuple[BestRecord | None, LaunchConfig, ConfigSource, str]:
     import kernels
     from tuning_db import tuned_records
 
@@ -70,10 +101,10 @@ def resolve_config(
         detail = (f"no tuned configuration stored for {device.name} (kernels {digest}, "
                   f"{algorithm}/{variant}); using the default configuration")
         log.info(detail)
-        return LaunchConfig.default(), ConfigSource.DEFAULT, detail
+        return None, LaunchConfig.default(), ConfigSource.DEFAULT, detail
     detail = f"class {gc} -> stored class {record.graph_class}"
     if record.kept_default:
         detail += " (tuning did not beat the default there; the default is stored)"
     if record.replay:
         detail += " [record from a replay of recorded measurements]"
-    return record.config, source, detail
+    return record, record.config, source, detail

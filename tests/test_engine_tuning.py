@@ -103,3 +103,78 @@ def test_search_keeps_its_trials_as_an_optuna_study(tmp_path, monkeypatch):
     assert study.best_value == min(t.median_ms for t in res.trials if t.median_ms is not None)
     assert study.user_attrs["graph_class"] == "500/deg3" and len(study.user_attrs["sources"]) == 3
     assert done[0].user_attrs["phases"] == 7
+
+
+def test_auto_space_canonical_points_and_start():
+    """"auto" adds the algorithm and near-far's Δ scale; near-far runs on the persistent loop and
+    Δ means nothing to Crauser, so points that run the same solve collapse to one."""
+    space = structure.space_for("auto")
+    assert space["algorithm"] == ("crauser", "crauser-inout", "near-far") and 1 in space["delta_scale"]
+    for point in structure.start_points("auto"):
+        assert set(point) == set(space) and all(point[k] in space[k] for k in point)
+    first = structure.start_points("auto")[0]
+    assert structure.choice(first, "auto") == ("crauser", None)  # the default is Crauser OUT's
+    nf = {**structure.DEFAULT_POINT, "loop": "graph", "algorithm": "near-far", "delta_scale": 16}
+    assert structure.canonical(nf)["loop"] == "persistent"
+    cr = {**structure.DEFAULT_POINT, "algorithm": "crauser", "delta_scale": 64}
+    assert structure.canonical(cr)["delta_scale"] == 1
+    assert structure.choice(nf, "auto") == ("near-far", 16.0)
+
+
+def test_auto_search_picks_and_stores_the_algorithm(tmp_path, monkeypatch):
+    """A search over "auto" with a scorer where near-far at Δ x64 wins: the record stores
+    near-far and its scale, and solve's look-up returns them with Δ = 64 x the default rule."""
+    import sssp
+    from sssp.cpu.nearfar import default_delta
+    from sssp.tuned import resolve_choice
+
+    def fake_score(graph, config, sources, *, algorithm, delta_scale=None, **_):
+        point = structure.from_config(config)
+        ms = 5.0 if algorithm != "near-far" else 1.0 + abs((delta_scale or 1) - 64) / 64
+        return structure.Trial(point, ms, [ms] * len(sources), 3)
+
+    monkeypatch.setattr(structure, "score", fake_score)
+    graph = sssp.generate("random", size="98k", degree=2, seed=0)
+    res = structure.search(graph, algorithm="auto", budget=16, sources=2)
+    assert structure.choice(res.best_point, "auto") == ("near-far", 64.0)
+    rec = search_record(5.0, algorithm="auto", labels=res.best.as_dict(),
+                        options={**res.best.options(), **structure.algorithm_options(res, "auto")})
+    best = structure.to_best(rec, H200)
+    assert best.options["algorithm"] == "near-far" and best.options["delta_scale"] == 64.0
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.put_best(best)
+    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    algorithm, delta, cfg, source, detail = resolve_choice(graph, info, db=url)
+    assert algorithm == "near-far" and delta == 64 * default_delta(graph) and cfg.loop == "persistent"
+    assert source.value == "tuned-exact" and "near-far" in detail
+    # a kept default stores Crauser OUT with the default configuration
+    kept = structure.to_best({**rec, "speedup": 1.0}, H200)
+    assert kept.options["algorithm"] == "crauser" and kept.options["tuned.algorithm"] == "near-far"
+
+
+def test_auto_without_records_runs_crauser(tmp_path):
+    import sssp
+    from sssp.tuned import resolve_choice
+
+    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    Store(url, seed=False).close()
+    graph = sssp.generate("random", size=2000, degree=2, seed=0)
+    algorithm, delta, cfg, source, _ = resolve_choice(graph, info, db=url)
+    assert (algorithm, delta, cfg, source.value) == ("crauser", None, LaunchConfig.default(), "default")
+
+
+def test_shipped_h200_records_choose_per_class():
+    """The shipped H200 records (tune engine --algorithm auto, this kernel version) choose
+    near-far on the sparse classes and a Crauser criterion on the dense ones."""
+    import json
+    from importlib import resources
+
+    doc = json.loads((resources.files("tuning_db") / "data" / "h200-engine2.json").read_text())
+    digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
+    auto = [b for b in doc["best"] if b["algorithm"] == "auto" and b["kernel_version"]["digest"] == digest]
+    assert len(auto) == 12
+    picks = {(b["graph_class"]["size"], b["graph_class"]["degree"]): b["options"]["algorithm"] for b in auto}
+    assert all(picks[(s, "deg2")] == "near-far" for s in ("24k", "49k", "98k"))
+    assert all(picks[(s, "deg1000")] != "near-far" for s in ("24k", "49k", "98k"))

@@ -372,7 +372,7 @@ def test_engine2_records_get_their_own_table():
     t1 = report.table1_data([paper, engine])
     assert all(row[3] == report.MISSING for row in t1.rows)  # the deg200 column holds no engine pick
     et = report.engine_table_data([paper, engine])
-    assert len(et.rows) == 1 and et.rows[0][:5] == ("49k/deg200", "NVIDIA H200", "crauser/successors",
+    assert len(et.rows) == 1 and et.rows[0][:6] == ("49k/deg200", "NVIDIA H200", "crauser/successors", "-",
                                                     "graph", "1024-A/x32")
     engines = {row[2] for row in report.speedup_table_data([paper, engine]).rows}
     assert engines == {"paper kernels", "engine 2 (graph)"}

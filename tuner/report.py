@@ -415,11 +415,11 @@ def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None 
                                           r.algorithm, r.variant))
     ordered = sorted(chosen.values(), key=lambda r: (
         _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name))
-    header = ("class", "device", "algorithm", "loop", "relax", "settle", "blocks/SM", "local limit",
+    header = ("class", "device", "algorithm", "chosen", "loop", "relax", "settle", "blocks/SM", "local limit",
               "default ms", "tuned ms", "speedup", "kept default")
     rows = tuple(
         (
-            str(r.graph_class), r.device.name, f"{r.algorithm}/{r.variant}", r.tuned_config.loop,
+            str(r.graph_class), r.device.name, f"{r.algorithm}/{r.variant}", _chosen(r), r.tuned_config.loop,
             r.tuned_config.relax.label, r.tuned_config.update.label,
             str(r.tuned_config.blocks_per_sm or "max"), str(r.tuned_config.local_limit),
             _ms(r.default_median_ms), _ms(r.tuned_median_ms), _speedup(r.speedup),
@@ -429,6 +429,17 @@ def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None 
     )
     base = "Engine 2: searched loop mechanism and launch settings per graph class, scored end to end"
     return Table(_title(base, ordered), header, rows)
+
+
+def _chosen(r: BestRecord) -> str:
+    """The algorithm an "auto" (or near-far) search picked, with near-far's Δ scale; "-" for a
+    record of one phase-synchronous algorithm."""
+    opts = r.options
+    algo = opts.get("tuned.algorithm", opts.get("algorithm"))
+    if algo is None:
+        return "-"
+    scale = opts.get("tuned.delta_scale", opts.get("delta_scale"))
+    return f"{algo} (delta x{float(scale):g})" if algo == "near-far" and scale is not None else str(algo)
 
 
 def speedup_table(records: Iterable[BestRecord], *, fmt: str = "md", device_name: str | None = None,

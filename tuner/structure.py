@@ -12,6 +12,11 @@ paper's per-kernel knob, applied to every kernel of the solve), lanes per node i
 degree-aware mapping: 1 thread, a lane group or a whole warp per frontier node; nodes of more than
 ``SSSP_BIG_DEGREE`` edges are always walked by a whole block), blocks per multiprocessor and the
 block-local phase limit of the persistent loop.
+
+With ``algorithm="auto"`` (what ``solve(tuned=True)`` uses) the algorithm joins the space
+(:data:`AUTO_SPACE`): Crauser OUT, Crauser IN+OUT or near-far, and near-far's Δ as a multiple of
+its default rule (:func:`sssp.cpu.nearfar.default_delta`), so that the choice carries over to
+every graph of the class rather than fitting one instance's weights.
 """
 
 from __future__ import annotations
@@ -41,6 +46,44 @@ SPACE: dict[str, tuple] = {
 }
 
 
+AUTO_ALGORITHMS = ("crauser", "crauser-inout", "near-far")
+DELTA_SCALES = (1, 4, 16, 64, 256)
+AUTO_SPACE: dict[str, tuple] = {**SPACE, "algorithm": AUTO_ALGORITHMS, "delta_scale": DELTA_SCALES}
+"""The space of ``algorithm="auto"``: :data:`SPACE` plus the algorithm and near-far's Δ scale."""
+
+
+def space_for(algorithm: str) -> dict[str, tuple]:
+    if algorithm == "auto":
+        return AUTO_SPACE
+    if algorithm == "near-far":
+        return {**SPACE, "loop": ("persistent",), "delta_scale": DELTA_SCALES}
+    return SPACE
+
+
+def canonical(p: dict) -> dict:
+    """One representative of the points that run the same solve: near-far runs on the persistent
+    loop only, and Δ means nothing to the phase-synchronous algorithms."""
+    q = dict(p)
+    if q.get("algorithm") == "near-far":
+        q["loop"] = "persistent"
+    elif "algorithm" in q:
+        q["delta_scale"] = 1
+    return q
+
+
+def delta_for(graph: Graph, scale: float) -> int | float:
+    """Near-far's Δ on ``graph`` for a scale of its default rule (rounded up on integer graphs)."""
+    from sssp.cpu.nearfar import default_delta, effective_delta
+
+    return effective_delta(graph, default_delta(graph) * scale)
+
+
+def choice(p: dict, algorithm: str) -> tuple[str, float | None]:
+    """(algorithm, Δ scale or None) a point runs, for the searched ``algorithm``."""
+    algo = str(p.get("algorithm", algorithm))
+    return algo, (float(p.get("delta_scale", 1)) if algo == "near-far" else None)
+
+
 def to_config(p: dict) -> LaunchConfig:
     """A launch configuration from one point of :data:`SPACE`."""
     bs, l1 = int(p["block_size"]), str(p["l1"])
@@ -66,6 +109,24 @@ WARM_START = (
 )
 """Points measured well on the H200 across graph families (benchmarks/bench_engine.py): the
 search starts from them and the default, then TPE explores."""
+
+NEARFAR_WARM_START = tuple(
+    {"loop": "persistent", "block_size": 1024, "l1": "N", "lanes": lanes, "blocks_per_sm": 1, "local_limit": 8192,
+     "algorithm": "near-far", "delta_scale": scale}
+    for lanes, scale in ((4, 16), (32, 16), (4, 64), (32, 256), (4, 1), (32, 4))
+)
+"""Near-far points measured well on the H200 (benchmarks/bench_nearfar.py): sparse and mesh-like
+graphs favour Δ 16-256 times the default rule with 4 lanes, social and denser ones 32 lanes."""
+
+
+def start_points(algorithm: str) -> list[dict]:
+    """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``."""
+    if algorithm == "auto":
+        phased = [{**p, "algorithm": "crauser", "delta_scale": 1} for p in (DEFAULT_POINT, *WARM_START)]
+        return [*phased, *NEARFAR_WARM_START]
+    if algorithm == "near-far":
+        return [{k: v for k, v in p.items() if k != "algorithm"} for p in NEARFAR_WARM_START]
+    return [DEFAULT_POINT, *WARM_START]
 
 
 def representative_sources(graph: Graph, count: int, seed: int) -> list[int]:
@@ -97,6 +158,7 @@ class StructureResult:
     best_ms: float
     default_ms: float
     trials: list[Trial] = field(default_factory=list)
+    best_point: dict = field(default_factory=dict)
 
     @property
     def speedup(self) -> float:
@@ -104,14 +166,20 @@ class StructureResult:
 
 
 def score(graph: Graph, config: LaunchConfig, sources: list[int], *, algorithm: str, variant: str,
-          device: int, reference: dict[int, np.ndarray]) -> Trial:
+          device: int, reference: dict[int, np.ndarray], delta_scale: float | None = None) -> Trial:
     """Median end-to-end ms of ``config`` over ``sources`` (after one warm-up solve); an answer
-    that differs from ``reference`` makes the trial fail (recorded, not raised)."""
+    that differs from ``reference`` makes the trial fail (recorded, not raised). ``algorithm`` is
+    the one that runs (not ``"auto"``); ``delta_scale`` near-far's Δ scale."""
     from sssp.gpu import make_solver
 
     point = from_config(config)
+    extra = {}
+    if algorithm == "near-far":
+        point.update(algorithm=algorithm, delta_scale=delta_scale or 1)
+        extra["delta"] = delta_for(graph, delta_scale or 1)
     try:
-        with make_solver(graph, algorithm=algorithm, variant=variant, config=config, device=device) as solver:
+        with make_solver(graph, algorithm=algorithm, variant=variant, config=config, device=device,
+                         **extra) as solver:
             solver.solve(sources[0])
             times, phases = [], []
             for s in sources:
@@ -158,12 +226,13 @@ def search(
     # Every candidate's answer is checked against SciPy's, so no configuration (the default
     # included) can serve as the reference of the others.
     reference: dict[int, np.ndarray] = {s: dijkstra(graph, s).dist for s in srcs}
-    dists = {k: CategoricalDistribution(list(v)) for k, v in SPACE.items()}
+    space = space_for(algorithm)
+    dists = {k: CategoricalDistribution(list(v)) for k, v in space.items()}
     study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize",
                                 sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=10))
     for k, v in {**(study_attrs or {}), "graph": graph.name, "sources": srcs}.items():
         study.set_user_attr(k, v)
-    for point in (DEFAULT_POINT, *WARM_START):
+    for point in start_points(algorithm):
         study.enqueue_trial(point)
     trials: list[Trial] = []
     seen: set[tuple] = set()
@@ -172,13 +241,16 @@ def search(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
             ask = study.ask(dists)
-        key = tuple(ask.params[k] for k in SPACE)
+        point = canonical(ask.params)
+        key = tuple(point[k] for k in space)
         if key in seen:
             study.tell(ask, state=optuna.trial.TrialState.PRUNED)
             continue
         seen.add(key)
-        trial = score(graph, to_config(ask.params), srcs, algorithm=algorithm, variant=variant, device=device,
-                      reference=reference)
+        algo, scale = choice(point, algorithm)
+        trial = score(graph, to_config(point), srcs, algorithm=algo, variant=variant, device=device,
+                      reference=reference, delta_scale=scale)
+        trial.params = point
         trials.append(trial)
         ask.set_user_attr("times_ms", trial.times_ms)
         ask.set_user_attr("phases", trial.phases)
@@ -195,22 +267,26 @@ def search(
         raise TuningError(f"no engine configuration ran on {graph.name}")
     best = min(ok, key=lambda t: t.median_ms)
     best_cfg = to_config(best.params)
-    # The comparison the result reports: best and default interleaved, fresh solvers.
-    default_cfg = to_config(DEFAULT_POINT)
+    best_algo, best_scale = choice(best.params, algorithm)
+    # The comparison the result reports: best and default interleaved, fresh solvers. The
+    # default of "auto" is Crauser OUT with the default configuration.
+    default_point = start_points(algorithm)[0]
+    default_cfg = to_config(default_point)
+    default_algo, default_scale = choice(default_point, algorithm)
     d_trials, b_trials = [], []
     for _ in range(2):
-        d_trials.append(score(graph, default_cfg, srcs, algorithm=algorithm, variant=variant, device=device,
-                              reference=reference))
-        b_trials.append(score(graph, best_cfg, srcs, algorithm=algorithm, variant=variant, device=device,
-                              reference=reference))
+        d_trials.append(score(graph, default_cfg, srcs, algorithm=default_algo, variant=variant, device=device,
+                              reference=reference, delta_scale=default_scale))
+        b_trials.append(score(graph, best_cfg, srcs, algorithm=best_algo, variant=variant, device=device,
+                              reference=reference, delta_scale=best_scale))
     d = [t.median_ms for t in d_trials]
     b = [t.median_ms for t in b_trials]
     if None in d or None in b:
         failed = [t.error for t in (*d_trials, *b_trials) if t.median_ms is None]
         raise TuningError(f"the final comparison failed on {graph.name}: {failed[0]}")
-    log.info("structure search on %s: %d trials in %.1f s, best %s", graph.name, len(trials),
-             time.perf_counter() - t0, best_cfg)
-    return StructureResult(best_cfg, float(np.median(b)), float(np.median(d)), trials)
+    log.info("structure search on %s: %d trials in %.1f s, best %s %s", graph.name, len(trials),
+             time.perf_counter() - t0, best_algo, best_cfg)
+    return StructureResult(best_cfg, float(np.median(b)), float(np.median(d)), trials, dict(best.params))
 
 
 def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, device: int = 0,
@@ -248,7 +324,7 @@ def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, dev
         rec = {
             "graph_class": str(gc), "instance": instance, "device": info.name, "uuid": info.uuid,
             "compute_capability": info.cc_string, "algorithm": algorithm, "variant": variant,
-            "labels": res.best.as_dict(), "options": res.best.options(),
+            "labels": res.best.as_dict(), "options": {**res.best.options(), **algorithm_options(res, algorithm)},
             "tuned_median_ms": res.best_ms, "default_median_ms": res.default_ms, "speedup": res.speedup,
             "n_sources": sources, "trials": len(res.trials),
             "failed": sum(t.median_ms is None for t in res.trials),
@@ -261,6 +337,15 @@ def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, dev
         if on_result:
             on_result(rec)
     return out
+
+
+def algorithm_options(res: StructureResult, algorithm: str) -> dict:
+    """What a record of an ``"auto"`` (or near-far) search stores beside the launch options: the
+    algorithm it chose and, for near-far, the Δ scale."""
+    if algorithm not in ("auto", "near-far"):
+        return {}
+    algo, scale = choice(res.best_point, algorithm)
+    return {"algorithm": algo, **({"delta_scale": scale} if scale is not None else {})}
 
 
 def to_best(rec: dict, device: Any) -> Any:
@@ -286,6 +371,19 @@ def to_best(rec: dict, device: Any) -> Any:
         default_median_ms=float(rec["default_median_ms"]), speedup=float(rec["speedup"]),
         n_sources=int(rec["n_sources"]), kept_default=kept_default, replay=False,
         # The search's own structural picks ride along (prefixed) when the default is kept.
-        options={**chosen.options(), **({f"tuned.{k}": v for k, v in searched.options().items()}
-                                         if kept_default else {})},
+        options=_stored_options(rec, chosen, searched, kept_default),
     )
+
+
+def _stored_options(rec: dict, chosen: LaunchConfig, searched: LaunchConfig, kept_default: bool) -> dict:
+    """The stored record's options: the chosen configuration's, its algorithm choice (records of
+    "auto": Crauser OUT when the default is kept), and the search's own picks, prefixed
+    ``tuned.``, when the default is kept."""
+    picked = {k: v for k, v in rec["options"].items() if k in ("algorithm", "delta_scale")}
+    if not kept_default:
+        return {**chosen.options(), **picked}
+    default_algo = {"algorithm": "crauser"} if rec["algorithm"] == "auto" else {}
+    if rec["algorithm"] == "near-far":
+        default_algo = {"algorithm": "near-far", "delta_scale": 1.0}
+    tuned = {f"tuned.{k}": v for k, v in {**searched.options(), **picked}.items()}
+    return {**chosen.options(), **default_algo, **tuned}
