@@ -15,7 +15,9 @@ Experiment 2 (``exp2_graphs.csv``): the 15 random classes (24k/49k/98k × degree
 real graphs of ``$SSSP_GRAPHS_DIR`` (seeded weights 1..100, as the paper), Graph500 Kronecker
 graphs (DIMACS10's edge factor 48) and a social-network-like R-MAT graph. (A) GPU Martín, GPU
 Crauser, CPU Crauser; (B) default vs tuned GPU configuration; (D) GPU against Boost's Dijkstra
-(``benchmarks/boost_dijkstra.cpp``), time and memory.
+(``benchmarks/boost_dijkstra.cpp``), time and memory; and, as a last column, what
+``solve(tuned=True)`` runs: the algorithm the tuner picked for the graph's class (rows
+``algorithm=auto:<what ran>``, e.g. ``auto:near-far``).
 
 Files go to ``benchmarks/results/<gpu>/`` (e.g. ``h200``), in the format of
 ``benchmarks/recorded.py``: a header naming the device, driver, date, kernel digest, sources and
@@ -182,6 +184,10 @@ def solver_specs(experiment: int, args: argparse.Namespace) -> list[SolverSpec]:
     for config in configs:
         for variant in variants:
             out += [SolverSpec(a, variant, accel, config, accel == "cpu") for a in args.algorithms]
+    if accel == "gpu" and experiment == 2:
+        # The last column: what solve(tuned=True) runs, the algorithm the tuner picked per class
+        # (recorded as "auto:<algorithm>").
+        out.append(SolverSpec("auto", "successors", accel, "tuned", False))
     cpu_algos = ("martin", "crauser") if experiment == 1 else ("crauser",)
     out += [SolverSpec(a, v, "cpu", "", True) for v in variants for a in cpu_algos]
     unique: dict[tuple, SolverSpec] = {}
@@ -267,7 +273,8 @@ class Bench:
                 share.append(float(r.stats["relax_active_share"]))
         mem = _gpu_memory_mb(solver, r) if sol.backend == "gpu" else ""
         source_of = r.config_source.value if r.config_source is not None else ""
-        self.row(spec, graph, **dict(_blank(sol), config_source=source_of), sources=len(times),
+        picked = {"algorithm": f"auto:{r.algorithm}"} if sol.algorithm == "auto" else {}
+        self.row(spec, graph, **dict(_blank(sol), config_source=source_of, **picked), sources=len(times),
                  mean_ms=float(np.mean(times)), median_ms=float(np.median(times)),
                  iterations=float(np.mean(iters)),
                  relax_active_share=float(np.mean(share)) if share else "", mem_mb=mem, status="ok")

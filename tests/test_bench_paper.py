@@ -186,3 +186,14 @@ def test_both_experiments_on_the_gpu(tmp_path):
     exp2 = recorded.read(out / recorded.EXP2_FILE)
     assert all(r["status"] == "ok" for r in exp2.rows), [r["status"] for r in exp2.rows]
     assert exp2.select(backend="gpu", config="tuned", algorithm="crauser")
+
+
+def test_experiment_2_on_the_gpu_adds_the_tuners_pick_as_a_last_column():
+    import argparse
+
+    args = argparse.Namespace(backend="gpu", algorithms=["martin", "crauser"])
+    keys = [s.key for s in bench.solver_specs(2, args)]
+    assert ("auto", "successors", "gpu", "tuned") in keys
+    assert all(k[0] != "auto" for k in (s.key for s in bench.solver_specs(1, args)))
+    cpu = argparse.Namespace(backend="cpu", algorithms=["martin", "crauser"])
+    assert all(s.algorithm != "auto" for s in bench.solver_specs(2, cpu))
