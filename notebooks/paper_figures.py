@@ -186,6 +186,14 @@ def _families(rec: recorded.Recorded | None) -> list[str]:
     return sorted({r["family"] for r in rec.rows if not r["family"].startswith("random")})
 
 
+def _auto(rec: recorded.Recorded | None) -> dict[str, dict]:
+    """Experiment 2's rows of what ``solve(tuned=True)`` ran (``algorithm=auto:<what ran>``)."""
+    if rec is None:
+        return {}
+    return {r["graph"]: r for r in rec.rows
+            if r["algorithm"].startswith("auto:") and r["status"] == "ok" and r["backend"] == "gpu"}
+
+
 def exp2_other_times(d: claims.Data) -> Figure:
     """(A) real, Kronecker and social graphs: one point per graph (families by marker, solvers by
     colour), against the edge count; no line joins unrelated graphs."""
@@ -282,12 +290,19 @@ def gpu_vs_boost(d: claims.Data, paper: Mapping[str, claims.PaperValue]) -> Figu
     boost = _select(d.exp2, "boost-dijkstra", "", "cpu", "")
     common = {g for g in set(gpu) & set(boost) if time_ms(gpu[g]) and time_ms(boost[g])}
     ratio = {g: time_ms(boost[g]) / time_ms(gpu[g]) for g in common}
+    # The last column: what solve(tuned=True) runs, the algorithm the tuner picked per class.
+    auto = _auto(d.exp2)
+    auto_ratio = {g: time_ms(boost[g]) / time_ms(auto[g]) for g in set(auto) & set(boost)
+                  if time_ms(auto[g]) and time_ms(boost[g])}
     drawn = False
     for size in SIZES:
         pts = sorted((_degree(g), ratio[g]) for g in ratio if gpu[g]["family"] == f"random-{size}")
         if pts:
-            ax1.plot(*zip(*pts, strict=True), "-o", color=COLORS[size], label=f"{size}, recorded")
+            ax1.plot(*zip(*pts, strict=True), "-o", color=COLORS[size], label=f"{size}, Crauser, recorded")
             drawn = True
+        pts = sorted((_degree(g), auto_ratio[g]) for g in auto_ratio if auto[g]["family"] == f"random-{size}")
+        if pts:
+            ax1.plot(*zip(*pts, strict=True), "--x", color=COLORS[size], label=f"{size}, tuner's pick, recorded")
     labelled: set[str] = set()
     for key, size, deg, sign in _PAPER_BOOST:
         v = paper[key].value
@@ -299,13 +314,17 @@ def gpu_vs_boost(d: claims.Data, paper: Mapping[str, claims.PaperValue]) -> Figu
     ax1.set_yscale("log")
     ax1.set_xlabel("mean out-degree (edges per node)")
     ax1.set_ylabel("Boost time / GPU time (×; < 1: Boost faster)")
-    ax1.legend(fontsize=7)
+    ax1.legend(fontsize=6.5, ncol=2, loc="lower right")
     ax1.set_title("random classes" + ("" if drawn else f" ({NOT_MEASURED}: only the paper's points)"), fontsize=9)
     fams = [f for f in _families(d.exp2) if any(gpu[g]["family"] == f for g in ratio)]
     if fams:
         for i, fam in enumerate(fams):
             ys = sorted(ratio[g] for g in ratio if gpu[g]["family"] == fam)
-            ax2.scatter([i] * len(ys), ys, s=18, label=None)
+            ax2.scatter([i - 0.12] * len(ys), ys, s=18, color="tab:blue",
+                        label="GPU Crauser" if i == 0 else None)
+            ys = sorted(auto_ratio[g] for g in auto_ratio if auto[g]["family"] == fam)
+            ax2.scatter([i + 0.12] * len(ys), ys, s=22, marker="x", color="tab:orange",
+                        label="tuner's pick (solve(tuned=True))" if i == 0 else None)
         ax2.set_xticks(range(len(fams)), fams, rotation=30, fontsize=8)
         ax2.set_yscale("log")
     else:
@@ -316,9 +335,10 @@ def gpu_vs_boost(d: claims.Data, paper: Mapping[str, claims.PaperValue]) -> Figu
                 label=f"paper: GPU up to {paper['gpu_wins_social_kron'].value:g}× faster on social/kronecker")
     ax2.axhline(1, color="k", lw=0.8)
     ax2.set_ylabel("Boost time / GPU time (×)")
-    ax2.legend(fontsize=7)
+    ax2.legend(fontsize=7, loc="lower left")
     ax2.set_title("real, Kronecker and social graphs (one point per graph)", fontsize=9)
-    fig.suptitle(f"Experiment 2 (D): GPU Crauser ({which}) against Boost's Dijkstra — {_label(d.exp2)}",
+    fig.suptitle(f"Experiment 2 (D): GPU Crauser ({which}) and the tuner's pick against Boost's Dijkstra"
+                 f" — {_label(d.exp2)}",
                  fontsize=10)
     fig.tight_layout()
     return fig
