@@ -487,12 +487,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 1 on an error (one line on stderr), 130 when interrupted, 141 when
         stdout's reader went away. Usage errors raise ``SystemExit(2)`` (argparse).
     """
-    import signal
+    from . import interrupt
 
-    def _interrupt(signum, frame):
-        raise KeyboardInterrupt  # unwind: runs stored as interrupted, temporary folders removed
-
-    signal.signal(signal.SIGTERM, _interrupt)
+    interrupt.install()  # SIGTERM unwinds like Ctrl-C: runs stored as interrupted
     argv = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     with logging_to_stderr(PROG, getattr(args, "verbose", 0)):

@@ -21,7 +21,7 @@ from sssp.errors import TuningError
 from tuning_db import studies
 from tuning_db.records import TrialRecord, TrialStatus
 
-from . import space
+from . import interrupt, space
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,7 @@ class OptunaStrategy:
         results: list[dict] = []
         done, stale = len(seen), 0
         while done < self.budget and stale < 200:
+            interrupt.check()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
                 trial = self.study.ask(dists)
@@ -167,6 +168,7 @@ class OptunaStrategy:
         todo = [values for values in todo if values not in seen]
         results: list[dict] = []
         for values in todo[: max(0, self.budget - len(seen))]:
+            interrupt.check()
             result = runner.run([list(values)], tuning_options)[0]
             if result is None:  # Kernel Tuner's own budget is spent
                 break

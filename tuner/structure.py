@@ -34,6 +34,8 @@ from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import SSSPError, TuningError
 from sssp.graph import Graph, iter_sources
 
+from . import interrupt
+
 log = logging.getLogger(__name__)
 
 SPACE: dict[str, tuple] = {
@@ -238,6 +240,7 @@ def search(
     seen: set[tuple] = set()
     t0 = time.perf_counter()
     while len(trials) < budget:
+        interrupt.check()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
             ask = study.ask(dists)

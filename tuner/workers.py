@@ -17,13 +17,14 @@ import dataclasses
 import logging
 import multiprocessing
 import os
-import signal
 import sys
 import time
 from typing import Any
 
 from sssp.classes import GraphClass
 from sssp.errors import SSSPError, TuningError
+
+from . import interrupt
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +47,6 @@ def parse_devices(text: str | None) -> list[int]:
     return out
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    # Unwind like Ctrl-C: the run is stored as interrupted and temporary folders are removed.
-    raise KeyboardInterrupt
-
-
 def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any, db: str,
            cache_dir: str | None) -> int:
     """One worker: tune every class it can claim until all are finished; returns the number of
@@ -58,7 +54,7 @@ def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any,
     if device is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
         opts = dataclasses.replace(opts, device=0)
-    signal.signal(signal.SIGTERM, _interrupt)
+    interrupt.install()
     from pathlib import Path
 
     from tuning_db import Store, studies
