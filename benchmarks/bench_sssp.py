@@ -41,7 +41,6 @@ import argparse
 import csv
 import datetime as dt
 import json
-import math
 import os
 import platform
 import sys
@@ -53,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 import sssp
+from sssp.spatial import geometric_graph, grid_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchors  # noqa: E402  (a sibling script module, not a package)
@@ -71,32 +71,10 @@ GAP_MAX_DELTA = 2**16
 # --------------------------------------------------------------------------- graphs
 
 
-def grid_graph(side: int, seed: int) -> sssp.Graph:
-    """A ``side x side`` 4-neighbour grid, both directions, one weight in 1..100 per edge."""
-    if side < 2:
-        raise sssp.InvalidGraphError(f"grid side {side} is smaller than 2")
-    ids = np.arange(side * side, dtype=np.int64).reshape(side, side)
-    u = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
-    v = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
-    return _undirected(side * side, u, v, seed, f"grid-{side}")
-
-
 def rgg_graph(n: int, seed: int, degree: float = 8.0) -> sssp.Graph:
-    """A random geometric graph: ``n`` uniform points in the unit square, an edge between points
-    closer than ``r`` with ``n * pi * r**2 = degree`` (mean degree ~``degree``, a little less
-    at the border), both directions, one weight in 1..100 per edge."""
-    from scipy.spatial import cKDTree
-
-    pts = np.random.default_rng(seed).random((n, 2))
-    pairs = cKDTree(pts).query_pairs(math.sqrt(degree / (math.pi * n)), output_type="ndarray")
-    return _undirected(n, pairs[:, 0], pairs[:, 1], seed + 1, f"rgg-{n}")
-
-
-def _undirected(n: int, u: np.ndarray, v: np.ndarray, seed: int, name: str) -> sssp.Graph:
-    w = np.random.default_rng(seed).integers(1, 101, size=u.size, dtype=np.int64)
-    return sssp.Graph.from_edges(n, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w]),
-                                 name=name, meta={"kind": name.split("-")[0], "seed": seed,
-                                                  "weights": "random[1,100], one per undirected edge"})
+    """The record's ``rgg-<n>``: a random geometric graph of mean degree ~``degree``
+    (:func:`sssp.spatial.geometric_graph`)."""
+    return geometric_graph(n, degree, seed=seed)
 
 
 def parse_generated(name: str) -> tuple[str, int]:
@@ -119,7 +97,7 @@ def parse_generated(name: str) -> tuple[str, int]:
 def generated(name: str, seed: int) -> sssp.Graph:
     """Build a ``grid-<side>`` or ``rgg-<n>`` graph (:func:`parse_generated`)."""
     kind, size = parse_generated(name)
-    return grid_graph(size, seed) if kind == "grid" else rgg_graph(size, seed)
+    return grid_graph(size, seed=seed) if kind == "grid" else rgg_graph(size, seed)
 
 
 @dataclass(frozen=True)

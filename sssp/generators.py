@@ -30,6 +30,8 @@ vectorised (work is done in a bounded number of chunks, never in a Python loop p
     keep their minimum weight). Weights uniform integers 1…100.
 
 :func:`generate` dispatches on the kind name and accepts paper size labels (``"24k"``, ``"1M"``).
+It also builds the high-diameter kinds of :mod:`sssp.spatial`, ``grid`` and ``geometric`` (stand-ins
+for road networks and meshes).
 
 Every graph's ``name`` is descriptive (``random-49k-deg200-s0``, ``martin-1M-in7-s0``,
 ``kronecker-logn16-ef16-s0``) and its ``meta`` records the kind, every parameter and the seed.
@@ -62,7 +64,7 @@ __all__ = [
     "random_graph",
 ]
 
-KINDS = ("random", "martin", "kronecker")
+KINDS = ("random", "martin", "kronecker", "grid", "geometric")
 
 CHUNK = 1 << 20
 """Edges handled per vectorised step; bounds the temporaries (a few int64 arrays of this size)."""
@@ -642,6 +644,8 @@ _OPTIONS: Mapping[str, frozenset[str]] = {
     "kronecker": frozenset(
         {"scale", "edge_factor", "a", "b", "c", "weight_range", "undirected", "self_loops", "multi_edges"}
     ),
+    "grid": frozenset({"weight_range"}),
+    "geometric": frozenset({"weight_range"}),
 }
 
 
@@ -657,15 +661,16 @@ def generate(
 
     Parameters
     ----------
-    kind : {"random", "martin", "kronecker"}
-        Which generator (see the module docstring).
+    kind : {"random", "martin", "kronecker", "grid", "geometric"}
+        Which generator (see the module docstring and :mod:`sssp.spatial`).
     size : str or int
         Node count, anything :func:`sssp.classes.parse_size` accepts: a ladder label (``"24k"``
         = 24 576, ``"49k"``, ``"98k"``, ...), ``"<k>M"`` (k · 2**20, Martín's sizes) or a positive
         integer. For ``"kronecker"`` it must be a power of two (or give ``scale=`` instead).
     degree : float, optional
         ``random``: the mean out-degree (required). ``martin``: the in-degree (default 7).
-        ``kronecker``: the edge factor (default 16).
+        ``kronecker``: the edge factor (default 16). ``geometric``: the mean degree (default 8).
+        ``grid``: none (a grid's side is the integer nearest to √size).
     seed : int
         Seed; the same seed gives identical arrays.
     **options
@@ -700,6 +705,16 @@ def generate(
         if degree is None:
             raise InvalidGraphError("kind 'random' needs degree= (the mean out-degree, e.g. 200)")
         return random_graph(n, degree, seed=seed, **options)
+    if kind in ("grid", "geometric"):
+        from .spatial import geometric_graph, grid_graph
+
+        if n is None:
+            raise InvalidGraphError(f"kind {kind!r} needs size= (e.g. '98k')")
+        if kind == "grid":
+            if degree is not None:
+                raise InvalidGraphError("kind 'grid' takes no degree= (every inner node has 4 neighbours)")
+            return grid_graph(max(2, round(math.sqrt(n))), seed=seed, **options)
+        return geometric_graph(n, 8.0 if degree is None else degree, seed=seed, **options)
     if kind == "martin":
         if n is None:
             raise InvalidGraphError("kind 'martin' needs size= (e.g. '1M')")
