@@ -24,6 +24,11 @@ Diameter classes
     DIMACS9) and the paper's random classes the ratio is 0.2-2.3 for random, Kronecker, social,
     citation and AS graphs (and two stiffness matrices) and 3.5-63 for Delaunay, FE meshes,
     power grids and roads (t60k 41, COL 63), so the boundary at 3 sits in an empty gap.
+
+    A :class:`GraphClass` carries it as its third key (``98k/deg2/highdiam``; low-diameter
+    classes print as before, ``98k/deg2``). Only the sparse degree classes are estimated
+    (``deg2``, ``deg20``): a graph of mean degree 63 or more is ``lowdiam`` without a search.
+    The nearest stored class is looked for among classes of the same diameter first.
 """
 
 from __future__ import annotations
@@ -116,12 +121,25 @@ def parse_degree(text: str | int) -> str:
     )
 
 
+DIAMETER_CLASSES = ("lowdiam", "highdiam")
+HIGH_DIAMETER_RATIO = 3.0
+"""A graph is ``highdiam`` when its double-sweep hop diameter exceeds this times log2 of the
+number of nodes the sweep reached."""
+ESTIMATED_DEGREES = ("deg2", "deg20")
+"""Degree classes whose graphs get a diameter estimate; denser ones are ``lowdiam``."""
+DIAMETER_PENALTY = 100.0
+"""Added to :meth:`GraphClass.distance` between classes of different diameter, larger than any
+distance in (log2 size, log10 degree) on the ladder: the same diameter always wins."""
+
+
 @dataclass(frozen=True, order=True)
 class GraphClass:
-    """A (size, degree) class such as ``GraphClass("49k", "deg200")``."""
+    """A (size, degree, diameter) class such as ``GraphClass("49k", "deg200")`` or
+    ``GraphClass("98k", "deg2", "highdiam")``."""
 
     size: str
     degree: str
+    diameter: str = "lowdiam"
 
     def __post_init__(self) -> None:
         if self.size not in SIZE_LABELS:
@@ -132,11 +150,22 @@ class GraphClass:
         parse_degree(self.degree)
         if self.degree not in DEGREE_CLASSES:
             object.__setattr__(self, "degree", parse_degree(self.degree))
+        if self.diameter not in DIAMETER_CLASSES:
+            raise UnknownClassError(
+                f"unknown diameter class {self.diameter!r}: expected {' or '.join(DIAMETER_CLASSES)}")
 
     @classmethod
-    def parse(cls, size: str | int, degree: str | int) -> GraphClass:
+    def parse(cls, size: str | int, degree: str | int, diameter: str = "lowdiam") -> GraphClass:
         """Build from user input: any size :func:`parse_size` accepts, snapped to the ladder."""
-        return cls(size_label(parse_size(size)), parse_degree(degree))
+        return cls(size_label(parse_size(size)), parse_degree(degree), diameter)
+
+    @classmethod
+    def from_text(cls, text: str) -> GraphClass:
+        """Parse :meth:`__str__`'s form, ``"98k/deg2"`` or ``"98k/deg2/highdiam"``."""
+        parts = str(text).split("/")
+        if len(parts) not in (2, 3):
+            raise UnknownClassError(f"unknown graph class {text!r}: expected SIZE/DEGREE[/DIAMETER], e.g. 98k/deg2")
+        return cls.parse(*parts)
 
     @property
     def nodes(self) -> int:
@@ -147,13 +176,15 @@ class GraphClass:
         return DEGREE_CLASSES[self.degree]
 
     def distance(self, other: GraphClass) -> float:
-        """Distance in (log2 size, log10 degree) space; used to find the nearest stored class."""
+        """Distance in (log2 size, log10 degree) space, plus :data:`DIAMETER_PENALTY` between
+        diameter classes; used to find the nearest stored class."""
         ds = math.log2(self.nodes / other.nodes)
         dd = math.log10(self.mean_degree / other.mean_degree)
-        return math.hypot(ds, dd)
+        return math.hypot(ds, dd) + (0.0 if self.diameter == other.diameter else DIAMETER_PENALTY)
 
     def __str__(self) -> str:
-        return f"{self.size}/{self.degree}"
+        base = f"{self.size}/{self.degree}"
+        return base if self.diameter == "lowdiam" else f"{base}/{self.diameter}"
 
 
 def paper_classes() -> list[GraphClass]:
@@ -161,10 +192,13 @@ def paper_classes() -> list[GraphClass]:
     return [GraphClass(s, d) for s in PAPER_SIZES for d in PAPER_DEGREES]
 
 
-DIAMETER_CLASSES = ("lowdiam", "highdiam")
-HIGH_DIAMETER_RATIO = 3.0
-"""A graph is ``highdiam`` when its double-sweep hop diameter exceeds this times log2 of the
-number of nodes the sweep reached."""
+HIGH_DIAMETER_SIZES = ("24k", "49k", "98k", "196k", "393k")
+
+
+def high_diameter_classes() -> list[GraphClass]:
+    """The high-diameter tuning classes (road networks, meshes): 24k to 393k nodes x deg2 and
+    deg20; their instances are 2-D grids (deg2) and random geometric graphs (deg20)."""
+    return [GraphClass(s, d, "highdiam") for s in HIGH_DIAMETER_SIZES for d in ESTIMATED_DEGREES]
 
 
 @dataclass(frozen=True)

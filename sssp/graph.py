@@ -179,7 +179,7 @@ class Graph:
 
     __slots__ = (
         "_indptr", "_indices", "_weights", "name", "_meta", "_features", "_reverse", "_labels",
-        "_label_index",
+        "_label_index", "_diameter",
     )  # fmt: skip
 
     def __init__(
@@ -248,6 +248,7 @@ class Graph:
         self.name = str(name)
         self._meta = MappingProxyType(dict(meta or {}))
         self._features: GraphFeatures | None = None
+        self._diameter: str | None = None
         self._reverse: Graph | None = None
 
     # -- construction helpers -------------------------------------------------------------------
@@ -549,9 +550,17 @@ class Graph:
         return self._features
 
     def graph_class(self) -> GraphClass:
-        """The paper's class of this graph (see :mod:`sssp.classes` for the rule)."""
+        """The class of this graph: size, degree and, for the sparse degree classes, diameter
+        (see :mod:`sssp.classes` for the rules; the diameter estimate is computed once)."""
+        from .classes import ESTIMATED_DEGREES, diameter_class
+
         f = self.features()
-        return GraphClass(size_label(max(f.n, 1)), degree_class(f.mean_degree))
+        size, degree = size_label(max(f.n, 1)), degree_class(f.mean_degree)
+        if degree not in ESTIMATED_DEGREES:
+            return GraphClass(size, degree)
+        if self._diameter is None:
+            self._diameter = diameter_class(self).label
+        return GraphClass(size, degree, self._diameter)
 
     def to_scipy(self):
         """A ``scipy.sparse.csr_matrix`` view of the graph (parallel edges kept as-is)."""
@@ -571,6 +580,7 @@ class Graph:
         g.name = self.name
         g._meta = MappingProxyType({**self._meta, **extra})
         g._features = self._features
+        g._diameter = self._diameter
         g._reverse = None
         g._labels, g._label_index = self._labels, self._label_index
         return g

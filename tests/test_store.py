@@ -886,3 +886,64 @@ def test_package_exports():
         assert name in tuning_db.__all__ and hasattr(tuning_db, name)
     with tuning_db.open_store("sqlite://") as s:
         assert isinstance(s, Store) and s.created
+
+
+@pytest.mark.parametrize("kind", ["file", "postgresql"])
+def test_revision_0001_upgrades_to_the_diameter_key(kind, tmp_path):
+    """A database of revision 0001 (classes keyed by size and degree, rows referring to them) is
+    refused with the upgrade command, then upgraded: its classes become low-diameter ones, every
+    row keeps its class, and a high-diameter class of the same size and degree can be stored."""
+    import datetime as dt
+
+    import sqlalchemy as sa
+    from alembic import command
+
+    from sssp.classes import GraphClass
+    from tuning_db import schema
+
+    def filler(col: sa.Column, parents: dict[str, int]) -> object:
+        if col.foreign_keys:
+            return parents[next(iter(col.foreign_keys)).column.table.name]
+        t = col.type
+        if isinstance(t, sa.Boolean):
+            return False
+        if isinstance(t, sa.Integer):
+            return 1
+        if isinstance(t, sa.Float):
+            return 1.0
+        if isinstance(t, sa.DateTime):
+            return dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        if isinstance(t, sa.JSON):
+            return {}
+        if col.name == "options":
+            return "{}"
+        return "256-N" if col.name.endswith("_label") else "x"
+
+    with database(kind, tmp_path) as url:
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            command.upgrade(schema._config(conn), "0001")
+            meta = sa.MetaData()
+            meta.reflect(conn)
+            ids: dict[str, int] = {}
+            for name in ("sssp_devices", "sssp_kernel_versions", "sssp_graph_classes", "sssp_tuning_runs",
+                         "sssp_best_configs"):
+                table = meta.tables[name]
+                row = {c.name: filler(c, ids) for c in table.columns if not c.primary_key and not c.nullable}
+                if name == "sssp_graph_classes":
+                    row.update(size="98k", degree="deg2")
+                if name == "sssp_devices":
+                    row.update(uuid="GPU-old")
+                ids[name] = conn.execute(table.insert().values(**row).returning(table.c.id)).scalar_one()
+        engine.dispose()
+        with pytest.raises(StoreError, match=r"tune upgrade --db URL"):
+            Store(url)
+        with Store(url, upgrade=True) as s:
+            with s._engine.connect() as conn:
+                classes = conn.execute(text("SELECT id, size, degree, diameter FROM sssp_graph_classes")).all()
+                refs = conn.execute(text("SELECT graph_class_id FROM sssp_best_configs")).scalars().all()
+            assert [tuple(r) for r in classes] == [(ids["sssp_graph_classes"], "98k", "deg2", "lowdiam")]
+            assert refs == [ids["sssp_graph_classes"]]
+            s.put_best(best(graph_class=GraphClass("98k", "deg2", "highdiam")))
+            got = {b.graph_class for b in s.all_best() if b.device.uuid == H200.uuid}
+            assert got == {GraphClass("98k", "deg2", "highdiam")}

@@ -16,7 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sssp.classes import GraphClass, paper_classes, parse_degree, size_label
+from sssp.classes import (
+    DIAMETER_CLASSES,
+    ESTIMATED_DEGREES,
+    GraphClass,
+    high_diameter_classes,
+    paper_classes,
+    parse_degree,
+    size_label,
+)
 from sssp.cliutil import (
     ArgumentParser,
     atomic_output,
@@ -158,6 +166,11 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
     what.add_argument("--all", action="store_true", help="the paper's 12 classes")
     p.add_argument("--size", type=size_arg, metavar="SIZE",
                    help="size of --graph-class: 24k, 49k, 98k, ... or a node count")
+    p.add_argument("--diameter", default="lowdiam", choices=DIAMETER_CLASSES,
+                   help="diameter class of --graph-class (default lowdiam; highdiam: a grid or "
+                        "random geometric instance, for roads and meshes)")
+    p.add_argument("--high-diameter", action="store_true",
+                   help="with --all: also the high-diameter classes (24k-393k x deg2, deg20)")
     p.add_argument("--budget", type=positive_int, default=30, metavar="N",
                    help="configurations tried per class (default 30)")
     p.add_argument("--sources", type=positive_int, default=5, metavar="K",
@@ -288,12 +301,15 @@ def _records(store: Any) -> list[Any]:
 
 # -- commands -----------------------------------------------------------------------------------
 def _classes(args: argparse.Namespace) -> list[GraphClass]:
+    diameter = getattr(args, "diameter", "lowdiam")
     if args.all:
-        return paper_classes()
+        return paper_classes() + (high_diameter_classes() if getattr(args, "high_diameter", False) else [])
     if args.graph_class:
         if args.size is None:
             args.parser.error("--graph-class needs --size (e.g. --size 49k)")
-        return [GraphClass(size_label(args.size), args.graph_class)]
+        if diameter == "highdiam" and args.graph_class not in ESTIMATED_DEGREES:
+            args.parser.error(f"--diameter highdiam goes with {' or '.join(ESTIMATED_DEGREES)}")
+        return [GraphClass(size_label(args.size), args.graph_class, diameter)]
     return []
 
 

@@ -379,7 +379,7 @@ def speedup_table_data(records: Iterable[BestRecord], *, device_name: str | None
     if not selected:
         raise TuningError("no tuning results to report: tune a graph class first")
     chosen = _newest(
-        selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree, r.algorithm, r.variant,
+        selected, lambda r: (r.device.name, r.graph_class, r.algorithm, r.variant,
                              is_engine2(r))
     )
     ordered = sorted(chosen.values(), key=lambda r: (
@@ -411,7 +411,7 @@ def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None 
     """Engine 2's searched configuration per class and GPU, beside Table 1: the structural
     choice (loop mechanism, blocks per SM, block-local limit) and the launch settings."""
     selected = [r for r in select(records, device_name=device_name) if is_engine2(r)]
-    chosen = _newest(selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree,
+    chosen = _newest(selected, lambda r: (r.device.name, r.graph_class,
                                           r.algorithm, r.variant))
     ordered = sorted(chosen.values(), key=lambda r: (
         _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name))

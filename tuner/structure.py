@@ -364,12 +364,11 @@ def to_best(rec: dict, device: Any) -> Any:
     searched = LaunchConfig.from_parts(rec["labels"], rec["options"])
     kept_default = not rec["speedup"] > 1.0 + NOISE_FLOOR
     chosen = LaunchConfig.default() if kept_default else searched
-    size, degree = rec["graph_class"].split("/")
     return BestRecord(
         device=device,
         kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE),
                                            " ".join(kernels.NVCC_OPTIONS)),
-        graph_class=GraphClass.parse(size, degree), algorithm=rec["algorithm"], variant=rec["variant"],
+        graph_class=GraphClass.from_text(rec["graph_class"]), algorithm=rec["algorithm"], variant=rec["variant"],
         config=chosen, tuned_config=searched, tuned_median_ms=float(rec["tuned_median_ms"]),
         default_median_ms=float(rec["default_median_ms"]), speedup=float(rec["speedup"]),
         n_sources=int(rec["n_sources"]), kept_default=kept_default, replay=False,

@@ -61,12 +61,28 @@ class Workload:
         return int(np.iinfo(self.dist_dtype).max)
 
 
+GEOMETRIC_DEGREE = 12
+"""Mean degree of the random geometric instances of the ``deg20`` high-diameter classes: the
+range of FE meshes (7-15), inside ``deg20``'s bounds (6.3 to 63)."""
+
+
 def class_instance(gc: GraphClass, *, seed: int = 0) -> tuple[Graph, str]:
-    """The paper's synthetic instance of ``gc`` (random graph, weights 1..100), seeded."""
+    """The synthetic instance of ``gc``, weights 1..100, seeded: the paper's random graph for a
+    low-diameter class; for a high-diameter one a 2-D grid (``deg2``, road-like) or a random
+    geometric graph of mean degree :data:`GEOMETRIC_DEGREE` (``deg20``, mesh-like)."""
+    from sssp.errors import UnknownClassError
     from sssp.generators import generate
 
-    g = generate("random", size=gc.nodes, degree=gc.mean_degree, seed=seed)
-    return g, f"random n={gc.nodes} degree={gc.mean_degree} seed={seed}"
+    if gc.diameter == "lowdiam":
+        g = generate("random", size=gc.nodes, degree=gc.mean_degree, seed=seed)
+        return g, f"random n={gc.nodes} degree={gc.mean_degree} seed={seed}"
+    if gc.degree == "deg2":
+        g = generate("grid", size=gc.nodes, seed=seed)
+        return g, f"grid side={g.meta['side']} seed={seed}"
+    if gc.degree == "deg20":
+        g = generate("geometric", size=gc.nodes, degree=GEOMETRIC_DEGREE, seed=seed)
+        return g, f"geometric n={gc.nodes} degree={GEOMETRIC_DEGREE} seed={seed}"
+    raise UnknownClassError(f"no high-diameter instance for {gc}: high-diameter classes are deg2 and deg20")
 
 
 def normalise(settled_at: np.ndarray, iteration: int) -> np.ndarray:

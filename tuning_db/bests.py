@@ -62,6 +62,7 @@ class BestsMixin:
         out = self._bests(Device.uuid == device_uuid, KernelVersion.digest == digest,
                           GraphClassRow.size == graph_class.size,
                           GraphClassRow.degree == graph_class.degree,
+                          GraphClassRow.diameter == graph_class.diameter,
                           BestConfig.algorithm == algorithm, BestConfig.variant == variant)
         return max(out, key=lambda b: b.updated_at, default=None)
 

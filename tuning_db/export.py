@@ -125,7 +125,10 @@ def _kv_doc(k: KernelVersionRecord) -> dict[str, Any]:
 
 
 def _class_doc(g: GraphClass) -> dict[str, Any]:
-    return {"size": g.size, "degree": g.degree}
+    # "diameter" only where it is not the default: documents of low-diameter classes read the
+    # same as before the third key existed.
+    doc = {"size": g.size, "degree": g.degree}
+    return doc if g.diameter == "lowdiam" else {**doc, "diameter": g.diameter}
 
 
 def _parse_kv(obj: Any, where: str) -> KernelVersionRecord:
@@ -136,7 +139,8 @@ def _parse_kv(obj: Any, where: str) -> KernelVersionRecord:
 
 
 def _parse_class(obj: Any, where: str) -> GraphClass:
-    return GraphClass(_field(obj, "size", str, where), _field(obj, "degree", str, where))
+    diameter = _field(obj, "diameter", str, where) if isinstance(obj, dict) and "diameter" in obj else "lowdiam"
+    return GraphClass(_field(obj, "size", str, where), _field(obj, "degree", str, where), diameter)
 
 
 def _labels(obj: Any, where: str) -> tuple[str, str, str]:

@@ -45,7 +45,7 @@ def kernel_version_record(row: KernelVersion) -> KernelVersionRecord:
 
 def class_record(row: GraphClassRow) -> GraphClass:
     with _row(GraphClassRow.__tablename__, row.id):
-        return GraphClass(row.size, row.degree)
+        return GraphClass(row.size, row.degree, row.diameter)
 
 
 def run_record(row: TuningRun) -> RunRecord:

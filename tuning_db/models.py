@@ -99,14 +99,15 @@ class KernelVersion(Base):
 
 
 class GraphClassRow(Base):
-    """A (size, degree) graph class such as ``49k``/``deg200``."""
+    """A (size, degree, diameter) graph class such as ``49k``/``deg200``/``lowdiam``."""
 
     __tablename__ = "sssp_graph_classes"
-    __table_args__ = (UniqueConstraint("size", "degree"),)
+    __table_args__ = (UniqueConstraint("size", "degree", "diameter", name="uq_sssp_graph_classes_key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     size: Mapped[str] = mapped_column(String(16))
     degree: Mapped[str] = mapped_column(String(16))
+    diameter: Mapped[str] = mapped_column(String(16), default="lowdiam", server_default="lowdiam")
 
 
 class TuningRun(Base):

@@ -197,7 +197,8 @@ class RunsMixin:
                 stmt = stmt.where(Device.name == device_name)
             if graph_class is not None:
                 stmt = stmt.where(GraphClassRow.size == graph_class.size,
-                                  GraphClassRow.degree == graph_class.degree)
+                                  GraphClassRow.degree == graph_class.degree,
+                                  GraphClassRow.diameter == graph_class.diameter)
             if status is not None:
                 stmt = stmt.where(TuningRun.status == RunStatus(status).value)
             stmt = stmt.order_by(TuningRun.started_at, TuningRun.id)

@@ -268,12 +268,35 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
 
     def upgrade(self) -> str:
         """Migrate the project's tables to this code's revision; returns that revision."""
+        if self._url.get_backend_name() == "sqlite":
+            return self._upgrade_sqlite()
 
         def work(session: Session) -> str:
             schema.upgrade(session.connection())
             return schema.head_revision()
 
         return self._transact(work, retries=0)
+
+    def _upgrade_sqlite(self) -> str:
+        """SQLite changes a table's constraints by copying the table, which its foreign keys
+        forbid while they are on (the rows that refer to it would lose their parent for a
+        moment); SQLite's own procedure turns them off around the change, outside any
+        transaction, and checks every reference before the commit."""
+        with self._engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            raw.execute("PRAGMA foreign_keys=OFF")
+            try:
+                with conn.begin():
+                    schema.upgrade(conn)
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+                    if broken:
+                        raise StoreError(f"{self._where}: the upgrade would break {len(broken)} references "
+                                         f"(first: {tuple(broken[0])}); nothing was changed")
+            except SQLAlchemyError as err:
+                raise StoreError(f"{self._where}: {describe(err)}") from err
+            finally:
+                raw.execute("PRAGMA foreign_keys=ON")
+        return schema.head_revision()
 
     def close(self) -> None:
         """Release the connections (an in-memory database is gone afterwards)."""
@@ -325,11 +348,12 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
     @staticmethod
     def _class_row(session: Session, gc: GraphClass) -> GraphClassRow:
         stmt = select(GraphClassRow).where(
-            GraphClassRow.size == gc.size, GraphClassRow.degree == gc.degree
+            GraphClassRow.size == gc.size, GraphClassRow.degree == gc.degree,
+            GraphClassRow.diameter == gc.diameter,
         )
         row = session.scalars(stmt).one_or_none()
         if row is None:
-            row = GraphClassRow(size=gc.size, degree=gc.degree)
+            row = GraphClassRow(size=gc.size, degree=gc.degree, diameter=gc.diameter)
             session.add(row)
             session.flush()
         return row

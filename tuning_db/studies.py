@@ -51,8 +51,8 @@ def study_name(run: RunRecord, kernel: str) -> str:
     k = run.key
     mode = "/replay" if k.replay else ""
     return (
-        f"sssp/{k.device.uuid}/{k.kernel_version.digest}/{k.graph_class.size}-"
-        f"{k.graph_class.degree}/{k.algorithm}-{k.variant}/{kernel}/run-{run.id}{mode}"
+        f"sssp/{k.device.uuid}/{k.kernel_version.digest}/{str(k.graph_class).replace('/', '-')}/"
+        f"{k.algorithm}-{k.variant}/{kernel}/run-{run.id}{mode}"
     )
 
 
@@ -61,8 +61,7 @@ def structure_study_name(device_uuid: str, digest: str, graph_class: str, algori
     """The study of one engine-2 structure search (``tune engine``), e.g.
     ``sssp/GPU-1234/251de4c8d3f33bc8/49k-deg200/crauser-successors/engine/2026-12-01T01:02:03Z``:
     the same key as the best configuration it produced, plus when the search started."""
-    size, _, degree = graph_class.partition("/")
-    return f"sssp/{device_uuid}/{digest}/{size}-{degree}/{algorithm}-{variant}/engine/{started}"
+    return f"sssp/{device_uuid}/{digest}/{graph_class.replace('/', '-')}/{algorithm}-{variant}/engine/{started}"
 
 
 def study_attrs(run: RunRecord, kernel: str) -> dict[str, Any]:

@@ -1,0 +1,136 @@
+"""The diameter class as the third key of a graph class: the class itself, the high-diameter
+generators behind its instances, its storage and its look-up (no GPU)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import sssp
+from sssp.classes import DIAMETER_PENALTY, GraphClass, high_diameter_classes
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.errors import UnknownClassError
+from sssp.gpu.device import DeviceInfo
+from tuner import structure
+from tuning_db import Store
+from tuning_db.records import DeviceRecord
+
+H200 = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580.159.04", "13.0")
+INFO = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+
+
+def test_class_key_text_and_distance():
+    low, high = GraphClass("98k", "deg2"), GraphClass("98k", "deg2", "highdiam")
+    assert str(low) == "98k/deg2" and str(high) == "98k/deg2/highdiam"
+    assert GraphClass.from_text("98k/deg2/highdiam") == high and GraphClass.from_text("98k/deg2") == low
+    assert low != high and low.distance(high) == DIAMETER_PENALTY
+    # any class of the same diameter is nearer than the same size and degree of the other one
+    assert GraphClass("24k", "deg2", "highdiam").distance(high) < low.distance(high)
+    with pytest.raises(UnknownClassError, match="diameter class 'wide'"):
+        GraphClass("98k", "deg2", "wide")
+    with pytest.raises(UnknownClassError, match="SIZE/DEGREE"):
+        GraphClass.from_text("98k")
+    assert {str(c) for c in high_diameter_classes()} >= {"24k/deg2/highdiam", "393k/deg20/highdiam"}
+
+
+def test_graph_class_carries_the_estimate_for_sparse_graphs_only():
+    grid = sssp.generate("grid", size=10_000, seed=0)
+    assert grid.graph_class() == GraphClass("12k", "deg2", "highdiam")
+    rnd = sssp.generate("random", size=10_000, degree=4, seed=0)
+    assert rnd.graph_class().diameter == "lowdiam"
+    dense = sssp.generate("random", size=3072, degree=300, seed=0)
+    assert dense.graph_class() == GraphClass("3k", "deg200")
+    assert dense._diameter is None  # no search on dense classes
+
+
+def test_grid_and_geometric_generators():
+    g = sssp.generate("grid", size="24k", seed=3)
+    side = g.meta["side"]
+    assert side == round(24_576**0.5) and g.n == side * side and g.m == 4 * side * (side - 1)
+    assert set(np.unique(g.weights)) <= set(range(1, 101))
+    assert sssp.generate("grid", size="24k", seed=3) == g
+    h = sssp.generate("geometric", size=20_000, degree=12, seed=1)
+    assert 10.5 < h.m / h.n < 12.1 and h.graph_class().diameter == "highdiam"
+    src, dst, w = h.edges()
+    fwd = dict(zip(zip(src.tolist(), dst.tolist(), strict=True), w.tolist(), strict=True))
+    assert all(fwd[(v, u)] == x for (u, v), x in list(fwd.items())[:2000])  # one weight per edge
+    with pytest.raises(sssp.InvalidGraphError, match="takes no degree"):
+        sssp.generate("grid", size=100, degree=4)
+    with pytest.raises(sssp.InvalidGraphError, match="needs size"):
+        sssp.generate("geometric")
+    with pytest.raises(sssp.InvalidGraphError, match="degree must be"):
+        sssp.generate("geometric", size=100, degree=-1)
+
+
+def test_high_diameter_class_instances():
+    from tuner.workload import class_instance
+
+    g, what = class_instance(GraphClass("24k", "deg2", "highdiam"))
+    assert what.startswith("grid") and g.graph_class() == GraphClass("24k", "deg2", "highdiam")
+    g, what = class_instance(GraphClass("24k", "deg20", "highdiam"))
+    assert what.startswith("geometric") and g.graph_class() == GraphClass("24k", "deg20", "highdiam")
+    with pytest.raises(UnknownClassError, match="deg2 and deg20"):
+        class_instance(GraphClass("24k", "deg200", "highdiam"))
+
+
+def _record(gc: GraphClass, algorithm_pick: str, loop: str = "persistent"):
+    cfg = LaunchConfig(KernelConfig(512, "N", 4), loop=loop, blocks_per_sm=1, local_limit=2048)
+    rec = {"graph_class": str(gc), "algorithm": "auto", "variant": "successors", "labels": cfg.as_dict(),
+           "options": {**cfg.options(), "algorithm": algorithm_pick,
+                       **({"delta_scale": 16.0} if algorithm_pick == "near-far" else {})},
+           "tuned_median_ms": 1.0, "default_median_ms": 5.0, "speedup": 5.0, "n_sources": 5}
+    return structure.to_best(rec, H200)
+
+
+def test_stored_and_looked_up_by_diameter(tmp_path):
+    """A high-diameter graph takes the high-diameter record even when a low-diameter record of
+    its exact size and degree exists; without high-diameter records it takes the nearest
+    low-diameter one."""
+    from sssp.tuned import resolve_choice
+
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    grid = sssp.generate("grid", size="98k", seed=0)
+    with Store(url, seed=False) as store:
+        store.put_best(_record(GraphClass("98k", "deg2"), "crauser"))
+    algorithm, _, _, source, detail = resolve_choice(grid, INFO, db=url)
+    assert (algorithm, source.value) == ("crauser", "tuned-nearest") and "98k/deg2" in detail
+    with Store(url, seed=False) as store:
+        store.put_best(_record(GraphClass("24k", "deg2", "highdiam"), "near-far"))
+        assert {b.graph_class for b in store.all_best()} == {GraphClass("98k", "deg2"),
+                                                             GraphClass("24k", "deg2", "highdiam")}
+    algorithm, delta, _, source, detail = resolve_choice(grid, INFO, db=url)
+    assert algorithm == "near-far" and delta is not None and "24k/deg2/highdiam" in detail
+    rnd = sssp.generate("random", size="98k", degree=2, seed=0)
+    assert resolve_choice(rnd, INFO, db=url)[0] == "crauser"
+
+
+def test_export_keeps_the_diameter_and_reads_old_documents(tmp_path):
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.put_best(_record(GraphClass("49k", "deg20", "highdiam"), "near-far"))
+        store.put_best(_record(GraphClass("49k", "deg20"), "crauser"))
+        store.export_json(tmp_path / "out.json")
+    doc = json.loads((tmp_path / "out.json").read_text())
+    classes = sorted(json.dumps(b["graph_class"], sort_keys=True) for b in doc["best"])
+    assert classes == ['{"degree": "deg20", "diameter": "highdiam", "size": "49k"}',
+                       '{"degree": "deg20", "size": "49k"}']  # low-diameter documents as before
+    with Store("sqlite://", seed=False) as fresh:
+        fresh.import_json(tmp_path / "out.json")
+        assert {b.graph_class for b in fresh.all_best()} == {GraphClass("49k", "deg20", "highdiam"),
+                                                             GraphClass("49k", "deg20")}
+
+
+def test_tune_engine_diameter_options(capsys):
+    from tuner.cli import build_parser, _classes
+
+    args = build_parser().parse_args(["engine", "--all", "--high-diameter"])
+    classes = _classes(args)
+    assert len(classes) == 12 + len(high_diameter_classes())
+    args = build_parser().parse_args(["engine", "--graph-class", "deg2", "--size", "196k", "--diameter", "highdiam"])
+    assert _classes(args) == [GraphClass("196k", "deg2", "highdiam")]
+    args = build_parser().parse_args(["engine", "--graph-class", "deg200", "--size", "98k", "--diameter", "highdiam"])
+    with pytest.raises(SystemExit):
+        _classes(args)
+    assert "--diameter highdiam goes with deg2 or deg20" in capsys.readouterr().err
