@@ -123,7 +123,7 @@ def test_export_keeps_the_diameter_and_reads_old_documents(tmp_path):
 
 
 def test_tune_engine_diameter_options(capsys):
-    from tuner.cli import build_parser, _classes
+    from tuner.cli import _classes, build_parser
 
     args = build_parser().parse_args(["engine", "--all", "--high-diameter"])
     classes = _classes(args)

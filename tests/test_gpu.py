@@ -11,8 +11,6 @@ its own, edge by edge (each node's distance recomputed from its predecessor's).
 from __future__ import annotations
 
 import itertools
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,19 +23,15 @@ from sssp.cpu.reference import dijkstra
 from sssp.verify import check_against, check_tree
 
 try:
+    from tests.gpu_common import need_gpu, shared_graph_files  # noqa: F401  (need_gpu: autouse)
     from tests.strategies import graph_and_source
 except ImportError:  # pragma: no cover
+    from gpu_common import need_gpu, shared_graph_files  # noqa: F401
     from strategies import graph_and_source
 
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu():
-    from sssp.gpu import is_available
-
-    if not is_available():
-        pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
 
 
 ALGOS = list(itertools.product(("crauser", "martin", "crauser-in", "crauser-inout"),
@@ -135,13 +129,6 @@ def test_full_cross_product_small_graph():
             if loop == "legacy" and algorithm not in ("crauser", "martin"):
                 continue
             run_and_check(graph, [0, 777], algorithm, variant, cfg, ref_cache=refs)
-
-
-def shared_graph_files() -> list[Path]:
-    root = Path(os.environ.get("SSSP_GRAPHS_DIR", Path(__file__).resolve().parents[2] / "shared" / "graphs"))
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name not in ("README.md", "SOURCES.tsv"))
-    assert files, f"no graphs found under {root}"
-    return files
 
 
 @pytest.mark.parametrize("path", shared_graph_files(), ids=lambda p: p.name)

@@ -10,8 +10,6 @@ from several sources in turn so that state left over from a previous solve would
 from __future__ import annotations
 
 import itertools
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,19 +22,15 @@ from sssp.cpu.reference import dijkstra
 from sssp.verify import check_against, check_tree
 
 try:
+    from tests.gpu_common import need_gpu, shared_graph_files  # noqa: F401  (need_gpu: autouse)
     from tests.strategies import graph_and_source
 except ImportError:  # pragma: no cover
+    from gpu_common import need_gpu, shared_graph_files  # noqa: F401
     from strategies import graph_and_source
 
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu():
-    from sssp.gpu import is_available
-
-    if not is_available():
-        pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
 
 
 CONFIGS = [
@@ -176,13 +170,6 @@ def test_refusals():
 def test_hypothesis_graphs(gs):
     graph, source = gs
     check(graph, [source], deltas=(None, 1), configs=[CONFIGS[graph.n % len(CONFIGS)]])
-
-
-def shared_graph_files() -> list[Path]:
-    root = Path(os.environ.get("SSSP_GRAPHS_DIR", Path(__file__).resolve().parents[2] / "shared" / "graphs"))
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name not in ("README.md", "SOURCES.tsv"))
-    assert files, f"no graphs found under {root}"
-    return files
 
 
 @pytest.mark.parametrize("path", shared_graph_files(), ids=lambda p: p.name)

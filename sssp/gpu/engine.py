@@ -379,6 +379,15 @@ class EngineSolver(DeviceBuffers):
             "relax_active_share": float(frontier.mean() / n),
             "max_frontier": int(frontier.max()),
             "mean_fringe": float(fringe[1:].mean()) if iterations else 0.0,
+        }
+        return self._result(source, dist, pred, iterations, stats, total_ms, loop_ms, wall)
+
+    def _result(self, source: int, dist: np.ndarray, pred: np.ndarray, iterations: int, stats: dict,
+                total_ms: float, loop_ms: float, wall: float) -> SSSPResult:
+        """The result of one solve: the algorithm's own ``stats`` and what every engine-2 solve
+        reports (distance kind, device, loop, L1 states, cost per phase or step, memory)."""
+        stats = {
+            **stats,
             "dist_bits": self.params.dist_bits,
             "dist_kind": "float" if self.params.floating else "uint",
             "device": self.info.name,
@@ -420,21 +429,8 @@ class EngineSolver(DeviceBuffers):
             "max_frontier": int(words[6]),
             "reached": int(np.count_nonzero(reached)),
             "flat_parents_on_host": flat,
-            "dist_bits": self.params.dist_bits,
-            "dist_kind": "float" if self.params.floating else "uint",
-            "device": self.info.name,
-            "engine": "engine2",
-            "loop": self.loop,
-            "l1_applied": dict(self.l1_applied),
-            "phase_us": 1e3 * loop_ms / max(steps, 1),
-            "memory_bytes": self.memory_bytes(),
         }
-        timings = {"total": total_ms * 1e-3, "loop": loop_ms * 1e-3, "wall": wall}
-        return SSSPResult(
-            dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
-            backend="gpu", iterations=steps, timings=timings, config=self.config,
-            config_source=self.config_source, stats=stats,
-        )
+        return self._result(source, dist, pred, steps, stats, total_ms, loop_ms, wall)
 
     def _decode(self) -> tuple[np.ndarray, np.ndarray]:
         """Host distances (int64 with UNREACHABLE, or float64 with inf) and int32 predecessors."""
