@@ -176,9 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="source node (default 0)")
     which.add_argument("--sources", type=positive_int, metavar="K",
                        help="solve from K random sources (drawn with --seed) and report the median")
-    p.add_argument("--algorithm", choices=ALGORITHMS, default="crauser",
-                   help="crauser (default), martin, crauser-in, crauser-inout, or the CPU-only "
-                        "dijkstra (SciPy's) and near-far (Δ-stepping, default Δ)")
+    p.add_argument("--algorithm", choices=("auto", *ALGORITHMS), default=None,
+                   help="crauser, martin, crauser-in, crauser-inout, near-far (Δ-stepping, default "
+                        "Δ), the CPU-only dijkstra (SciPy's), or auto (the tuner's pick for the "
+                        "graph's class on the GPU). Default: auto with --tuned, else crauser")
     p.add_argument("--variant", choices=VARIANTS, default="successors", help="default successors")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="auto (GPU when usable, the default), cpu or gpu")
@@ -403,7 +404,7 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
             r = solver.solve(s)
             first = r if first is None else first  # only -o needs a whole result: keep one
             runs.append(_run_summary(r, graph))
-        backend = solver.backend
+        backend, algorithm = solver.backend, solver.algorithm  # what ran (auto resolved)
         config, config_source, detail = solver.config, solver.config_source, solver.config_detail
     if args.output:
         assert first is not None
@@ -416,7 +417,7 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         "class": str(graph.graph_class()),
         "n": graph.n,
         "m": graph.m,
-        "algorithm": args.algorithm,
+        "algorithm": algorithm,
         "variant": args.variant,
         "backend": backend,
         "config": None if config is None else config.as_dict(),
@@ -431,7 +432,7 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     pairs: list[tuple[str, Any]] = [
         ("graph", f"{graph.name} (n={graph.n}, m={graph.m}, class {summary['class']})"),
-        ("algorithm", f"{args.algorithm}/{args.variant}"),
+        ("algorithm", f"{algorithm}/{args.variant}"),
         ("backend", backend),
     ]
     if config is not None:

@@ -454,3 +454,14 @@ def test_every_option_has_help_text():
         for action in p._actions:
             if action.option_strings:
                 assert action.help, f"{p.prog} {action.option_strings} has no help text"
+
+
+def test_solve_reports_the_algorithm_that_ran(graph_file, capsys):
+    """--algorithm auto is the tuner's pick on a GPU and SciPy's Dijkstra on the CPU; the
+    summary names what ran, not what was asked for."""
+    rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "auto", "--json")
+    assert rc == 0 and json.loads(out)["algorithm"] == "dijkstra"
+    rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--json")
+    assert rc == 0 and json.loads(out)["algorithm"] == "crauser"
+    rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "near-far")
+    assert rc == 0 and "near-far/successors" in out
