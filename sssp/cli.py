@@ -36,10 +36,10 @@ from .cliutil import (
     size_arg,
 )
 from .errors import GraphFormatError, SSSPError
+from .generators import KINDS
 from .result import ALGORITHMS, VARIANTS, SSSPResult
 
 PROG = "sssp"
-KINDS = ("random", "martin", "kronecker")
 WEIGHT_MODES = ("auto", "file", "random", "unit")
 BACKENDS = ("auto", "cpu", "gpu")
 
@@ -155,12 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("generate", parents=[common], formatter_class=fmt, epilog=GENERATE_EPILOG,
                        help="generate one of the paper's synthetic graphs",
                        description="Generate a seeded synthetic graph and write it as .npz.")
-    p.add_argument("kind", choices=KINDS, metavar="KIND", help="random, martin or kronecker")
+    p.add_argument("kind", choices=KINDS, metavar="KIND",
+                   help="random, martin, kronecker, or the high-diameter grid and geometric")
     p.add_argument("--size", type=size_arg, required=True,
                    help="node count: 24k, 49k, 98k, ..., '<k>M' or an integer")
     p.add_argument("--degree", type=_degree,
                    help="random: mean out-degree (required); martin: in-degree (default 7); "
-                        "kronecker: edge factor (default 16)")
+                        "kronecker: edge factor (default 16); geometric: mean degree (default 8)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed (default 0)")
     p.add_argument("--uncompressed", action="store_true",
                    help="store the arrays without compression: a larger file, written much faster")
