@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -30,7 +31,8 @@ class Solver:
         ``"auto"``: on the GPU, the algorithm the tuner chose for the graph's class
         (:func:`sssp.tuned.resolve_choice`; Crauser OUT when nothing is stored), on the CPU
         SciPy's Dijkstra. Default: ``"auto"`` with ``tuned=True``, else ``"crauser"``. The
-        result's ``algorithm`` names what ran, and ``Solver.config_detail`` why.
+        result's ``algorithm`` names what ran, and ``stats["config_detail"]`` (also
+        ``Solver.config_detail``) why.
     variant : {"successors", "predecessors"}
     backend : {"auto", "cpu", "gpu"}
         ``"auto"`` takes the GPU when pycuda and a CUDA device are usable and the algorithm has a
@@ -169,7 +171,10 @@ class Solver:
             raise InvalidTypeError(f"source {source!r} is not an integer node id")
         source = check_source(self.graph, source)
         if self._gpu is not None:
-            return self._gpu.solve(source, **kwargs)
+            res = self._gpu.solve(source, **kwargs)
+            if self.config_detail:  # why this algorithm and configuration (tuned look-ups)
+                res = dataclasses.replace(res, stats={**res.stats, "config_detail": self.config_detail})
+            return res
         unknown = sorted(set(kwargs) - {"profile"})
         if unknown:
             raise InvalidTypeError(f"solve() got an unexpected keyword argument {unknown[0]!r}")

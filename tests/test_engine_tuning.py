@@ -178,3 +178,45 @@ def test_shipped_h200_records_choose_per_class():
     picks = {(b["graph_class"]["size"], b["graph_class"]["degree"]): b["options"]["algorithm"] for b in auto}
     assert all(picks[(s, "deg2")] == "near-far" for s in ("24k", "49k", "98k"))
     assert all(picks[(s, "deg1000")] != "near-far" for s in ("24k", "49k", "98k"))
+
+
+def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
+    """solve(tuned=True) on a GPU: the class's pick reaches the GPU solver (algorithm and Δ),
+    and the result says why. The device is replaced by a stand-in that records its arguments."""
+    import numpy as np
+
+    import sssp
+    import sssp.gpu
+    from sssp.cpu.nearfar import default_delta
+    from sssp.result import SSSPResult
+    from sssp.solve import Solver
+
+    graph = sssp.generate("random", size="98k", degree=2, seed=0)
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    rec = search_record(5.0, algorithm="auto",
+                        options={**search_record(5.0)["options"], "algorithm": "near-far", "delta_scale": 64})
+    with Store(url, seed=False) as store:
+        store.put_best(structure.to_best(rec, H200))
+    seen = {}
+
+    class FakeGPU:
+        def __init__(self, g, **kw):
+            seen.update(kw)
+
+        def solve(self, s):
+            n = graph.n
+            return SSSPResult(np.zeros(n, np.int64), np.full(n, -1, np.int32), s, seen["algorithm"],
+                              "successors", "gpu", 1)
+
+        def close(self):
+            pass
+
+    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
+    monkeypatch.setattr(sssp.gpu, "device_info", lambda device=0: info)
+    monkeypatch.setattr(sssp.gpu, "make_solver", FakeGPU)
+    with Solver(graph, tuned=True, db=url) as solver:
+        res = solver.solve(0)
+    assert seen["algorithm"] == "near-far" and seen["delta"] == 64 * default_delta(graph)
+    assert res.algorithm == "near-far" and "near-far, delta" in res.stats["config_detail"]
+    assert solver.algorithm == "near-far"
