@@ -8,7 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
+from pathlib import Path
 
 import optuna
 import pytest
@@ -273,3 +275,27 @@ def test_kernel_tuner_accepts_every_argument_list(kernel, variant, bits):
         check_argument_list(problem.function, text, problem.arguments)
     # the file's typedefs still say the same: only the spelling in the signatures changed
     assert text.count("typedef") == kernels.source().count("typedef")
+
+
+def test_sigterm_inside_a_finaliser_is_not_lost_nor_printed():
+    """A SIGTERM that lands in a __del__ (where Python cannot raise) is kept as a flag that the
+    search loops check, and Python's "Exception ignored ... Traceback" is not printed."""
+    code = textwrap.dedent("""
+        import os, signal, time
+        from tuner import interrupt
+        interrupt.install()
+        class A:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler runs here, inside __del__
+        a = A()
+        del a
+        try:
+            interrupt.check()
+            print("lost")
+        except KeyboardInterrupt:
+            print("interrupted at the check")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert proc.stdout.strip() == "interrupted at the check" and proc.stderr == ""
