@@ -52,6 +52,10 @@ class KernelCompileFailure(KernelError):
 
 SOURCE_FILE = "sssp_kernels.cu"
 ENGINE_SOURCE_FILE = "sssp_engine.cu"
+SOURCE_PARTS: dict[str, tuple[str, ...]] = {ENGINE_SOURCE_FILE: (ENGINE_SOURCE_FILE, "sssp_nearfar.cu")}
+"""Sources compiled as one translation unit, in this order: engine 2's core and Crauser/Martín
+steps, then near-far on the same queues and barriers (``sssp_nearfar.cu`` continues
+``sssp_engine.cu`` and does not compile alone)."""
 KERNEL_NAMES = {
     # logical kernel -> CUDA function, per variant
     ("relax", "successors"): "sssp_relax",
@@ -73,8 +77,10 @@ UINT64_INF = 2**64 - 1
 
 @cache
 def source(file: str = SOURCE_FILE) -> str:
-    """Text of a kernel source file (default: the legacy kernels)."""
-    return resources.files(__package__).joinpath(file).read_text(encoding="utf-8")
+    """Text of a kernel source (default: the legacy kernels); a source of several files
+    (:data:`SOURCE_PARTS`) is their concatenation."""
+    root = resources.files(__package__)
+    return "".join(root.joinpath(part).read_text(encoding="utf-8") for part in SOURCE_PARTS.get(file, (file,)))
 
 
 _C_UNSIGNED = {32: "unsigned int", 64: "unsigned long long"}
@@ -270,7 +276,7 @@ NEARFAR_KERNELS: dict[str, KernelSpec] = {
     "tree": KernelSpec("tree", _both("sssp_nf_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
 }
 """Near-far (Δ-stepping) on engine 2: one persistent launch, then the strict half of the
-predecessor rule (kernels/sssp_engine.cu). ``delta`` is 64 bits: an integer, or a float64's bits
+predecessor rule (kernels/sssp_nearfar.cu). ``delta`` is 64 bits: an integer, or a float64's bits
 for real-valued weights (:func:`nearfar_delta_bits`). Successors variant only."""
 
 NEARFAR_WORDS = 12
