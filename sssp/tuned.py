@@ -56,10 +56,10 @@ def resolve_choice(
     algorithm = str(record.options.get("algorithm", "crauser")) if record is not None else "crauser"
     delta = None
     if algorithm == "near-far":
-        from .cpu.nearfar import default_delta, effective_delta
+        from .cpu.nearfar import scaled_delta
 
         scale = float(record.options.get("delta_scale", 1))
-        delta = effective_delta(graph, default_delta(graph) * scale)
+        delta = scaled_delta(graph, scale)
         detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
     elif record is not None:
         detail += f"; {algorithm}"

@@ -73,13 +73,6 @@ def canonical(p: dict) -> dict:
     return q
 
 
-def delta_for(graph: Graph, scale: float) -> int | float:
-    """Near-far's Δ on ``graph`` for a scale of its default rule (rounded up on integer graphs)."""
-    from sssp.cpu.nearfar import default_delta, effective_delta
-
-    return effective_delta(graph, default_delta(graph) * scale)
-
-
 def choice(p: dict, algorithm: str) -> tuple[str, float | None]:
     """(algorithm, Δ scale or None) a point runs, for the searched ``algorithm``."""
     algo = str(p.get("algorithm", algorithm))
@@ -178,7 +171,9 @@ def score(graph: Graph, config: LaunchConfig, sources: list[int], *, algorithm: 
     extra = {}
     if algorithm == "near-far":
         point.update(algorithm=algorithm, delta_scale=delta_scale or 1)
-        extra["delta"] = delta_for(graph, delta_scale or 1)
+        from sssp.cpu.nearfar import scaled_delta
+
+        extra["delta"] = scaled_delta(graph, delta_scale or 1)
     try:
         with make_solver(graph, algorithm=algorithm, variant=variant, config=config, device=device,
                          **extra) as solver:
@@ -363,7 +358,7 @@ def to_best(rec: dict, device: Any) -> Any:
 
     searched = LaunchConfig.from_parts(rec["labels"], rec["options"])
     kept_default = not rec["speedup"] > 1.0 + NOISE_FLOOR
-    chosen = LaunchConfig.default() if kept_default else searched
+    chosen = _default_config(rec["algorithm"]) if kept_default else searched
     return BestRecord(
         device=device,
         kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE),
@@ -377,6 +372,12 @@ def to_best(rec: dict, device: Any) -> Any:
     )
 
 
+def _default_config(algorithm: str) -> LaunchConfig:
+    """The configuration a search compared against: the default one, or for near-far alone its
+    first start point."""
+    return to_config(start_points("near-far")[0]) if algorithm == "near-far" else LaunchConfig.default()
+
+
 def _stored_options(rec: dict, chosen: LaunchConfig, searched: LaunchConfig, kept_default: bool) -> dict:
     """The stored record's options: the chosen configuration's, its algorithm choice (records of
     "auto": Crauser OUT when the default is kept), and the search's own picks, prefixed
@@ -384,8 +385,9 @@ def _stored_options(rec: dict, chosen: LaunchConfig, searched: LaunchConfig, kep
     picked = {k: v for k, v in rec["options"].items() if k in ("algorithm", "delta_scale")}
     if not kept_default:
         return {**chosen.options(), **picked}
-    default_algo = {"algorithm": "crauser"} if rec["algorithm"] == "auto" else {}
-    if rec["algorithm"] == "near-far":
-        default_algo = {"algorithm": "near-far", "delta_scale": 1.0}
+    default_algo = {}
+    if rec["algorithm"] in ("auto", "near-far"):  # what the search compared against
+        algo, scale = choice(start_points(rec["algorithm"])[0], rec["algorithm"])
+        default_algo = {"algorithm": algo, **({"delta_scale": scale} if scale is not None else {})}
     tuned = {f"tuned.{k}": v for k, v in {**searched.options(), **picked}.items()}
     return {**chosen.options(), **default_algo, **tuned}

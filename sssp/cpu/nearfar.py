@@ -301,6 +301,12 @@ def effective_delta(graph: Graph, delta: int | float) -> int | float:
     return max(1, math.ceil(delta))
 
 
+def scaled_delta(graph: Graph, scale: float) -> int | float:
+    """Δ as ``scale`` times :func:`default_delta` (how the tuner stores near-far's Δ, so that a
+    class's choice carries over to its other graphs), rounded as :func:`effective_delta`."""
+    return effective_delta(graph, default_delta(graph) * scale)
+
+
 def default_delta(graph: Graph) -> int | float:
     """Davidson et al.'s rule: Δ = 32 · (mean edge weight) / (mean out-degree) = 32·n·Σw / m².
 
