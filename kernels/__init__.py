@@ -266,12 +266,13 @@ ENGINE_KERNELS: dict[str, KernelSpec] = {
 
 NEARFAR_ARGS = (*ENGINE_ARGS, "pushed", "infar")
 """Near-far's kernels take engine 2's arguments and two node arrays more: the distance each node
-last pushed with (distance bits) and its far-pile flag (int32)."""
+last pushed with (distance bits) and its far-pile flags (one bit per node,
+:func:`nearfar_flag_words` uint32 words)."""
 
 NEARFAR_KERNELS: dict[str, KernelSpec] = {
     "init": KernelSpec("init", _both("sssp_nf_init"), (*NEARFAR_ARGS, "source"), ENGINE_FORMAT + "PPi", "nodes"),
     "persistent": KernelSpec("persistent", _both("sssp_nf_persistent"),
-                             (*NEARFAR_ARGS, "delta", "local_limit", "degree"), ENGINE_FORMAT + "PPQii",
+                             (*NEARFAR_ARGS, "delta", "local_limit"), ENGINE_FORMAT + "PPQi",
                              "resident"),
     "tree": KernelSpec("tree", _both("sssp_nf_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
 }
@@ -279,8 +280,13 @@ NEARFAR_KERNELS: dict[str, KernelSpec] = {
 predecessor rule (kernels/sssp_nearfar.cu). ``delta`` is 64 bits: an integer, or a float64's bits
 for real-valued weights (:func:`nearfar_delta_bits`). Successors variant only."""
 
-NEARFAR_WORDS = 12
-"""Entries of ``cnt`` and ``thr`` near-far uses (its counter rings; the arrays hold at least this)."""
+NEARFAR_WORDS = 16
+"""Entries of ``cnt`` and ``thr`` near-far uses (its counter rings): all it allocates of them."""
+
+
+def nearfar_flag_words(n: int) -> int:
+    """uint32 words of near-far's far-pile flags (``infar``): one bit per node."""
+    return (n + 31) // 32
 
 
 def nearfar_step_limit(n: int) -> int:
@@ -339,9 +345,8 @@ def local_queue_bytes(cap: int, dist_bytes: int) -> int:
 
 
 def engine_history_len(n: int) -> int:
-    """Entries of the per-phase history arrays ``cnt`` and ``thr`` (two per phase; at least
-    :data:`NEARFAR_WORDS`)."""
-    return max(2 * (n + 3), NEARFAR_WORDS)
+    """Entries of the per-phase history arrays ``cnt`` and ``thr`` (two per phase)."""
+    return 2 * (n + 3)
 
 
 def engine_phase_limit(n: int) -> int:

@@ -136,7 +136,7 @@ typedef sssp_bits_t sssp_key_t;
 
 // ---- the argument list every engine kernel takes (the contract in kernels/__init__.py) --------
 // cnt[2p] = |F_p|, cnt[2p+1] = |R_p|; thr[2p] = OUT threshold of phase p, thr[2p+1] = min d.
-// ctrl[0] phase, [1] done, [2] barrier arrivals, [3] barrier generation, [4] blocks finished
+// ctrl[0] phase, [1] done, [2..3] grid barrier arrivals (64-bit), [4] blocks finished
 // (settle kernel), [5] abort (barrier timeout), [6] phase limit.
 #define SSSP_ARGS                                                                               \
     const long long *__restrict__ indptr, const int *__restrict__ indices,                     \
@@ -299,25 +299,34 @@ __device__ __forceinline__ int sssp_lower(sssp_key_t *key, const int *settled_at
 }
 
 template <class Q>
-__device__ __forceinline__ void sssp_relax_edge(SSSP_ARGS, Q &q, long long e, int u, sssp_d_t du, int phase,
+__device__ __forceinline__ void sssp_relax_edge(SSSP_ARGS, Q &q, int v, sssp_w_t w, int u, sssp_d_t du, int phase,
                                                 SsspKeys &keys) {
-    const int v = __ldg(indices + e);
-    const sssp_d_t nd = sssp_add(du, (sssp_d_t)__ldg(weights + e));
+    const sssp_d_t nd = sssp_add(du, (sssp_d_t)w);
     const int r = sssp_lower(key, settled_at, v, nd, u);
     if (r == 0) return;  // v's current key already counts in this phase's thresholds
     if (r == 2) q.pushR(phase, v);
     sssp_keys_add(keys, nd, omega, v);
 }
 
+// The edges [first, end) of u with stride `stride`: `edge(t, w, u, du)` per edge (target, weight).
+template <class Edge>
+__device__ __forceinline__ void sssp_walk_edges(const int *__restrict__ indices, const sssp_w_t *__restrict__ weights,
+                                                long long first, long long end, int stride, int u, sssp_d_t du,
+                                                Edge &edge) {
+    for (long long e = first; e < end; e += stride) edge(__ldg(indices + e), __ldg(weights + e), u, du);
+}
+
 // Lane groups of SSSP_RELAX_LANES threads walk the out-edges of `count` list entries; an entry
 // with more than SSSP_BIG_DEGREE edges is stashed and walked by the whole block afterwards, so
-// one hub does not serialise a lane group. `entry(i, u, du)` runs in the group's lane 0 only: it
-// sets u (a negative u skips the entry) and the distance du the node pushes; the group's lanes
-// then call `edge(e, u, du)` for every out-edge e of u. Must be called by every thread of the
+// one hub does not serialise a lane group. In the group's lane 0, `node(i)` reads entry i's node
+// v (its row bounds are loaded at once, beside the entry's own reads) and `entry(i, v, du)`
+// decides: false skips it, true sets the distance bits du it pushes. The group's lanes then call
+// `edge(t, w, u, du)` for every out-edge (sssp_walk_edges). Must be called by every thread of the
 // block (it has block barriers). Used by Crauser's push relax and by near-far's steps.
-template <class Entry, class Edge>
-__device__ void sssp_walk(const long long *__restrict__ indptr, unsigned int count, long long tid,
-                          long long nthreads, Entry entry, Edge edge) {
+template <class Node, class Entry, class Edge>
+__device__ void sssp_walk(const long long *__restrict__ indptr, const int *__restrict__ indices,
+                          const sssp_w_t *__restrict__ weights, unsigned int count, long long tid,
+                          long long nthreads, Node node, Entry entry, Edge edge) {
     __shared__ int stash_u[SSSP_BIG_STASH];
     __shared__ sssp_bits_t stash_d[SSSP_BIG_STASH];
     __shared__ unsigned int stashed;
@@ -332,11 +341,18 @@ __device__ void sssp_walk(const long long *__restrict__ indptr, unsigned int cou
     for (long long i = group; i < count; i += ngroups) {
         int u = -1;
         sssp_bits_t dub = 0;
-        if (lane == 0) entry(i, u, dub);
+        long long beg = 0, end = 0;
+        if (lane == 0) {
+            const int v = node(i);
+            beg = __ldg(indptr + v);
+            end = __ldg(indptr + v + 1);
+            if (entry(i, v, dub)) u = v;
+        }
         u = __shfl_sync(mask, u, 0, SSSP_RELAX_LANES);
-        dub = __shfl_sync(mask, dub, 0, SSSP_RELAX_LANES);
         if (u < 0) continue;
-        const long long beg = __ldg(indptr + u), end = __ldg(indptr + u + 1);
+        dub = __shfl_sync(mask, dub, 0, SSSP_RELAX_LANES);
+        beg = __shfl_sync(mask, beg, 0, SSSP_RELAX_LANES);
+        end = __shfl_sync(mask, end, 0, SSSP_RELAX_LANES);
         if (end - beg > SSSP_BIG_DEGREE) {
             unsigned int s = 0;
             if (lane == 0) s = atomicAdd(&stashed, 1u);
@@ -349,16 +365,14 @@ __device__ void sssp_walk(const long long *__restrict__ indptr, unsigned int cou
                 continue;
             }
         }
-        const sssp_d_t du = sssp_val(dub);
-        for (long long e = beg + lane; e < end; e += SSSP_RELAX_LANES) edge(e, u, du);
+        sssp_walk_edges(indices, weights, beg + lane, end, SSSP_RELAX_LANES, u, sssp_val(dub), edge);
     }
     sssp_block_sync();
     const unsigned int nbig = min(stashed, (unsigned int)SSSP_BIG_STASH);
     for (unsigned int s = 0; s < nbig; ++s) {
         const int u = stash_u[s];
-        const sssp_d_t du = sssp_val(stash_d[s]);
-        const long long end = __ldg(indptr + u + 1);
-        for (long long e = __ldg(indptr + u) + threadIdx.x; e < end; e += blockDim.x) edge(e, u, du);
+        sssp_walk_edges(indices, weights, __ldg(indptr + u) + threadIdx.x, __ldg(indptr + u + 1), (int)blockDim.x, u,
+                        sssp_val(stash_d[s]), edge);
     }
 }
 
@@ -369,12 +383,12 @@ __device__ void sssp_relax_step(SSSP_ARGS, Q &q, int phase, long long tid, long 
     SsspKeys keys;
     sssp_keys_init(keys);
     sssp_walk(
-        indptr, q.nF(phase - 1), tid, nthreads,
-        [&](long long i, int &u, sssp_bits_t &du) {
-            u = q.F(phase - 1, i);
+        indptr, indices, weights, q.nF(phase - 1), tid, nthreads, [&](long long i) { return q.F(phase - 1, i); },
+        [&](long long i, int u, sssp_bits_t &du) {
             du = sssp_bits(q.Fdist(phase - 1, i, u));
+            return true;
         },
-        [&](long long e, int u, sssp_d_t du) { sssp_relax_edge(SSSP_PASS, q, e, u, du, phase, keys); });
+        [&](int v, sssp_w_t w, int u, sssp_d_t du) { sssp_relax_edge(SSSP_PASS, q, v, w, u, du, phase, keys); });
     q.fold(phase, keys);
 }
 #else
@@ -521,32 +535,40 @@ extern "C" __global__ void sssp_e_settle(SSSP_ARGS, unsigned long long cond) {
 
 // ---- the persistent loop ----------------------------------------------------------------------
 // Software grid barrier: the host launches at most as many blocks as can be resident at once.
-// A barrier that waits far too long (a grid that was not resident) aborts the solve instead of
-// hanging: ctrl[5] is set and every block leaves.
+// ctrl[2..3] count arrivals (64-bit) and are never reset during a solve: a block that arrives as
+// the a-th waits until the count reaches the next multiple of the grid size. One atomic and one
+// poll per block, where a counter reset by the last arrival and a generation word cost that block
+// two more round trips and every other block the wait for them. A barrier that waits far too long
+// (a grid that was not resident) aborts the solve instead of hanging: ctrl[5] is set and every
+// block leaves.
 __device__ __forceinline__ bool sssp_grid_sync(unsigned int *ctrl) {
     __shared__ bool abort_;
     sssp_block_sync();
     if (threadIdx.x == 0) {
-        volatile unsigned int *gen = ctrl + 3;
-        const unsigned int g = *gen;
+        bool failed = false;
         __threadfence();
-        if (atomicAdd(ctrl + 2, 1u) == gridDim.x - 1) {
-            atomicExch(ctrl + 2, 0u);
-            __threadfence();
-            atomicAdd(ctrl + 3, 1u);
-        } else {
+        unsigned long long *count = reinterpret_cast<unsigned long long *>(ctrl + 2);
+        const unsigned long long arrived = atomicAdd(count, 1ull) + 1ull;
+        const unsigned long long target = arrived + (gridDim.x - 1u - (arrived - 1u) % gridDim.x);
+        if (arrived != target) {
             long long spins = 0;
-            while (*gen == g) {
-                if (((volatile unsigned int *)ctrl)[5]) break;
+            while (*(volatile unsigned long long *)count < target) {
+                if (((volatile unsigned int *)ctrl)[5]) {
+                    failed = true;
+                    break;
+                }
                 if (++spins > (1ll << 26)) {  // seconds, far beyond any phase
                     atomicExch(ctrl + 5, 1u);
+                    failed = true;
                     break;
                 }
                 __nanosleep(20);
             }
         }
         __threadfence();
-        abort_ = ((volatile unsigned int *)ctrl)[5] != 0;
+        // No second read of the abort flag (a round trip per barrier): a block that timed out
+        // has left, so the others time out at the next barrier and see the flag in their spin.
+        abort_ = failed;
     }
     sssp_block_sync();
     return !abort_;

@@ -9,13 +9,13 @@
 //            to the far pile (once: the `infar` flag) and folds its distance into the pile's
 //            minimum; every other one records its distance in `pushed` and pushes d + w along
 //            its out-edges. A target whose distance falls is appended to L_{k+1} (once per
-//            step: its stamp in settled_at).
+//            step: its step stamp, see below).
 //   raise    when L_{k+1} is empty: T becomes the smallest multiple of Δ above the far pile's
 //            minimum, and one pass splits the pile: live entries below T form L_{k+1}, the rest
 //            a new pile (and its exact minimum); entries whose node was pushed at its current
 //            distance are dropped. Empty buckets cost nothing; a minimum that came from an
 //            entry since gone stale costs one more raise.
-// Steps and raises whose work is small (|L| times the mean degree, or the pile's size, at most
+// Steps and raises whose work is small (the out-degrees of L summed, or the pile's size, at most
 // local_limit) run in block 0 alone with block barriers, the grid waiting at its barrier, as in
 // Crauser's block-local phases. The predecessor tree is built afterwards (sssp_nf_tree).
 //
@@ -25,29 +25,110 @@
 // so the slot every block reads to choose the move is never written during it.
 //   cnt[0..2]  |L| by move % 3        cnt[3..5]  far pile size by raise % 3
 //   cnt[6]     largest |L|            cnt[8..9]  Σ|L| over the steps (64-bit)
+//   cnt[10..15] the out-degrees of L summed (64-bit), by move % 3, added as entries are appended
 //   thr[0]     T at a hand-over       thr[1..3]  far pile minimum by raise % 3
-// ctrl[0] the next step, [1] done, [2..3] grid barrier, [4] raises, [5] abort, [6] step limit,
+// The far-pile flags are bits (infar: one 32-bit word per 32 nodes).
+// ctrl[0] the next step, [1] done, [2..3] grid barrier arrivals, [4] raises, [5] abort, [6] step limit,
 // [7] blocks that have read the ring before a block-local run (sssp_nf_readers_done).
 //
-// Every block reads |L| (and, when it is 0, the pile's size) right after a grid barrier to
-// choose the next move; a grid step or raise never writes the slots being read (a step adds to
-// the pile, but a step is chosen only when |L| > 0, and then no block reads the pile's size). A block-local
-// run does, after a few steps, so block 0 first waits until every block has read them.
-#define SSSP_NF_ARGS SSSP_ARGS, sssp_bits_t *pushed, int *infar
+// Every block reads |L|, its summed degrees and the pile's size right after a grid barrier to
+// choose the next move; a grid step or raise never writes the slots that choice uses (a step
+// adds to the pile, but a step is chosen only when |L| > 0, and then the pile's size is not
+// used). A block-local run does, after a few steps, so block 0 first waits until every block has
+// read them.
+#define SSSP_NF_ARGS SSSP_ARGS, sssp_bits_t *pushed, unsigned int *infar
 #define SSSP_NF_PASS SSSP_PASS, pushed, infar
 #define SSSP_NF_L 0
 #define SSSP_NF_FAR 3
 #define SSSP_NF_MAXL 6
 #define SSSP_NF_SUM 8
+#define SSSP_NF_DEG 10
 #define SSSP_NF_T 0
 #define SSSP_NF_FMIN 1
-#define SSSP_NF_WORDS 12
+#define SSSP_NF_WORDS 16
 
-__device__ __forceinline__ sssp_key_t sssp_nf_key(sssp_d_t d) {
+#include <cooperative_groups/reduce.h>
+
+// Profiling aid (off unless compiled with SSSP_NF_TRACE=1): block 0's thread 0 stamps clock64()
+// into sssp_nf_trace, 8 words per move: [0] the top of the move, [1] after the ring read, [2] after
+// the move, [3] |L| (bit 40: block-local), and inside a step, for its own first list entry and
+// first edge, [4] its node read, [5] its key and pushed read, [6] the edge's atomicMin returned,
+// [7] the edge done (stamp and append).
+#if SSSP_NF_TRACE
+#define SSSP_NF_TRACE_MOVES 8192
+__device__ unsigned long long sssp_nf_trace[SSSP_NF_TRACE_MOVES * 8];
+#define SSSP_NF_MARK(k, r, slot, value)                                                              \
+    if (blockIdx.x == 0 && threadIdx.x == 0 && (k) - 1 + (r) < SSSP_NF_TRACE_MOVES)                \
+        sssp_nf_trace[8 * ((k) - 1 + (r)) + (slot)] = (value);
+// After `dep` has arrived (the branch reads it), when `once` holds.
+#define SSSP_NF_MARK_AFTER(k, r, slot, dep, once)                                                    \
+    if (blockIdx.x == 0 && threadIdx.x == 0 && (once) && (k) - 1 + (r) < SSSP_NF_TRACE_MOVES &&    \
+        (long long)(dep) != 0x7edcba98)                                                               \
+        sssp_nf_trace[8 * ((k) - 1 + (r)) + (slot)] = clock64();
+#else
+#define SSSP_NF_MARK(k, r, slot, value)
+#define SSSP_NF_MARK_AFTER(k, r, slot, dep, once)
+#endif
+
+// The out-degrees summed of the list filled by move m (64-bit counters, by m % 3).
+__device__ __forceinline__ unsigned long long *sssp_nf_work(unsigned int *cnt, int slot) {
+    return reinterpret_cast<unsigned long long *>(cnt + SSSP_NF_DEG) + slot;
+}
+
+// Appends v to a near list and adds its out-degree to the list's work: one atomic per coalesced
+// group for the slot and one for the degrees (v's row bounds load while the slot's atomic runs).
+__device__ __forceinline__ void sssp_nf_append(const long long *__restrict__ indptr, int *list, unsigned int *count,
+                                               unsigned long long *work, int v) {
+    const long long b0 = __ldg(indptr + v), b1 = __ldg(indptr + v + 1);
+    cg::coalesced_group g = cg::coalesced_threads();
+    unsigned int base = 0;
+    if (g.thread_rank() == 0) base = atomicAdd(count, g.size());
+    list[g.shfl(base, 0) + g.thread_rank()] = v;
+    const unsigned long long sum = cg::reduce(g, (unsigned long long)(b1 - b0), cg::plus<unsigned long long>());
+    if (g.thread_rank() == 0) atomicAdd(work, sum);
+}
+
+// Sets v's far-pile flag; true when it was clear (v joins the pile).
+__device__ __forceinline__ bool sssp_nf_flag(unsigned int *infar, int v) {
+    const unsigned int bit = 1u << (v & 31);
+    return (atomicOr(infar + (v >> 5), bit) & bit) == 0;
+}
+__device__ __forceinline__ void sssp_nf_unflag(unsigned int *infar, int v) {
+    atomicAnd(infar + (v >> 5), ~(1u << (v & 31)));
+}
+
+// The step stamp: the step that last lowered a node, so that the step appends it to L_{k+1} once.
+// With 32-bit distances it is the low word of the packed key (distance high, stamp low): the
+// atomicMin that lowers the distance writes the stamp in the same round trip, and returns the
+// previous stamp (an equal distance never replaces the word, since stamps only grow). The
+// predecessor takes the low word only after the solve (sssp_nf_finish, then sssp_nf_tree), and
+// settled_at is not allocated. Wider keys keep the stamps in settled_at (one more atomic).
+__device__ __forceinline__ sssp_key_t sssp_nf_key(sssp_d_t d, unsigned int stamp) {
 #if SSSP_PACKED
-    return ((sssp_key_t)d << 32) | SSSP_NO_PRED;  // the predecessor is filled in by sssp_nf_tree
+    return ((sssp_key_t)d << 32) | stamp;
 #else
     return sssp_bits(d);
+#endif
+}
+
+// Lowers t's key to distance nd in step k; true when t is to join L_{k+1} (its distance fell,
+// and no earlier lowering in this step has appended it).
+__device__ __forceinline__ bool sssp_nf_lower(sssp_key_t *key, int *settled_at, int t, sssp_d_t nd, int k) {
+    const sssp_key_t kt = sssp_nf_key(nd, (unsigned int)(k + 1));
+    const sssp_key_t old = atomicMin(key + t, kt);
+#if SSSP_PACKED
+    return sssp_key_dist(old) > nd && (unsigned int)old != (unsigned int)(k + 1);
+#else
+    return kt < old && atomicExch(settled_at + t, k + 1) != k + 1;
+#endif
+}
+
+// After the last move, every block clears its stripe of the stamps in the packed keys' low words
+// for the predecessor (sssp_nf_tree); no block writes a key any more.
+__device__ __forceinline__ void sssp_nf_finish(sssp_key_t *key, int n) {
+#if SSSP_PACKED
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        key[i] |= (sssp_key_t)SSSP_NO_PRED;
 #endif
 }
 
@@ -78,50 +159,69 @@ __device__ __forceinline__ sssp_d_t sssp_nf_threshold(sssp_d_t dmin, sssp_d_t de
 
 __device__ __forceinline__ int sssp_nf_move(int k, int r) { return (k - 1 + r) % 3; }
 
-__device__ void sssp_nf_step(SSSP_NF_ARGS, int k, int r, sssp_d_t T, long long tid, long long nthreads) {
+// nl: |L_k|, as the caller read it from the ring.
+__device__ void sssp_nf_step(SSSP_NF_ARGS, int k, int r, sssp_d_t T, unsigned int nl, long long tid,
+                             long long nthreads) {
     const int m = sssp_nf_move(k, r);
-    const unsigned int nl = sssp_ldcg(cnt + SSSP_NF_L + m);
     if (tid == 0) {
         cnt[SSSP_NF_L + (m + 2) % 3] = 0;  // read by move m - 1, written from move m + 1 on
+        *sssp_nf_work(cnt, (m + 2) % 3) = 0;
         atomicMax(cnt + SSSP_NF_MAXL, nl);
         atomicAdd(reinterpret_cast<unsigned long long *>(cnt + SSSP_NF_SUM), (unsigned long long)nl);
     }
     const int *L = qF + (long long)(k & 1) * n;
     int *next = qF + (long long)((k + 1) & 1) * n;
     unsigned int *next_count = cnt + SSSP_NF_L + (m + 1) % 3;
+    unsigned long long *next_work = sssp_nf_work(cnt, (m + 1) % 3);
     int *far = qR + (long long)(r & 1) * n;
     unsigned int *far_count = cnt + SSSP_NF_FAR + r % 3;
     sssp_bits_t fmin = SSSP_INF_BITS;
+#if SSSP_NF_TRACE
+    bool first_edge = true;
+#endif
     sssp_walk(
-        indptr, nl, tid, nthreads,
-        [&](long long i, int &u, sssp_bits_t &db) {
+        indptr, indices, weights, nl, tid, nthreads,
+        [&](long long i) {
             const int v = sssp_ldcg(L + i);
+            SSSP_NF_MARK_AFTER(k, r, 4, v, i == 0);
+            return v;
+        },
+        [&](long long i, int v, sssp_bits_t &db) {
             const sssp_d_t d = sssp_dist_of(key, v);
+            const sssp_bits_t p = sssp_ldcg(pushed + v);
             db = sssp_bits(d);
-            if (db >= sssp_ldcg(pushed + v)) return;  // pushed at this distance already
+            SSSP_NF_MARK_AFTER(k, r, 5, db ^ p, i == 0);
+            if (db >= p) return false;  // pushed at this distance already
             if (!(d < T)) {
                 fmin = sssp_min_bits(fmin, db);
-                if (sssp_ldcg(infar + v) == 0 && atomicExch(infar + v, 1) == 0) far[sssp_append_slot(far_count)] = v;
-                return;
+                if (sssp_nf_flag(infar, v)) far[sssp_append_slot(far_count)] = v;
+                return false;
             }
             __stcg(pushed + v, db);
-            u = v;
+            return true;
         },
-        [&](long long e, int u, sssp_d_t du) {
-            const int t = __ldg(indices + e);
-            const sssp_key_t kt = sssp_nf_key(sssp_add(du, (sssp_d_t)__ldg(weights + e)));
-            if (kt >= sssp_ldcg(key + t) || kt >= atomicMin(key + t, kt)) return;
-            if (sssp_ldcg(settled_at + t) != k + 1 && atomicExch(settled_at + t, k + 1) != k + 1)
-                next[sssp_append_slot(next_count)] = t;
+        // One atomicMin per edge (a pre-read of the target's key saved nothing measurable on the
+        // H200 and adds a round trip when the key falls).
+        [&](int t, sssp_w_t w, int, sssp_d_t du) {
+            const bool join = sssp_nf_lower(key, settled_at, t, sssp_add(du, (sssp_d_t)w), k);
+#if SSSP_NF_TRACE
+            const bool traced = first_edge;
+            first_edge = false;
+#endif
+            SSSP_NF_MARK_AFTER(k, r, 6, join, traced);
+            if (join) sssp_nf_append(indptr, next, next_count, next_work, t);
+            SSSP_NF_MARK_AFTER(k, r, 7, t, traced && join);
         });
     sssp_fold_min(thr + SSSP_NF_FMIN + r % 3, fmin);
 }
 
-__device__ void sssp_nf_raise(SSSP_NF_ARGS, int k, int r, sssp_d_t T, long long tid, long long nthreads) {
-    const unsigned int nfar = sssp_ldcg(cnt + SSSP_NF_FAR + r % 3);
+// nfar: the far pile's size, as the caller read it from the ring.
+__device__ void sssp_nf_raise(SSSP_NF_ARGS, int k, int r, sssp_d_t T, unsigned int nfar, long long tid,
+                              long long nthreads) {
     const int m = sssp_nf_move(k, r);
     if (tid == 0) {  // read by raise r - 1 (move m - 1), written from raise r + 1 (move m + 1) on
         cnt[SSSP_NF_L + (m + 2) % 3] = 0;
+        *sssp_nf_work(cnt, (m + 2) % 3) = 0;
         cnt[SSSP_NF_FAR + (r + 2) % 3] = 0;
         thr[SSSP_NF_FMIN + (r + 2) % 3] = SSSP_INF_BITS;
     }
@@ -130,16 +230,18 @@ __device__ void sssp_nf_raise(SSSP_NF_ARGS, int k, int r, sssp_d_t T, long long 
     unsigned int *kept_count = cnt + SSSP_NF_FAR + (r + 1) % 3;
     int *L = qF + (long long)(k & 1) * n;
     unsigned int *L_count = cnt + SSSP_NF_L + (m + 1) % 3;
+    unsigned long long *L_work = sssp_nf_work(cnt, (m + 1) % 3);
     sssp_bits_t fmin = SSSP_INF_BITS;
     for (long long i = tid; i < nfar; i += nthreads) {
         const int v = sssp_ldcg(far + i);
         const sssp_d_t d = sssp_dist_of(key, v);
+        const sssp_bits_t p = sssp_ldcg(pushed + v);
         const sssp_bits_t db = sssp_bits(d);
-        if (db >= sssp_ldcg(pushed + v)) {
-            __stcg(infar + v, 0);  // stale: pushed at this distance since
+        if (db >= p) {
+            sssp_nf_unflag(infar, v);  // stale: pushed at this distance since
         } else if (d < T) {
-            __stcg(infar + v, 0);
-            L[sssp_append_slot(L_count)] = v;
+            sssp_nf_unflag(infar, v);
+            sssp_nf_append(indptr, L, L_count, L_work, v);
         } else {
             kept[sssp_append_slot(kept_count)] = v;
             fmin = sssp_min_bits(fmin, db);
@@ -148,10 +250,29 @@ __device__ void sssp_nf_raise(SSSP_NF_ARGS, int k, int r, sssp_d_t T, long long 
     sssp_fold_min(thr + SSSP_NF_FMIN + (r + 1) % 3, fmin);
 }
 
-// Does the next step (nl > 0) or raise (nl == 0, pile of nfar) stay in one block?
-__device__ __forceinline__ bool sssp_nf_small(unsigned int nl, unsigned int nfar, int local_limit, int degree) {
+// Does the next step (nl > 0, out-degrees summed `work`) or raise (nl == 0, pile of nfar) stay in
+// one block? Only when one block covers the list in one pass (a lane group per entry, a thread
+// per pile entry) and the summed degrees are at most local_limit: a block-local move saves the
+// grid barrier (1.5-3 µs on the H200) but pays the chain of round trips of a step once per pass,
+// so a list a block walks in ten passes cost 36-41 µs a step on t60k against 7.5 µs on the grid
+// (clock64 trace, SSSP_NF_TRACE). The summed degrees see a hub, where |L| times the mean
+// degree did not.
+__device__ __forceinline__ bool sssp_nf_small(unsigned int nl, unsigned long long work, unsigned int nfar,
+                                              int local_limit) {
     if (local_limit <= 0) return false;
-    return nl ? sssp_work(nl, 0, degree) <= (unsigned long long)local_limit : nfar <= (unsigned int)local_limit;
+    if (nl) return nl <= blockDim.x / SSSP_RELAX_LANES && work <= (unsigned long long)local_limit;
+    return nfar <= blockDim.x && nfar <= (unsigned int)local_limit;
+}
+
+// The ring at the top of a move: |L|, its summed out-degrees and the far pile's size, read in
+// one round trip. The pile's size may be growing when |L| > 0 (a step is running in a faster
+// block); it is used only when |L| == 0, and then no move writes it.
+__device__ __forceinline__ void sssp_nf_read_ring(unsigned int *cnt, int k, int r, unsigned int &nl,
+                                                  unsigned long long &work, unsigned int &nfar) {
+    const int m = sssp_nf_move(k, r);
+    nl = sssp_ldcg(cnt + SSSP_NF_L + m);
+    work = sssp_ldcg(sssp_nf_work(cnt, m));
+    nfar = sssp_ldcg(cnt + SSSP_NF_FAR + r % 3);
 }
 
 // Called by every block after reading the ring at the top of the loop, when the move is a
@@ -186,23 +307,29 @@ __device__ __forceinline__ bool sssp_nf_readers_done(unsigned int *ctrl) {
 // reason given at sssp_local_phases). Leaves the state for the grid in ctrl[0], ctrl[1],
 // ctrl[4] and thr[0].
 __device__ __noinline__ void sssp_nf_local(SSSP_NF_ARGS, int k, int r, sssp_d_t T, sssp_d_t delta, int local_limit,
-                                           int degree, int limit) {
+                                           int limit) {
     bool done = false;
     for (;;) {
         sssp_block_sync();
-        const unsigned int nl = sssp_ldcg(cnt + SSSP_NF_L + sssp_nf_move(k, r));
-        const unsigned int nfar = nl ? 0u : sssp_ldcg(cnt + SSSP_NF_FAR + r % 3);
+        SSSP_NF_MARK(k, r, 0, clock64());
+        unsigned int nl, nfar;
+        unsigned long long work;
+        sssp_nf_read_ring(cnt, k, r, nl, work, nfar);
         if ((nl == 0 && nfar == 0) || k > limit) {
             done = true;
             break;
         }
-        if (!sssp_nf_small(nl, nfar, local_limit, degree)) break;
+        if (!sssp_nf_small(nl, work, nfar, local_limit)) break;
+        SSSP_NF_MARK(k, r, 1, clock64());
+        SSSP_NF_MARK(k, r, 3, nl | (1ull << 40));
         if (nl == 0) {
             T = sssp_nf_threshold(sssp_val(sssp_ldcg(thr + SSSP_NF_FMIN + r % 3)), delta);
-            sssp_nf_raise(SSSP_NF_PASS, k, r, T, threadIdx.x, blockDim.x);
+            sssp_nf_raise(SSSP_NF_PASS, k, r, T, nfar, threadIdx.x, blockDim.x);
+            SSSP_NF_MARK(k, r, 2, clock64());
             ++r;
         } else {
-            sssp_nf_step(SSSP_NF_PASS, k, r, T, threadIdx.x, blockDim.x);
+            sssp_nf_step(SSSP_NF_PASS, k, r, T, nl, threadIdx.x, blockDim.x);
+            SSSP_NF_MARK(k, r, 2, clock64());
             ++k;
         }
     }
@@ -218,13 +345,15 @@ extern "C" __global__ void sssp_nf_init(SSSP_NF_ARGS, int source) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const bool s = i == source;
+#if !SSSP_PACKED
         settled_at[i] = 0;  // the step stamp
-        key[i] = s ? sssp_nf_key(0) : SSSP_KEY_INF;
+#endif
+        key[i] = s ? sssp_nf_key(0, 0) : SSSP_KEY_INF;
 #if !SSSP_PACKED
         pred[i] = (int)SSSP_NO_PRED;
 #endif
         pushed[i] = SSSP_INF_BITS;
-        infar[i] = s ? 1 : 0;
+        if (i < ((long long)n + 31) / 32) infar[i] = i == source / 32 ? 1u << (source & 31) : 0u;
         if (i < SSSP_NF_WORDS) {
             cnt[i] = i == SSSP_NF_FAR ? 1u : 0u;  // the far pile of raise 0 holds the source
             thr[i] = i == SSSP_NF_FMIN ? sssp_bits(0) : SSSP_INF_BITS;
@@ -239,9 +368,10 @@ extern "C" __global__ void sssp_nf_init(SSSP_NF_ARGS, int source) {
     }
 }
 
-// delta: Δ as 64 bits (sssp_nf_delta); local_limit and degree as for sssp_e_persistent.
+// delta: Δ as 64 bits (sssp_nf_delta); local_limit: a step whose list's out-degrees sum to at
+// most this (or a raise of a pile at most this long) runs in block 0 alone; 0 never.
 extern "C" __global__ void __launch_bounds__(1024, 1)
-    sssp_nf_persistent(SSSP_NF_ARGS, unsigned long long delta_bits, int local_limit, int degree) {
+    sssp_nf_persistent(SSSP_NF_ARGS, unsigned long long delta_bits, int local_limit) {
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
     const int limit = (int)ctrl[6];
@@ -249,35 +379,45 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
     int k = 1, r = 0;
     sssp_d_t T = 0;
     for (;;) {
-        const unsigned int nl = sssp_ldcg(cnt + SSSP_NF_L + sssp_nf_move(k, r));
-        const unsigned int nfar = nl ? 0u : sssp_ldcg(cnt + SSSP_NF_FAR + r % 3);
+        SSSP_NF_MARK(k, r, 0, clock64());
+        unsigned int nl, nfar;
+        unsigned long long work;
+        sssp_nf_read_ring(cnt, k, r, nl, work, nfar);
         if ((nl == 0 && nfar == 0) || k > limit) {
             if (tid == 0) {
                 ctrl[0] = (unsigned int)k;
                 ctrl[4] = (unsigned int)r;
                 ctrl[1] = 1;
             }
+            sssp_nf_finish(key, n);  // every block stops at this move
             return;
         }
-        if (sssp_nf_small(nl, nfar, local_limit, degree)) {
+        if (sssp_nf_small(nl, work, nfar, local_limit)) {
             if (!sssp_nf_readers_done(ctrl)) {
                 sssp_grid_sync(ctrl);  // returns at once: the abort flag is set
                 return;
             }
-            if (blockIdx.x == 0) sssp_nf_local(SSSP_NF_PASS, k, r, T, delta, local_limit, degree, limit);
+            if (blockIdx.x == 0) sssp_nf_local(SSSP_NF_PASS, k, r, T, delta, local_limit, limit);
             if (!sssp_grid_sync(ctrl)) return;
-            if (sssp_ldcg(ctrl + 1)) return;
+            if (sssp_ldcg(ctrl + 1)) {
+                sssp_nf_finish(key, n);
+                return;
+            }
             k = (int)sssp_ldcg(ctrl);
             r = (int)sssp_ldcg(ctrl + 4);
             T = sssp_val(sssp_ldcg(thr + SSSP_NF_T));
             continue;
         }
+        SSSP_NF_MARK(k, r, 1, clock64());
+        SSSP_NF_MARK(k, r, 3, nl);
         if (nl == 0) {
             T = sssp_nf_threshold(sssp_val(sssp_ldcg(thr + SSSP_NF_FMIN + r % 3)), delta);
-            sssp_nf_raise(SSSP_NF_PASS, k, r, T, tid, nthreads);
+            sssp_nf_raise(SSSP_NF_PASS, k, r, T, nfar, tid, nthreads);
+            SSSP_NF_MARK(k, r, 2, clock64());
             ++r;
         } else {
-            sssp_nf_step(SSSP_NF_PASS, k, r, T, tid, nthreads);
+            sssp_nf_step(SSSP_NF_PASS, k, r, T, nl, tid, nthreads);
+            SSSP_NF_MARK(k, r, 2, clock64());
             ++k;
         }
         if (!sssp_grid_sync(ctrl)) return;

@@ -171,9 +171,10 @@ class EngineSolver(DeviceBuffers):
         crit = None if self.nearfar else self.params.criterion
         self.d_omega = self._node_minima(graph, inf_val) if crit in ("out", "inout") else None
         self.d_iota = self._node_minima(graph.reverse(), inf_val) if crit in ("in", "inout") else None
-        # Node state, queues and the per-phase history.
-        hist = kernels.engine_history_len(n)
-        self.d_settled = self._alloc(4 * n)
+        # Node state, queues and the per-phase history (near-far: its counter rings only).
+        hist = kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(n)
+        # Near-far with packed keys keeps its step stamps in the keys' low words (sssp_nf_lower).
+        self.d_settled = None if self.nearfar and self.params.packed else self._alloc(4 * n)
         self.d_key = self._alloc(key_dt.itemsize * n)
         self.d_pred = self._alloc(4 * n) if not self.params.packed else None
         self.d_qF = self._alloc(8 * n)
@@ -181,13 +182,13 @@ class EngineSolver(DeviceBuffers):
         self.d_cnt = self._alloc(4 * hist)
         self.d_thr = self._alloc(val_dt.itemsize * hist if not self.params.floating else 8 * hist)
         self.d_ctrl = self._alloc(4 * kernels.CTRL_WORDS)
-        # Near-far: the distance each node last pushed with, and its far-pile flag.
+        # Near-far: the distance each node last pushed with, and its far-pile flags (bits).
         self.d_pushed = self._alloc(val_dt.itemsize * n) if self.nearfar else None
-        self.d_infar = self._alloc(4 * n) if self.nearfar else None
+        self.d_infar = self._alloc(4 * kernels.nearfar_flag_words(n)) if self.nearfar else None
         self.h_key = cuda.pagelocked_empty(n, key_dt)
         self.h_pred = cuda.pagelocked_empty(n, np.uint32) if self.d_pred is not None else None
         self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)
-        self.ctrl0 = np.zeros(kernels.CTRL_WORDS, np.uint32)
+        self.ctrl0 = cuda.pagelocked_zeros(kernels.CTRL_WORDS, np.uint32)  # an async copy, no staging
         self.ctrl0[kernels.CTRL_PHASE] = 1
         self.ctrl0[kernels.CTRL_LIMIT] = (kernels.nearfar_step_limit(n) if self.nearfar
                                           else kernels.engine_phase_limit(n))
@@ -280,7 +281,7 @@ class EngineSolver(DeviceBuffers):
         """The contract's common argument list (``kernels.ENGINE_ARGS``) for this solver."""
         null = np.uintp(0)
         return (self.d_indptr, self.d_indices, self.d_weights, self.d_omega or null, self.d_iota or null,
-                self.d_settled, self.d_key, self.d_pred or null, self.d_qF, self.d_qR, self.d_cnt,
+                self.d_settled or null, self.d_key, self.d_pred or null, self.d_qF, self.d_qR, self.d_cnt,
                 self.d_thr, self.d_ctrl, np.int32(self.n))
 
     def _launch(self, name: str, *extra: Any) -> None:
@@ -295,7 +296,8 @@ class EngineSolver(DeviceBuffers):
     def poison(self, byte: int = 0xA5) -> None:
         """Fill the output buffers with a pattern (testing aid: the solve must overwrite them)."""
         self.cuda.memset_d8(self.d_key, byte, self.n * self.key_dtype.itemsize)
-        self.cuda.memset_d8(self.d_settled, byte, self.n * 4)
+        if self.d_settled is not None:
+            self.cuda.memset_d8(self.d_settled, byte, self.n * 4)
         if self.d_pred is not None:
             self.cuda.memset_d8(self.d_pred, byte, self.n * 4)
 
@@ -314,7 +316,7 @@ class EngineSolver(DeviceBuffers):
         if self.nearfar:
             self._launch("persistent", self.d_pushed, self.d_infar,
                          np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
-                         np.int32(self.local_limit), np.int32(self.degree))
+                         np.int32(self.local_limit))
         elif self.loop == "persistent":
             self._launch("persistent", np.int32(self.local_limit), np.int32(self.local_cap),
                          np.int32(self.degree))
