@@ -5,7 +5,7 @@ Run on a CUDA host::
     python benchmarks/bench_nearfar.py --out nearfar.csv [--graphs-dir DIR] [--generated grid-512 rgg-196k]
 
 For every graph: Crauser OUT and IN+OUT with the default launch configuration, then near-far for
-every Δ scale (a multiple of the default rule, :func:`sssp.cpu.nearfar.default_delta`) x lanes x
+every Δ scale (a multiple of the default rule, :func:`sssp.cpu.nearfar.scaled_delta`) x lanes x
 block-local limit. Each point: a warm-up solve, then the median over ``--sources`` sources of the
 CUDA-event time of a whole solve, the steps (phases) and buckets, and the cost per step (loop
 time / steps). Every answer is checked against SciPy's Dijkstra. This is the measurement behind
@@ -25,7 +25,7 @@ import numpy as np
 
 import sssp
 from sssp.config import KernelConfig, LaunchConfig
-from sssp.cpu.nearfar import default_delta
+from sssp.cpu.nearfar import scaled_delta
 from sssp.cpu.reference import dijkstra
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -81,6 +81,11 @@ def main() -> int:
     ap.add_argument("--random", nargs="*", default=["24kx2", "98kx2", "98kx20"], metavar="SIZExDEG")
     ap.add_argument("--generated", nargs="*", default=[], metavar="NAME")
     ap.add_argument("--budget-seconds", type=float, default=300)
+    ap.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS), metavar="LABEL",
+                    help="near-far launch configurations to run (default: all)")
+    ap.add_argument("--scales", nargs="*", type=float, default=list(SCALES), metavar="S",
+                    help="Δ scales to run, as multiples of the default rule (default: %(default)s)")
+    ap.add_argument("--no-crauser", action="store_true", help="skip the two Crauser baselines")
     args = ap.parse_args()
     t0 = time.perf_counter()
     bad = 0
@@ -96,11 +101,11 @@ def main() -> int:
                 continue
             sources = pick_sources(graph, args.sources, 0)
             refs = {s: dijkstra(graph, s).dist for s in sources}
-            points = [(a, None, None, "default", LaunchConfig.default()) for a in ("crauser", "crauser-inout")]
-            base = default_delta(graph)
-            for scale in SCALES:
-                delta = base * scale if graph.is_float else max(1, round(base * scale))
-                points += [("near-far", scale, delta, label, cfg) for label, cfg in CONFIGS.items()]
+            points = [] if args.no_crauser else [
+                (a, None, None, "default", LaunchConfig.default()) for a in ("crauser", "crauser-inout")]
+            for scale in args.scales:
+                delta = scaled_delta(graph, scale)
+                points += [("near-far", scale, delta, label, CONFIGS[label]) for label in args.configs]
             for algorithm, scale, delta, label, cfg in points:
                 kw = {"algorithm": algorithm, "config": cfg}
                 if delta is not None:
