@@ -166,18 +166,24 @@ def test_auto_without_records_runs_crauser(tmp_path):
 
 
 def test_shipped_h200_records_choose_per_class():
-    """The shipped H200 records (tune engine --algorithm auto, this kernel version) choose
-    near-far on the sparse classes and a Crauser criterion on the dense ones."""
+    """The shipped H200 records (tune engine --algorithm auto, this kernel version) cover the 12
+    paper classes and the 10 high-diameter ones; they choose near-far on the sparse classes and
+    on every high-diameter one, and a Crauser criterion on the dense ones."""
     import json
     from importlib import resources
 
     doc = json.loads((resources.files("tuning_db") / "data" / "h200-engine2.json").read_text())
     digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
     auto = [b for b in doc["best"] if b["algorithm"] == "auto" and b["kernel_version"]["digest"] == digest]
-    assert len(auto) == 12
-    picks = {(b["graph_class"]["size"], b["graph_class"]["degree"]): b["options"]["algorithm"] for b in auto}
+    low = [b for b in auto if b["graph_class"].get("diameter", "lowdiam") == "lowdiam"]
+    high = [b for b in auto if b["graph_class"].get("diameter") == "highdiam"]
+    assert len(low) == 12 and len(high) == 10
+    picks = {(b["graph_class"]["size"], b["graph_class"]["degree"]): b["options"]["algorithm"] for b in low}
     assert all(picks[(s, "deg2")] == "near-far" for s in ("24k", "49k", "98k"))
     assert all(picks[(s, "deg1000")] != "near-far" for s in ("24k", "49k", "98k"))
+    assert {(b["graph_class"]["size"], b["graph_class"]["degree"]) for b in high} == {
+        (s, d) for s in ("24k", "49k", "98k", "196k", "393k") for d in ("deg2", "deg20")}
+    assert all(b["options"]["algorithm"] == "near-far" for b in high)
 
 
 def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
