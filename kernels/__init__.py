@@ -52,10 +52,13 @@ class KernelCompileFailure(KernelError):
 
 SOURCE_FILE = "sssp_kernels.cu"
 ENGINE_SOURCE_FILE = "sssp_engine.cu"
-SOURCE_PARTS: dict[str, tuple[str, ...]] = {ENGINE_SOURCE_FILE: (ENGINE_SOURCE_FILE, "sssp_nearfar.cu")}
+SOURCE_PARTS: dict[str, tuple[str, ...]] = {
+    ENGINE_SOURCE_FILE: (ENGINE_SOURCE_FILE, "sssp_nearfar.cu", "sssp_cluster.cu"),
+}
 """Sources compiled as one translation unit, in this order: engine 2's core and Crauser/Martín
-steps, then near-far on the same queues and barriers (``sssp_nearfar.cu`` continues
-``sssp_engine.cu`` and does not compile alone)."""
+steps, then near-far on the same queues and barriers, then near-far in one thread-block cluster
+(``sssp_nearfar.cu`` and ``sssp_cluster.cu`` continue ``sssp_engine.cu`` and do not compile
+alone)."""
 KERNEL_NAMES = {
     # logical kernel -> CUDA function, per variant
     ("relax", "successors"): "sssp_relax",
@@ -166,6 +169,8 @@ class EngineParams:
     criterion: str = "out"
     relax_lanes: int = 1
     pull: bool = False
+    cluster: int = 0
+    """Blocks of the cluster near-far solver (``sssp_nfc_solve``) built in; 0 builds none."""
 
     source_file = ENGINE_SOURCE_FILE
 
@@ -180,6 +185,10 @@ class EngineParams:
             raise KernelContractError(f"criterion {self.criterion!r} not in {CRITERIA}")
         if self.relax_lanes not in LANE_CHOICES:
             raise KernelContractError(f"relax lanes {self.relax_lanes} not in {LANE_CHOICES}")
+        if self.cluster and (self.cluster not in CLUSTER_SIZES or not self.packed or self.pull):
+            raise KernelContractError(
+                f"cluster {self.cluster}: the cluster solver takes {CLUSTER_SIZES} blocks, 32-bit integer "
+                "distances and the successors variant")
 
     @property
     def packed(self) -> bool:
@@ -195,6 +204,7 @@ class EngineParams:
             "SSSP_IN": int(self.criterion in ("in", "inout")),
             "SSSP_RELAX_LANES": self.relax_lanes,
             "SSSP_PULL": int(self.pull),
+            "SSSP_NF_CLUSTER": self.cluster,
         }
 
     def nvcc_flags(self) -> list[str]:
@@ -204,7 +214,7 @@ class EngineParams:
     def key(self) -> str:
         kind = "f" if self.floating else "u"
         return (f"e-{kind}{self.dist_bits}w{self.weight_bits}-{self.criterion}-l{self.relax_lanes}"
-                f"{'-pull' if self.pull else ''}")
+                f"{'-pull' if self.pull else ''}{f'-c{self.cluster}' if self.cluster else ''}")
 
     def dtypes(self) -> tuple[str, str, str]:
         """numpy dtype names of (stored distance key, distance value, weight) on the device."""
@@ -228,10 +238,12 @@ class KernelSpec:
     grid: str
     """How many blocks: ``"nodes"`` (one thread per node), ``"node-lanes"`` (lanes threads per
     node), ``"history"`` (cover the per-phase history), ``"resident"`` (every block resident at
-    once: the persistent loop's grid barrier needs it), ``"half-nodes"`` (two nodes per thread)."""
+    once: the persistent loop's grid barrier needs it), ``"half-nodes"`` (two nodes per thread),
+    ``"cluster"`` (one thread-block cluster: the size compiled in)."""
     shared: str = "none"
-    """Dynamic shared memory: ``"none"``, ``"block-dist"`` (one distance per thread) or
-    ``"local-queues"`` (:func:`local_queue_bytes`)."""
+    """Dynamic shared memory: ``"none"``, ``"block-dist"`` (one distance per thread),
+    ``"local-queues"`` (:func:`local_queue_bytes`) or ``"cluster-state"``
+    (:func:`cluster_smem_bytes`)."""
     strided: bool = False
     """The kernel strides over its work, so its grid may be capped at the resident blocks."""
 
@@ -279,6 +291,80 @@ NEARFAR_KERNELS: dict[str, KernelSpec] = {
 """Near-far (Δ-stepping) on engine 2: one persistent launch, then the strict half of the
 predecessor rule (kernels/sssp_nearfar.cu). ``delta`` is 64 bits: an integer, or a float64's bits
 for real-valued weights (:func:`nearfar_delta_bits`). Successors variant only."""
+
+CLUSTER_KERNELS: dict[str, KernelSpec] = {
+    "solve": KernelSpec("solve", _both("sssp_nfc_solve"),
+                        (*ENGINE_ARGS, "delta", "source", "nb", "cap", "limit", "mb"),
+                        ENGINE_FORMAT + "Qiiiii", "cluster", "cluster-state"),
+    "tree": NEARFAR_KERNELS["tree"],
+}
+"""Near-far in one thread-block cluster (kernels/sssp_cluster.cu): one launch of exactly
+``cluster`` blocks (compiled in, ``EngineParams.cluster``) whose shared memory holds every node's
+distance (:func:`cluster_smem_bytes`), then the predecessors as for near-far. Of engine 2's
+arguments it uses ``indptr``, ``indices``, ``weights``, ``key`` (written at the end), ``cnt`` and
+``ctrl``; the others may be null. ``delta`` as for near-far; ``nb`` the node slots per block
+(:func:`cluster_slots`); ``cap`` the list entries per block (:data:`CLUSTER_LIST_CAP`); ``limit``
+:func:`nearfar_step_limit`; ``mb`` 0, or the most edges of one block's nodes when the blocks keep
+their rows and edges in shared memory too (:func:`cluster_layout`)."""
+
+CLUSTER_SIZES = (1, 2, 4, 8, 16)
+"""Cluster sizes the solver builds for (16 is beyond the portable 8: the runtime opts in)."""
+CLUSTER_LANES = 8
+"""Lanes per node of the predecessor pass after a cluster solve (its builds fix them, so that the
+cluster adds five builds, not thirty)."""
+CLUSTER_LIST_CAP = 2048
+"""List entries per block and step (nodes past it stay active for the next step)."""
+CLUSTER_STATIC_SMEM = 1024
+"""Shared memory per block the cluster solver keeps out of its dynamic budget (its static
+scratch is 128 B; the rest is margin)."""
+CLUSTER_MAX_EDGES = 2**31 - 1
+"""Row starts are 32-bit in the cluster solver's list: graphs with more edges use the grid."""
+
+
+def cluster_slots(n: int, blocks: int) -> int:
+    """Node slots per block of a cluster of ``blocks``: ceil(n / blocks), rounded up to 32 (a
+    whole word of active bits)."""
+    per_block = -(-n // blocks)
+    return max(32, -(-per_block // 32) * 32)
+
+
+def cluster_smem_bytes(n: int, blocks: int, cap: int = CLUSTER_LIST_CAP, mb: int = 0) -> int:
+    """Dynamic shared memory per block of the cluster solver: 8 words of per-step counters, an
+    inbox of 4 words per block, the distances (4 B per slot), two bit maps, the list (4 words per
+    entry), and with ``mb`` > 0 (resident) the rows (4 B per slot, one more) and ``mb`` edges of
+    8 B (target and weight), else 16-bit out-degrees."""
+    nb = cluster_slots(n, blocks)
+    graph = 4 * (nb + 1) + 8 * mb if mb else 2 * nb
+    return 4 * (8 + 4 * blocks + nb + 2 * (nb // 32) + 4 * cap) + graph
+
+
+def cluster_block_edges(degrees, blocks: int) -> int:
+    """The most edges of one block's nodes (node v lives in block v % blocks); ``degrees``: the
+    out-degrees as a numpy array."""
+    return max(int(degrees[r::blocks].sum()) for r in range(blocks))
+
+
+def cluster_layout(degrees, smem_per_block: int, *, at_least: int = 1,
+                   largest: int = CLUSTER_SIZES[-1]) -> tuple[int, int] | None:
+    """(blocks, mb) of the cluster solver for a graph with out-degrees ``degrees``: the fewest
+    blocks of :data:`CLUSTER_SIZES` (from ``at_least`` to ``largest``) whose shared memory
+    (``smem_per_block`` bytes each) holds the distances and the graph itself (``mb`` edges per
+    block: no global memory read in a step), else the fewest that hold the distances alone
+    (``mb`` = 0); None when none does, or the graph has too many edges for the solver.
+    ``degrees``: the out-degrees as a numpy array."""
+    n, m = len(degrees), int(degrees.sum())
+    if m > CLUSTER_MAX_EDGES:
+        return None
+    sizes = [c for c in CLUSTER_SIZES if at_least <= c <= largest]
+    for c in sizes:
+        mb = cluster_block_edges(degrees, c)
+        if cluster_smem_bytes(n, c, mb=max(mb, 1)) <= smem_per_block:
+            return c, max(mb, 1)
+    for c in sizes:
+        if cluster_smem_bytes(n, c) <= smem_per_block:
+            return c, 0
+    return None
+
 
 NEARFAR_WORDS = 16
 """Entries of ``cnt`` and ``thr`` near-far uses (its counter rings): all it allocates of them."""
@@ -362,6 +448,8 @@ def blocks_for(spec: KernelSpec, n: int, block: int, lanes: int = 1, *, resident
         blocks = -(-n // (2 * block))
     elif spec.grid == "history":
         blocks = -(-engine_history_len(n) // block)
+    elif spec.grid == "cluster":
+        raise KernelContractError("the cluster grid is the cluster's size (EngineParams.cluster)")
     elif spec.grid == "resident":
         if resident is None:
             raise KernelContractError("the resident grid rule needs the number of resident blocks")
@@ -401,6 +489,7 @@ def engine_params() -> list[EngineParams]:
     kinds = [(32, 32, False), (64, 32, False), (64, 64, False), (64, 32, True), (64, 64, True)]
     for (db, wb, fl), crit, lanes, pull in itertools.product(kinds, CRITERIA, LANE_CHOICES, (False, True)):
         out.append(EngineParams(db, wb, fl, crit, lanes, pull))
+    out.extend(EngineParams(32, 32, False, "out", CLUSTER_LANES, False, c) for c in CLUSTER_SIZES)
     return out
 
 

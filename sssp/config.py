@@ -44,11 +44,13 @@ L1_STATES: dict[str, tuple[str, int | None]] = {
     "S": ("PREFER_SHARED", 100),
 }
 KERNELS = ("relax", "min", "update")
-LOOPS = ("persistent", "graph", "host", "legacy")
+LOOPS = ("persistent", "graph", "host", "cluster", "legacy")
 """Loop mechanisms: one persistent kernel with a grid barrier; a CUDA graph WHILE node; host
-launches per phase (engine 2); the paper's host-driven relax/min/update kernels."""
+launches per phase (engine 2); near-far in one thread-block cluster with the distances in its
+shared memory (near-far only, when they fit; otherwise the persistent loop runs); the paper's
+host-driven relax/min/update kernels."""
 MIN_BLOCK, MAX_BLOCK = 32, 1024
-from kernels import LANE_CHOICES  # noqa: E402  (the kernel contract owns it)
+from kernels import CLUSTER_SIZES, LANE_CHOICES  # noqa: E402  (the kernel contract owns them)
 
 
 class ConfigError(SSSPError, ValueError):
@@ -122,6 +124,9 @@ class LaunchConfig:
         Persistent loop: a phase whose frontier plus fringe is at most this runs in one block
         with block barriers only (work: frontier edges plus fringe); 0 turns that off, -1 means
         eight times the block size.
+    cluster : int
+        Cluster loop: at least this many blocks in the cluster (0: the fewest whose shared
+        memory holds the graph's distances; see :func:`kernels.cluster_blocks_for`).
     """
 
     relax: KernelConfig = DEFAULT_KERNEL
@@ -130,6 +135,7 @@ class LaunchConfig:
     loop: str = "persistent"
     blocks_per_sm: int = 2
     local_limit: int = -1
+    cluster: int = 0
 
     def __post_init__(self) -> None:
         for name in KERNELS:
@@ -140,10 +146,12 @@ class LaunchConfig:
                 raise ConfigError(f"only relax takes lanes > 1; {name} got {kc.lanes}")
         if self.loop not in LOOPS:
             raise ConfigError(f"loop {self.loop!r} is invalid: use one of {', '.join(LOOPS)}")
-        for field_name, low in (("blocks_per_sm", 0), ("local_limit", -1)):
+        for field_name, low in (("blocks_per_sm", 0), ("local_limit", -1), ("cluster", 0)):
             value = getattr(self, field_name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ConfigError(f"{field_name} must be an integer >= {low}, got {value!r}")
+        if self.cluster and self.cluster not in CLUSTER_SIZES:
+            raise ConfigError(f"cluster {self.cluster} is invalid: use 0 or one of {CLUSTER_SIZES}")
 
     @classmethod
     def default(cls) -> LaunchConfig:
@@ -158,7 +166,11 @@ class LaunchConfig:
 
     def options(self) -> dict[str, int | str]:
         """The structural choices (stored beside the per-kernel labels)."""
-        return {"loop": self.loop, "blocks_per_sm": self.blocks_per_sm, "local_limit": self.local_limit}
+        opts: dict[str, int | str] = {"loop": self.loop, "blocks_per_sm": self.blocks_per_sm,
+                                      "local_limit": self.local_limit}
+        if self.loop == "cluster":
+            opts["cluster"] = self.cluster
+        return opts
 
     @classmethod
     def from_parts(cls, labels: dict[str, str], options: dict | None = None) -> LaunchConfig:
@@ -167,7 +179,8 @@ class LaunchConfig:
         opts = dict(options or {})
         kernels = {k: KernelConfig.parse(labels[k]) for k in KERNELS}
         return cls(**kernels, loop=str(opts.get("loop", "legacy")),
-                   blocks_per_sm=int(opts.get("blocks_per_sm", 2)), local_limit=int(opts.get("local_limit", -1)))
+                   blocks_per_sm=int(opts.get("blocks_per_sm", 2)), local_limit=int(opts.get("local_limit", -1)),
+                   cluster=int(opts.get("cluster", 0)))
 
     @classmethod
     def uniform(cls, block_size: int, l1: str = "N") -> LaunchConfig:
@@ -193,4 +206,6 @@ class LaunchConfig:
         text = f"loop={self.loop} relax={kernels['relax']} settle={kernels['update']}"
         if self.loop == "persistent":
             text += f" blocks/SM={self.blocks_per_sm or 'max'} local<={self.local_limit}"
+        elif self.loop == "cluster":
+            text += f" cluster>={self.cluster or 'fit'}"
         return text

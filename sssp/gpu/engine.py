@@ -5,18 +5,22 @@ One solver object holds the graph on the device and runs the phase loop in one o
 (:mod:`sssp.gpu.cudagraph`, the one module that uses NVIDIA's ``cuda-bindings``), or host
 launches that poll the device every few phases. All three run the same relax and settle steps,
 so they give the same distances, predecessors and phase counts.
+
+Near-far runs on the persistent loop, or on the cluster loop: one thread-block cluster whose
+shared memory holds every distance (``kernels/sssp_cluster.cu``), when the graph fits.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 import kernels
-from kernels import ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams
+from kernels import CLUSTER_KERNELS, ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams
 
 from ..config import ConfigSource, KernelConfig, LaunchConfig
 from ..errors import BackendUnavailableError, InvalidGraphError
@@ -90,8 +94,10 @@ class EngineSolver(DeviceBuffers):
     ----------
     graph : Graph
     algorithm : {"crauser", "crauser-in", "crauser-inout", "martin", "near-far"}
-        ``"near-far"`` is Δ-stepping (``kernels.NEARFAR_KERNELS``): successors variant and
-        persistent loop only.
+        ``"near-far"`` is Δ-stepping (``kernels.NEARFAR_KERNELS``): successors variant, on the
+        persistent or the cluster loop (``kernels.CLUSTER_KERNELS``; a graph whose distances do
+        not fit in one cluster's shared memory, or that needs wider distances, runs on the
+        persistent loop, and the result's ``stats["cluster_fallback"]`` says why).
     variant : {"successors", "predecessors"}
     config : LaunchConfig
         ``config.loop`` picks the loop mechanism (not ``"legacy"``: that is
@@ -133,18 +139,24 @@ class EngineSolver(DeviceBuffers):
         self.nearfar = algorithm == "near-far"
         self.kernel_set = NEARFAR_KERNELS if self.nearfar else ENGINE_KERNELS
         self.delta: int | float | None = None
+        self.cluster = self.cluster_mb = 0
+        self.cluster_fallback = ""
+        if self.loop == "cluster" and not self.nearfar:
+            raise InvalidGraphError(f"loop 'cluster' runs near-far only, not {algorithm!r}")
         if self.nearfar:
             from ..cpu.nearfar import check_delta, default_delta, effective_delta
 
             if variant != "successors":
                 raise InvalidGraphError("near-far runs the successors variant only")
-            if self.loop != "persistent":
-                raise InvalidGraphError(f"near-far runs on the persistent loop only, not {self.loop!r}")
+            if self.loop not in ("persistent", "cluster"):
+                raise InvalidGraphError(f"near-far runs on the persistent or cluster loop, not {self.loop!r}")
             self.delta = default_delta(graph) if delta is None else effective_delta(graph, check_delta(delta))
         elif delta is not None:
             raise InvalidGraphError(f"delta applies to near-far only, not {algorithm!r}")
         relax_cfg = self.config.relax
         self.params = engine_params_for(graph, algorithm, variant, relax_cfg.lanes)
+        if self.loop == "cluster":
+            self._choose_cluster()
         key_dt, val_dt, w_dt = (np.dtype(t) for t in self.params.dtypes())
         self.key_dtype, self.val_dtype, self.weight_dtype = key_dt, val_dt, w_dt
         n = graph.n
@@ -171,20 +183,23 @@ class EngineSolver(DeviceBuffers):
         crit = None if self.nearfar else self.params.criterion
         self.d_omega = self._node_minima(graph, inf_val) if crit in ("out", "inout") else None
         self.d_iota = self._node_minima(graph.reverse(), inf_val) if crit in ("in", "inout") else None
-        # Node state, queues and the per-phase history (near-far: its counter rings only).
+        # Node state, queues and the per-phase history (near-far: its counter rings only; the
+        # cluster loop keeps its node state in shared memory: the keys and counters only).
         hist = kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(n)
+        grid_nf = self.nearfar and not self.cluster
         # Near-far with packed keys keeps its step stamps in the keys' low words (sssp_nf_lower).
         self.d_settled = None if self.nearfar and self.params.packed else self._alloc(4 * n)
         self.d_key = self._alloc(key_dt.itemsize * n)
         self.d_pred = self._alloc(4 * n) if not self.params.packed else None
-        self.d_qF = self._alloc(8 * n)
-        self.d_qR = self._alloc(8 * n)
+        self.d_qF = None if self.cluster else self._alloc(8 * n)
+        self.d_qR = None if self.cluster else self._alloc(8 * n)
         self.d_cnt = self._alloc(4 * hist)
-        self.d_thr = self._alloc(val_dt.itemsize * hist if not self.params.floating else 8 * hist)
+        self.d_thr = None if self.cluster else self._alloc(
+            val_dt.itemsize * hist if not self.params.floating else 8 * hist)
         self.d_ctrl = self._alloc(4 * kernels.CTRL_WORDS)
         # Near-far: the distance each node last pushed with, and its far-pile flags (bits).
-        self.d_pushed = self._alloc(val_dt.itemsize * n) if self.nearfar else None
-        self.d_infar = self._alloc(4 * kernels.nearfar_flag_words(n)) if self.nearfar else None
+        self.d_pushed = self._alloc(val_dt.itemsize * n) if grid_nf else None
+        self.d_infar = self._alloc(4 * kernels.nearfar_flag_words(n)) if grid_nf else None
         self.h_key = cuda.pagelocked_empty(n, key_dt)
         self.h_pred = cuda.pagelocked_empty(n, np.uint32) if self.d_pred is not None else None
         self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)
@@ -201,8 +216,34 @@ class EngineSolver(DeviceBuffers):
             self._graph = PhaseGraph(self)
 
     # -- set-up helpers ------------------------------------------------------------------------
+    def _choose_cluster(self) -> None:
+        """The cluster's size for the cluster loop and whether the graph itself stays in shared
+        memory (:func:`kernels.cluster_layout`), or the persistent loop with the reason in
+        ``cluster_fallback`` (wider distances, too many edges, or distances that do not fit)."""
+        cuda, g = self.cuda, self.graph
+        major = self.info.compute_capability[0]
+        optin = cuda.Device(self.info.ordinal).get_attribute(
+            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        largest = kernels.CLUSTER_SIZES[-1] if _non_portable_clusters(cuda) else 8
+        layout = kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
+                                        at_least=max(1, self.config.cluster), largest=largest)
+        if major < 9:
+            self.cluster_fallback = f"thread-block clusters need sm_90 or newer ({self.info.arch})"
+        elif not self.params.packed:
+            self.cluster_fallback = "the cluster solver keeps 32-bit integer distances"
+        elif layout is None:
+            self.cluster_fallback = (f"{g.n} nodes and {g.m} edges do not fit in the shared memory of "
+                                     f"{largest} blocks of {optin} bytes")
+        if self.cluster_fallback:
+            log.info("cluster loop: %s; running the persistent loop", self.cluster_fallback)
+            self.loop = "persistent"
+            return
+        self.cluster, self.cluster_mb = layout
+        self.kernel_set = CLUSTER_KERNELS
+        self.params = replace(self.params, relax_lanes=kernels.CLUSTER_LANES, cluster=self.cluster)
+
     def _kernel_config(self, name: str) -> KernelConfig:
-        if name in ("relax", "tree", "persistent", "init"):
+        if name in ("relax", "tree", "persistent", "init", "solve"):
             kc = self.config.relax
             return kc if name != "init" else KernelConfig(kc.block_size, "N")
         return self.config.update  # settle: update with the threshold folded in
@@ -214,6 +255,8 @@ class EngineSolver(DeviceBuffers):
         return self._upload(out)
 
     def _launch_shapes(self) -> dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]]:
+        if self.cluster:
+            return self._cluster_shapes()
         limit = self.config.local_limit
         self.local_limit = 8 * self.config.relax.block_size if limit < 0 else limit
         if self.variant == "predecessors":
@@ -240,6 +283,24 @@ class EngineSolver(DeviceBuffers):
                                             resident=sms * max(fits, 1))
             shapes[name] = ((blocks, 1, 1), (bs, 1, 1))
         return shapes
+
+    def _cluster_shapes(self) -> dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]]:
+        """One cluster of ``self.cluster`` blocks with its node state in shared memory (all of it
+        asked for: carveout 100 %), and the predecessor pass over the whole device."""
+        cuda, func = self.cuda, self.funcs["solve"]
+        fa = cuda.function_attribute
+        self.local_limit = self.local_cap = 0
+        self.nb = kernels.cluster_slots(self.n, self.cluster)
+        self.local_smem = kernels.cluster_smem_bytes(self.n, self.cluster, mb=self.cluster_mb)
+        func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem)
+        func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
+        if self.cluster > 8:
+            func.set_attribute(_non_portable_clusters(cuda), 1)
+        self.l1_applied["solve"] = f"shared {self.local_smem} B, carveout 100"
+        bs = self.config.relax.block_size
+        tree_bs = self._kernel_config("tree").block_size
+        tree = kernels.blocks_for(self.kernel_set["tree"], self.n, tree_bs, kernels.CLUSTER_LANES)
+        return {"solve": ((self.cluster, 1, 1), (bs, 1, 1)), "tree": ((tree, 1, 1), (tree_bs, 1, 1))}
 
     def _persistent_blocks(self, fits: int, block: int) -> int:
         """Blocks per multiprocessor of the persistent kernel, every one of them resident.
@@ -281,12 +342,12 @@ class EngineSolver(DeviceBuffers):
         """The contract's common argument list (``kernels.ENGINE_ARGS``) for this solver."""
         null = np.uintp(0)
         return (self.d_indptr, self.d_indices, self.d_weights, self.d_omega or null, self.d_iota or null,
-                self.d_settled or null, self.d_key, self.d_pred or null, self.d_qF, self.d_qR, self.d_cnt,
-                self.d_thr, self.d_ctrl, np.int32(self.n))
+                self.d_settled or null, self.d_key, self.d_pred or null, self.d_qF or null, self.d_qR or null,
+                self.d_cnt, self.d_thr or null, self.d_ctrl, np.int32(self.n))
 
     def _launch(self, name: str, *extra: Any) -> None:
         grid, block = self._shapes[name]
-        shared = self.local_smem if name == "persistent" else 0
+        shared = self.local_smem if name in ("persistent", "solve") else 0
         self.funcs[name].prepared_async_call(grid, block, self.stream, *self.args(), *extra, shared_size=shared)
 
     def memory_bytes(self) -> int:
@@ -304,6 +365,9 @@ class EngineSolver(DeviceBuffers):
     # -- the solve -----------------------------------------------------------------------------
     def start(self, source: int) -> None:
         """Queue the initialisation for ``source`` (control words and the init kernel)."""
+        self._source = source
+        if self.cluster:  # the cluster kernel sets its own state and writes every control word
+            return
         self.cuda.memcpy_htod_async(self.d_ctrl, self.ctrl0, self.stream)
         if self.nearfar:
             self._launch("init", self.d_pushed, self.d_infar, np.int32(source))
@@ -313,7 +377,11 @@ class EngineSolver(DeviceBuffers):
     def run_phases(self) -> None:
         """Queue (or run) the phase loop with this solver's loop mechanism."""
         cuda, stream = self.cuda, self.stream
-        if self.nearfar:
+        if self.cluster:
+            self._launch("solve", np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
+                         np.int32(self._source), np.int32(self.nb), np.int32(kernels.CLUSTER_LIST_CAP),
+                         np.int32(kernels.nearfar_step_limit(self.n)), np.int32(self.cluster_mb))
+        elif self.nearfar:
             self._launch("persistent", self.d_pushed, self.d_infar,
                          np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
                          np.int32(self.local_limit))
@@ -432,6 +500,11 @@ class EngineSolver(DeviceBuffers):
             "reached": int(np.count_nonzero(reached)),
             "flat_parents_on_host": flat,
         }
+        if self.cluster:
+            stats["cluster_blocks"] = self.cluster
+            stats["cluster_resident"] = bool(self.cluster_mb)
+        if self.cluster_fallback:
+            stats["cluster_fallback"] = self.cluster_fallback
         return self._result(source, dist, pred, steps, stats, total_ms, loop_ms, wall)
 
     def _decode(self) -> tuple[np.ndarray, np.ndarray]:
@@ -466,3 +539,17 @@ class EngineSolver(DeviceBuffers):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _non_portable_clusters(cuda: Any) -> Any:
+    """pycuda's ``function_attribute`` for clusters beyond the portable 8 blocks
+    (``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED``), or None when this pycuda cannot
+    name it (its enum stops at older attributes; the value is the driver API's)."""
+    fa = cuda.function_attribute
+    named = getattr(fa, "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", None)
+    if named is not None:
+        return named
+    try:
+        return fa(14)
+    except Exception:  # Boost.Python enums may refuse unnamed values
+        return None

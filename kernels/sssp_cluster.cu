@@ -1,0 +1,341 @@
+// ---- near-far in one thread-block cluster (Hopper and later) -----------------------------------
+// The grid solver's step is a chain of L2 round trips plus a grid barrier (kernels/README.md, "Where
+// a near-far step's time goes"): 5-9 µs a step, paid hundreds to thousands of times on meshes and
+// road graphs. When the graph's distances fit in the shared memory of one thread-block cluster
+// (SSSP_NF_CLUSTER blocks, one per multiprocessor), this solver keeps them there instead:
+//   node v lives in block v % C at slot v / C: its distance (32 bits) and two "active" bits (one
+//   per step parity); a block reaches another block's slots through distributed shared memory,
+//   so the distance atomicMin of an edge is a shared-memory atomic, and the step barrier is the
+//   cluster's hardware barrier.
+// A step p (Δ-stepping, label correcting, as sssp_nearfar.cu):
+//   scan     every block reads its active bits of parity p: a node with d < T joins the block's
+//            list (at most `cap`; the rest stay active), every other one stays active for p + 1;
+//            one shared atomic per warp and round hands out the entries and their edge offsets
+//            (the degrees are in shared memory);
+//   walk     the list's out-edges, spread evenly over the block's threads (a binary search over
+//            the entries' first edges per edge, so a hub costs its edges / blockDim rounds);
+//            a target whose distance falls gets its active bit of parity p + 1 in its owner;
+//   decide   each block folds the smallest distance it left active (carried or lowered) into its
+//            slot; after the cluster barrier every block reads all slots and makes the same choice:
+//            nothing active ends the solve; a minimum at or above T raises T to the next multiple
+//            of Δ above it (a new bucket).
+// Any order of relaxations gives exact distances (a lowered node is always walked again with its
+// new distance); T only orders the work. The distances are written to `key` (packed, predecessor
+// NO_PRED) at the end, and sssp_nf_tree builds the predecessors as for the grid solver.
+//
+// Shared memory per block (dynamic, sized by the host: kernels.cluster_smem_bytes): the block's
+// edges when resident, per-step words and an inbox, nb distances, two bit maps of nb bits, the
+// rows when resident (else 16-bit degrees), and the list (node, distance, row start, first edge;
+// cap entries).
+// Weights below 2^31 when resident (they are kept as int beside the target).
+// 32-bit distances and fewer than 2^31 edges (row starts are 32-bit here).
+#ifndef SSSP_NF_CLUSTER
+#define SSSP_NF_CLUSTER 0
+#endif
+#if SSSP_NF_CLUSTER
+#if !SSSP_PACKED
+#error "the cluster solver keeps 32-bit integer distances"
+#endif
+#if SSSP_NF_CLUSTER != 1 && SSSP_NF_CLUSTER != 2 && SSSP_NF_CLUSTER != 4 && SSSP_NF_CLUSTER != 8 && \
+    SSSP_NF_CLUSTER != 16
+#error "SSSP_NF_CLUSTER must be 1, 2, 4, 8 or 16"
+#endif
+#define SSSP_NFC_LOG2 ((SSSP_NF_CLUSTER > 1) + (SSSP_NF_CLUSTER > 2) + (SSSP_NF_CLUSTER > 4) + (SSSP_NF_CLUSTER > 8))
+#define SSSP_NFC_MASK (SSSP_NF_CLUSTER - 1)
+
+
+// Exclusive block scan of x (every thread calls it); `total` gets the block's sum. Ends with a
+// block barrier, so ws is free again on return.
+__device__ __forceinline__ unsigned int sssp_nfc_scan(unsigned int x, unsigned int *ws, unsigned int &total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+    unsigned int incl = x;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const unsigned int y = __shfl_up_sync(SSSP_FULL_MASK, incl, off);
+        if (lane >= off) incl += y;
+    }
+    if (lane == 31) ws[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned int w = lane < nwarps ? ws[lane] : 0u;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const unsigned int y = __shfl_up_sync(SSSP_FULL_MASK, w, off);
+            if (lane >= off) w += y;
+        }
+        ws[lane] = w;
+    }
+    __syncthreads();
+    total = ws[nwarps - 1];
+    const unsigned int excl = incl - x + (warp ? ws[warp - 1] : 0u);
+    __syncthreads();
+    return excl;
+}
+
+#if SSSP_NF_TRACE
+#define SSSP_NFC_MARK(p, slot, value)                                                               \
+    if (rank == 0 && threadIdx.x == 0 && (p) < SSSP_NF_TRACE_MOVES) sssp_nf_trace[8 * (p) + (slot)] = (value);
+#else
+#define SSSP_NFC_MARK(p, slot, value)
+#endif
+
+// The out-degree of the node in slot loc, and its first edge when the graph is resident.
+__device__ __forceinline__ unsigned int sssp_nfc_degree(bool resident, const unsigned int *lrow,
+                                                        const unsigned short *ldeg, const long long *indptr, int loc,
+                                                        int v) {
+    if (resident) return lrow[loc + 1] - lrow[loc];
+    const unsigned int d = ldeg[loc];
+    return d != 0xFFFFu ? d : (unsigned int)(__ldg(indptr + v + 1) - __ldg(indptr + v));
+}
+
+// delta_bits: Δ (sssp_nf_delta); nb: slots per block (a multiple of 32, nb * C >= n); cap: list
+// entries per block; limit: the step guard (kernels.nearfar_step_limit); mb: 0, or the most edges
+// of one block's nodes, when every block also keeps its nodes' rows and edges in shared memory
+// (copied at the start; the steps then read no global memory). Otherwise every block keeps its
+// nodes' out-degrees (16 bits; 0xFFFF: look it up) and reads rows and edges from global memory.
+// Writes key (every node), ctrl[0] steps + 1, ctrl[1] done (0: the step limit was reached),
+// ctrl[4] raises, ctrl[5] 0, cnt[6] the largest list, cnt[8..9] the list entries summed (64-bit).
+// Per-step words go by step parity: step p uses set p & 1 and clears set (p + 1) & 1, whose last
+// use was before the cluster barrier that ended step p - 1. Each block sends its (minimum left
+// active, list size) to every block's inbox before the barrier (remote stores, no round trip),
+// so after it every block decides from its own shared memory.
+// With SSSP_NF_TRACE, block 0's thread 0 stamps clock64() per step into sssp_nf_trace: [0] the
+// top, [1] the list ready, [6] its rows ready, [2] the walk done, [3] past the cluster barrier,
+// [4] list size, [5] its edges.
+extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+    sssp_nfc_solve(SSSP_ARGS, unsigned long long delta_bits, int source, int nb, int cap, int limit, int mb) {
+    cg::cluster_group cluster = cg::this_cluster();
+    const unsigned int rank = cluster.block_rank();
+    extern __shared__ int2 sssp_nfc_smem[];
+    const int nw = nb >> 5;
+    const bool resident = mb > 0;
+    int2 *ledge = sssp_nfc_smem;  // resident: (target, weight) of this block's nodes' edges
+    // [0..1] list entries << 32 | edges, by parity
+    unsigned long long *alloc = reinterpret_cast<unsigned long long *>(ledge + mb);
+    unsigned int *words = reinterpret_cast<unsigned int *>(alloc + 2);  // [0..1] minimum left, [2] capped edges
+    unsigned int *inbox = words + 4;  // [parity][block][2]: every block's (minimum, list size)
+    unsigned int *dist = inbox + 2 * 2 * SSSP_NF_CLUSTER;
+    unsigned int *bits = dist + nb;        // parity 0: [0, nw), parity 1: [nw, 2 nw)
+    unsigned int *lrow = bits + 2 * nw;    // resident: first edge in ledge of each slot (nb + 1)
+    const unsigned short *ldeg = reinterpret_cast<const unsigned short *>(lrow);  // otherwise: degrees
+    int *l_node = reinterpret_cast<int *>(lrow + (resident ? nb + 1 : nb / 2));
+    unsigned int *l_dist = reinterpret_cast<unsigned int *>(l_node + cap);
+    int *l_start = reinterpret_cast<int *>(l_dist + cap);
+    unsigned int *l_pre = reinterpret_cast<unsigned int *>(l_start + cap);  // first edge in the list
+    __shared__ unsigned int ws[32];
+
+    const sssp_d_t delta = sssp_nf_delta(delta_bits);
+    for (int i = threadIdx.x; i < nb; i += blockDim.x) dist[i] = SSSP_INF_BITS;
+    for (int i = threadIdx.x; i < 2 * nw; i += blockDim.x) bits[i] = 0u;
+    if (threadIdx.x < 2) {
+        alloc[threadIdx.x] = 0ull;
+        words[threadIdx.x] = SSSP_INF_BITS;
+    }
+    if (resident) {  // this block's rows, then its edges (spread over the threads as in the walk)
+        unsigned int run = 0;
+        for (int base = 0; base < nb; base += blockDim.x) {
+            const int loc = base + threadIdx.x;
+            const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
+            const unsigned int deg = loc < nb && v < n ? (unsigned int)(__ldg(indptr + v + 1) - __ldg(indptr + v)) : 0u;
+            unsigned int total;
+            const unsigned int e0 = sssp_nfc_scan(deg, ws, total);
+            if (loc < nb) lrow[loc] = run + e0;
+            run += total;
+        }
+        if (threadIdx.x == 0) lrow[nb] = run;
+        __syncthreads();
+        int at = 0;
+        for (unsigned int e = threadIdx.x; e < run; e += blockDim.x) {
+            int lo = at, hi = nb - 1;
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (lrow[mid] <= e) lo = mid;
+                else hi = mid - 1;
+            }
+            at = lo;
+            const long long g = __ldg(indptr + ((lo << SSSP_NFC_LOG2) | (int)rank)) + (e - lrow[lo]);
+            ledge[e] = make_int2(__ldg(indices + g), (int)__ldg(weights + g));
+        }
+    } else {
+        unsigned short *deg16 = reinterpret_cast<unsigned short *>(lrow);
+        for (int loc = threadIdx.x; loc < nb; loc += blockDim.x) {
+            const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
+            const long long deg = v < n ? __ldg(indptr + v + 1) - __ldg(indptr + v) : 0;
+            deg16[loc] = deg < 0xFFFF ? (unsigned short)deg : (unsigned short)0xFFFFu;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && (unsigned int)(source & SSSP_NFC_MASK) == rank) {
+        const int loc = source >> SSSP_NFC_LOG2;
+        dist[loc] = 0u;
+        bits[loc >> 5] = 1u << (loc & 31);
+    }
+    cluster.sync();  // every block's shared memory is set before any remote access
+
+    sssp_d_t T = sssp_nf_threshold(0, delta);
+    int p = 0, raises = 1;  // the first bucket counts, as in the grid solver (its raise 0)
+    unsigned long long updates = 0;
+    unsigned int largest = 0;
+    bool done = false;
+    const int lane = threadIdx.x & 31;
+    while (p < limit) {
+        const int par = p & 1;
+        SSSP_NFC_MARK(p, 0, clock64());
+        unsigned int *cur = bits + par * nw;
+        unsigned int *nxt = bits + (par ^ 1) * nw;
+        unsigned int left = SSSP_INF_BITS;  // smallest distance this thread leaves active
+        if (threadIdx.x == 0) {
+            alloc[par ^ 1] = 0ull;
+            words[par ^ 1] = SSSP_INF_BITS;
+        }
+        // Scan (every warp runs the same rounds, so its lanes share one atomic per round): a node
+        // with d < T joins the list, every other active node stays active. One 64-bit shared
+        // atomic per warp and round hands out list entries and edge offsets together, so the
+        // entries' first edges rise with their index (the walk's binary search needs that).
+        for (int base = 0; base < nw; base += blockDim.x) {
+            const int j = base + threadIdx.x;
+            const unsigned int w = j < nw ? cur[j] : 0u;
+            if (!__any_sync(SSSP_FULL_MASK, w != 0u)) continue;  // the whole warp idle this round
+            unsigned int take = 0u;
+            unsigned long long mine = 0ull;  // entries << 32 | edges of this thread's take
+            if (w) {
+                cur[j] = 0u;
+                unsigned int keep = 0u, rest = w;
+                while (rest) {
+                    const int b = __ffs(rest) - 1;
+                    rest &= rest - 1;
+                    const int loc = (j << 5) | b;
+                    const unsigned int d = dist[loc];
+                    if (d < T) {
+                        take |= 1u << b;
+                        mine += (1ull << 32) |
+                                sssp_nfc_degree(resident, lrow, ldeg, indptr, loc, (loc << SSSP_NFC_LOG2) | (int)rank);
+                    } else {
+                        keep |= 1u << b;
+                        left = min(left, d);
+                    }
+                }
+                if (keep) atomicOr(nxt + j, keep);
+            }
+            unsigned long long incl = mine;
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const unsigned long long y = __shfl_up_sync(SSSP_FULL_MASK, incl, off);
+                if (lane >= off) incl += y;
+            }
+            unsigned long long first = 0ull;
+            if (lane == 31 && incl) first = atomicAdd(alloc + par, incl);
+            unsigned long long at = __shfl_sync(SSSP_FULL_MASK, first, 31) + incl - mine;
+            while (take) {
+                const int b = __ffs(take) - 1;
+                take &= take - 1;
+                const int loc = (j << 5) | b;
+                const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
+                const unsigned int pos = (unsigned int)(at >> 32);
+                const unsigned int deg = sssp_nfc_degree(resident, lrow, ldeg, indptr, loc, v);
+                if (pos < (unsigned int)cap) {
+                    l_node[pos] = v;
+                    l_dist[pos] = dist[loc];
+                    l_pre[pos] = (unsigned int)at;
+                    if (resident) l_start[pos] = (int)lrow[loc];
+                } else {  // past the list's capacity: active next step (d < T keeps T)
+                    if (pos == (unsigned int)cap) words[2] = (unsigned int)at;
+                    atomicOr(nxt + j, 1u << b);
+                    left = min(left, dist[loc]);
+                }
+                at += (1ull << 32) | deg;
+            }
+        }
+        __syncthreads();
+        const unsigned long long got = alloc[par];
+        const unsigned int listed = (unsigned int)(got >> 32);
+        const unsigned int len = min(listed, (unsigned int)cap);
+        const unsigned int edges = listed > (unsigned int)cap ? words[2] : (unsigned int)got;
+        SSSP_NFC_MARK(p, 1, clock64());
+        if (!resident) {  // the entries' rows, in one round of loads
+            for (unsigned int i = threadIdx.x; i < len; i += blockDim.x) l_start[i] = (int)__ldg(indptr + l_node[i]);
+            __syncthreads();
+        }
+        SSSP_NFC_MARK(p, 6, clock64());
+        SSSP_NFC_MARK(p, 4, len);
+        SSSP_NFC_MARK(p, 5, edges);
+        // Walk: edge e of the list belongs to the last entry whose first edge is <= e.
+        int i = 0;
+        for (unsigned int e = threadIdx.x; e < edges; e += blockDim.x) {
+            int lo = i, hi = (int)len - 1;
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (l_pre[mid] <= e) lo = mid;
+                else hi = mid - 1;
+            }
+            i = lo;
+            const long long edge = (long long)l_start[i] + (e - l_pre[i]);
+            int t;
+            unsigned int nd;
+            if (resident) {
+                const int2 tw = ledge[edge];
+                t = tw.x;
+                nd = l_dist[i] + (unsigned int)tw.y;
+            } else {
+                t = __ldg(indices + edge);
+                nd = l_dist[i] + (unsigned int)__ldg(weights + edge);
+            }
+            const unsigned int owner = (unsigned int)(t & SSSP_NFC_MASK);
+            const int tloc = t >> SSSP_NFC_LOG2;
+            unsigned int *tdist = cluster.map_shared_rank(dist, owner);
+            if (nd < atomicMin(tdist + tloc, nd)) {
+                unsigned int *tbits = cluster.map_shared_rank(nxt, owner);
+                atomicOr(tbits + (tloc >> 5), 1u << (tloc & 31));
+                left = min(left, nd);
+            }
+        }
+        SSSP_NFC_MARK(p, 2, clock64());
+        // Decide: the block's minimum left active, then (minimum, list size) to every inbox.
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) left = min(left, __shfl_xor_sync(SSSP_FULL_MASK, left, off));
+        if (lane == 0 && left != SSSP_INF_BITS) atomicMin(words + par, left);
+        __syncthreads();
+        if (threadIdx.x < SSSP_NF_CLUSTER) {
+            unsigned int *to = cluster.map_shared_rank(inbox, threadIdx.x) + 2 * (par * SSSP_NF_CLUSTER + rank);
+            to[0] = words[par];
+            to[1] = len;
+        }
+        cluster.sync();
+        SSSP_NFC_MARK(p, 3, clock64());
+        unsigned int gmin = SSSP_INF_BITS, glen = 0u;
+        if (lane < SSSP_NF_CLUSTER) {
+            gmin = inbox[2 * (par * SSSP_NF_CLUSTER + lane)];
+            glen = inbox[2 * (par * SSSP_NF_CLUSTER + lane) + 1];
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            gmin = min(gmin, __shfl_xor_sync(SSSP_FULL_MASK, gmin, off));
+            glen += __shfl_xor_sync(SSSP_FULL_MASK, glen, off);
+        }
+        ++p;
+        updates += glen;
+        largest = max(largest, glen);
+        if (gmin == SSSP_INF_BITS) {
+            done = true;
+            break;
+        }
+        if (!(gmin < T)) {
+            T = sssp_nf_threshold(gmin, delta);
+            ++raises;
+        }
+    }
+    cluster.sync();  // no block leaves while another may still write to it
+    for (int loc = threadIdx.x; loc < nb; loc += blockDim.x) {
+        const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
+        if (v < n) key[v] = ((sssp_key_t)dist[loc] << 32) | (sssp_key_t)SSSP_NO_PRED;
+    }
+    if (rank == 0 && threadIdx.x == 0) {
+        ctrl[0] = (unsigned int)(p + 1);
+        ctrl[1] = done ? 1u : 0u;
+        ctrl[4] = (unsigned int)raises;
+        ctrl[5] = 0u;  // the limit shows as not done
+        cnt[6] = largest;
+        *reinterpret_cast<unsigned long long *>(cnt + SSSP_NF_SUM) = updates;
+    }
+}
+#endif
