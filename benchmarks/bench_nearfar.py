@@ -40,6 +40,11 @@ CONFIGS = {
     "1024x1-x4-local8192": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192),
     "1024x1-x4-local32768": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=32768),
     "1024x1-x32-local8192": LaunchConfig(KernelConfig(1024, "N", 32), blocks_per_sm=1, local_limit=8192),
+    # The cluster loop (kernels/sssp_cluster.cu): the fewest blocks that hold the graph, or at least 4 / 16.
+    "cluster-1024": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster"),
+    "cluster-512": LaunchConfig(KernelConfig(512, "N", 8), loop="cluster"),
+    "cluster-1024-c4": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=4),
+    "cluster-1024-c16": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16),
 }
 
 
@@ -68,6 +73,8 @@ def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str]:
             steps.append(r.iterations)
             buckets.append(r.stats.get("buckets", 0))
     st = float(np.median(steps))
+    if "cluster_fallback" in r.stats:
+        print(f"  cluster loop fell back: {r.stats['cluster_fallback']}", flush=True)
     return (float(np.median(times)), int(st), int(np.median(buckets)), 1e3 * float(np.median(loop)) / max(st, 1),
             "yes" if ok else "no")
 

@@ -13,7 +13,10 @@ Dijkstra), steps, block-local moves, and medians over the moves of the last solv
 block-local and grid moves: the ring read, the move, the gap to the next move (the grid barrier,
 or a block barrier), and inside a step, for thread 0's first entry and first edge, the list read,
 the key and ``pushed`` read, the edge's atomicMin and the stamp and append. All in microseconds at
-the SM clock the driver reports.
+the SM clock the driver reports. On the cluster loop (``cluster-*`` configurations,
+``kernels/sssp_cluster.cu``) a step's segments are the scan that builds the list, the load of its
+rows (when the graph is not resident), the walk of its edges, the cluster barrier, and the rest
+(the choice from the inbox).
 
 Graph names: ``random-<size>-deg<d>`` (``sssp.generate``), ``grid-<side>`` / ``rgg-<n>`` (the
 record's generated families) or the stem of a ``*.gz`` under ``--graphs-dir`` (random weights
@@ -41,8 +44,14 @@ CONFIGS = {
     "x8-local8192": (1024, 8, 1, 8192),
     "x4-local0": (1024, 4, 1, 0),
     "x16-local2048-256x1": (256, 16, 1, 2048),
+    "cluster-1024": (1024, kernels.CLUSTER_LANES, 0, 0),
+    "cluster-512": (512, kernels.CLUSTER_LANES, 0, 0),
+    "cluster-1024-c4": (1024, kernels.CLUSTER_LANES, 4, 0),
+    "cluster-1024-c16": (1024, kernels.CLUSTER_LANES, 16, 0),
 }
-"""label -> (block size, relax lanes, blocks per SM, local limit)."""
+"""label -> (block size, relax lanes, blocks per SM, local limit); ``cluster-*``: (block size,
+lanes, at least this many blocks in the cluster, 0) on the cluster loop."""
+CLUSTER_SEGMENTS = ((0, 1, "scan"), (1, 6, "rows"), (6, 2, "walk"), (2, 3, "barrier"))
 SEGMENTS = ((1, 4, "list_read"), (4, 5, "key_read"), (5, 6, "edge_atomic"), (6, 7, "stamp_append"),
             (7, 2, "rest"))
 
@@ -92,6 +101,19 @@ def summary(trace: np.ndarray, moves: int, clock_hz: float) -> dict:
     return out
 
 
+def cluster_summary(trace: np.ndarray, steps: int, clock_hz: float) -> dict:
+    """Medians (µs) over the steps of one traced cluster solve (SSSP_NFC_MARK)."""
+    t = trace.reshape(-1, SLOTS)[:steps].astype(np.int64)
+    us = 1e6 / clock_hz
+    out: dict = {f"{name}_us": round(float(np.median(t[:, b] - t[:, a])) * us, 3) for a, b, name in CLUSTER_SEGMENTS}
+    if len(t) > 1:
+        out["rest_us"] = round(float(np.median(t[1:, 0] - t[:-1, 3])) * us, 3)
+    out["step_us"] = round(float(np.median(np.diff(t[:, 0]))) * us, 3) if len(t) > 1 else None
+    out["list_len"] = float(np.median(t[:, 4]))
+    out["list_edges"] = float(np.median(t[:, 5]))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("graphs", nargs="+", metavar="NAME")
@@ -116,7 +138,10 @@ def main() -> int:
         refs = {s: dijkstra(graph, s).dist for s in sources}
         for label in args.configs:
             block, lanes, per_sm, local = CONFIGS[label]
-            cfg = LaunchConfig(KernelConfig(block, "N", lanes), blocks_per_sm=per_sm, local_limit=local)
+            if label.startswith("cluster"):
+                cfg = LaunchConfig(KernelConfig(block, "N", lanes), loop="cluster", cluster=per_sm)
+            else:
+                cfg = LaunchConfig(KernelConfig(block, "N", lanes), blocks_per_sm=per_sm, local_limit=local)
             with EngineSolver(graph, algorithm="near-far", config=cfg, delta=scaled_delta(graph, args.scale)) as sv:
                 ptr, size = sv.module.get_global("sssp_nf_trace")
                 clock_hz = 1e3 * sv.cuda.Device(sv.info.ordinal).get_attribute(sv.cuda.device_attribute.CLOCK_RATE)
@@ -132,8 +157,9 @@ def main() -> int:
             wrong += not ok
             row = {"graph": name, "config": label, "delta_scale": args.scale, "gpu_ms": round(float(np.median(times)), 4),
                    "verified": "yes" if ok else "no", "steps": r.iterations, "buckets": r.stats["buckets"],
-                   "sm_clock_mhz": clock_hz / 1e6,
-                   **summary(trace, r.iterations + r.stats["buckets"], clock_hz)}
+                   "sm_clock_mhz": clock_hz / 1e6, "cluster_blocks": r.stats.get("cluster_blocks"),
+                   **(cluster_summary(trace, r.iterations, clock_hz) if "cluster_blocks" in r.stats
+                      else summary(trace, r.iterations + r.stats["buckets"], clock_hz))}
             line = json.dumps(row)
             print(line, flush=True)
             if out:

@@ -30,9 +30,34 @@ def test_space_points_round_trip():
         assert set(point) == set(structure.SPACE)
         assert all(point[k] in structure.SPACE[k] for k in point), point
         assert structure.from_config(structure.to_config(point)) == point
+    for algorithm in ("auto", "near-far"):
+        space = structure.space_for(algorithm)
+        for point in structure.start_points(algorithm):
+            assert set(point) == set(space) and all(point[k] in space[k] for k in point), point
+            assert structure.canonical(point) == point  # start points are their own representatives
+            back = structure.from_config(structure.to_config(point))  # the launch part of the point
+            assert back == {k: point[k] for k in back}, point
     # the default point is the default configuration (local limit -1 means 8 x 256)
     default = structure.to_config(structure.DEFAULT_POINT)
     assert default.relax == LaunchConfig.default().relax and default.loop == "persistent"
+
+
+def test_canonical_cluster_points():
+    """The cluster loop runs near-far only; it has no blocks per SM, block-local limit or free
+    lanes, and the cluster's size means nothing to the other loops."""
+    base = {"block_size": 1024, "l1": "N", "lanes": 4, "blocks_per_sm": 2, "local_limit": 8192, "cluster": 16}
+    nf = structure.canonical({**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2})
+    assert nf["loop"] == "cluster" and nf["cluster"] == 16
+    assert (nf["lanes"], nf["blocks_per_sm"], nf["local_limit"]) == (kernels.CLUSTER_LANES, 1, 0)
+    cr = structure.canonical({**base, "loop": "cluster", "algorithm": "crauser", "delta_scale": 2})
+    assert (cr["loop"], cr["cluster"], cr["delta_scale"], cr["lanes"]) == ("persistent", 0, 1, 4)
+    host = structure.canonical({**base, "loop": "host", "algorithm": "near-far", "delta_scale": 2})
+    assert (host["loop"], host["cluster"]) == ("persistent", 0)
+    own = structure.canonical({**base, "loop": "graph", "delta_scale": 4})  # near-far's own space
+    assert own["loop"] == "persistent"
+    cfg = structure.to_config(nf)
+    assert cfg.loop == "cluster" and cfg.cluster == 16
+    assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg  # stored and read back
 
 
 @pytest.mark.parametrize("speedup,kept", [(3.0, False), (1.01, True)])

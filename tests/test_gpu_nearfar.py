@@ -42,6 +42,14 @@ CONFIGS = [
 """Default; grid steps only; whole warps per node with many block-local steps; everything in
 block 0 (every step and raise block-local)."""
 
+CLUSTER_CONFIGS = [
+    LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster"),
+    LaunchConfig(KernelConfig(256, "A", 8), loop="cluster", cluster=4),
+    LaunchConfig(KernelConfig(512, "N", 8), loop="cluster", cluster=16),
+]
+"""The cluster loop (kernels/sssp_cluster.cu): the fewest blocks that hold the graph, at least 4
+blocks of 256 threads, and 16 blocks (beyond the portable cluster size)."""
+
 
 def check(graph: sssp.Graph, sources, *, deltas=(None,), configs=CONFIGS, repeats: int = 1) -> list:
     from sssp.gpu import make_solver
@@ -145,7 +153,7 @@ def test_step_and_bucket_counts_near_the_reference():
     assert gpu.stats["buckets"] <= cpu.stats["buckets"] * 1.5 + 2
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.relax.label}-local{c.local_limit}")
+@pytest.mark.parametrize("config", CONFIGS + CLUSTER_CONFIGS, ids=str)
 def test_source_without_out_edges_and_one_node(config):
     graph = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
     res = sssp.solve(graph, 3, backend="gpu", algorithm="near-far", config=config)
@@ -153,6 +161,54 @@ def test_source_without_out_edges_and_one_node(config):
     one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
     res = sssp.solve(one, 0, backend="gpu", algorithm="near-far", config=config)
     assert res.dist.tolist() == [0] and res.pred.tolist() == [-1]
+
+
+def test_cluster_loop_resident_and_not():
+    """Distances, predecessors and repeated solves on the cluster loop, with the graph in shared
+    memory (a small graph) and with only its distances there (a large one)."""
+    small = sssp.generate("random", size=6000, degree=8, seed=12)
+    results = check(small, [0, 9, 4000], deltas=(None, 1, 10**12, float("inf")), configs=CLUSTER_CONFIGS,
+                    repeats=2)
+    assert all(r.stats["loop"] == "cluster" and r.stats["cluster_resident"] for r in results)
+    assert {r.stats["cluster_blocks"] for r in results} >= {4, 16}
+    large = sssp.generate("random", size=300_000, degree=3, seed=13)
+    results = check(large, [1, 77], configs=CLUSTER_CONFIGS[::2])
+    assert all(r.stats["loop"] == "cluster" and not r.stats["cluster_resident"] for r in results)
+
+
+def test_cluster_loop_many_steps_overflow_and_hubs():
+    """A grid (hundreds of steps), Bellman-Ford's Δ on a large graph (lists past the per-block
+    capacity, whose nodes wait for the next step), hubs (one list entry with thousands of edges)
+    and zero weights."""
+    side = 100
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    w = np.random.default_rng(14).integers(1, 100, u.size)
+    grid = sssp.Graph.from_edges(side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w]))
+    results = check(grid, [0, 5050], deltas=(None, 30), configs=CLUSTER_CONFIGS, repeats=2)
+    assert max(r.iterations for r in results) > 100
+    wide = sssp.generate("random", size="98k", degree=4, seed=15)
+    results = check(wide, [3], deltas=(float("inf"),), configs=CLUSTER_CONFIGS)
+    assert max(r.stats["max_frontier"] for r in results) >= 2048  # some block's list hit the cap
+    rng = np.random.default_rng(16)
+    n = 20_000
+    hubs = np.arange(8)
+    src = np.concatenate([np.repeat(hubs, 5000), rng.integers(0, n, 40_000)])
+    dst = np.concatenate([rng.integers(0, n, 8 * 5000), rng.integers(0, n, 40_000)])
+    check(sssp.Graph.from_edges(n, src, dst, rng.integers(0, 50, src.size)), [0, 1, 100], configs=CLUSTER_CONFIGS)
+
+
+def test_cluster_loop_falls_back_to_the_grid():
+    """Real-valued weights and 64-bit distances are not the cluster solver's: the persistent loop
+    runs them and the result says why."""
+    rng = np.random.default_rng(17)
+    n = 3000
+    src, dst = rng.integers(0, n, 15_000), rng.integers(0, n, 15_000)
+    for w in ((rng.random(src.size) * 10).astype(np.float32), rng.integers(1_000_000, 3_000_000_000, src.size)):
+        graph = sssp.Graph.from_edges(n, src, dst, w)
+        for r in check(graph, [0], configs=CLUSTER_CONFIGS[:1]):
+            assert r.stats["loop"] == "persistent" and "32-bit integer" in r.stats["cluster_fallback"]
 
 
 def test_refusals():
@@ -163,17 +219,20 @@ def test_refusals():
         sssp.solve(graph, 0, backend="gpu", algorithm="near-far", config=LaunchConfig(loop="host"))
     with pytest.raises(InvalidGraphError, match="successors"):
         sssp.solve(graph, 0, backend="gpu", algorithm="near-far", variant="predecessors")
+    with pytest.raises(InvalidGraphError, match="near-far only"):
+        sssp.solve(graph, 0, backend="gpu", algorithm="crauser", config=LaunchConfig(loop="cluster"))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graph_and_source())
 def test_hypothesis_graphs(gs):
     graph, source = gs
-    check(graph, [source], deltas=(None, 1), configs=[CONFIGS[graph.n % len(CONFIGS)]])
+    every = CONFIGS + CLUSTER_CONFIGS
+    check(graph, [source], deltas=(None, 1), configs=[every[graph.n % len(every)]])
 
 
 @pytest.mark.parametrize("path", shared_graph_files(), ids=lambda p: p.name)
 def test_real_graphs(path):
     graph = sssp.load(path)
     sources = [int(s) for s in np.random.default_rng(sum(path.name.encode())).integers(0, graph.n, 2)]
-    check(graph, sources, configs=CONFIGS[:3] if graph.n < 100_000 else CONFIGS[:1])
+    check(graph, sources, configs=(CONFIGS[:3] if graph.n < 100_000 else CONFIGS[:1]) + CLUSTER_CONFIGS[:1])

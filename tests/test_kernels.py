@@ -135,17 +135,20 @@ def test_every_runtime_combination_compiles_for_sm90():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 @pytest.mark.timeout(1800)
 def test_every_engine_combination_compiles_for_sm90():
-    """Distance kind x criterion x lanes x push/pull: every engine-2 build the runtime can ask for."""
+    """Distance kind x criterion x lanes x push/pull, and the five cluster sizes: every engine-2
+    build the runtime can ask for."""
     params = engine_params()
-    assert len(params) == 5 * 4 * 6 * 2
+    assert len(params) == 5 * 4 * 6 * 2 + len(kernels.CLUSTER_SIZES)
     with ThreadPoolExecutor(max_workers=2) as pool:
         cubins = list(pool.map(kernels.nvcc_compile, params))
     names = {n for spec in (*ENGINE_KERNELS.values(), *kernels.NEARFAR_KERNELS.values())
              for n in spec.cuda_names.values()}
+    solver = kernels.CLUSTER_KERNELS["solve"].cuda_name().encode()
     for p, cubin in zip(params, cubins, strict=True):
         assert cubin[:4] == b"\x7fELF", p.key
         for name in names:
             assert name.encode() in cubin, (p.key, name)
+        assert (solver in cubin) == bool(p.cluster), p.key  # built into the cluster builds only
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
@@ -154,3 +157,37 @@ def test_compile_error_keeps_log(monkeypatch):
     with pytest.raises(KernelCompileFailure) as info:
         kernels.nvcc_compile(CompileParams())
     assert info.value.log and "-arch=sm_90" in info.value.options
+
+
+def test_cluster_layout_prefers_the_graph_in_shared_memory():
+    """The cluster solver's plan: the fewest blocks that hold distances and graph, else the fewest
+    that hold the distances, else none (the persistent loop runs)."""
+    import numpy as np
+
+    budget = 232448 - kernels.CLUSTER_STATIC_SMEM  # the H200's opt-in shared memory per block
+    mesh = np.full(10_000, 6)
+    blocks, mb = kernels.cluster_layout(mesh, budget)
+    assert mb == kernels.cluster_block_edges(mesh, blocks) > 0
+    assert kernels.cluster_smem_bytes(10_000, blocks, mb=mb) <= budget
+    assert blocks == 1 or kernels.cluster_smem_bytes(10_000, blocks // 2, mb=mb * 2) > budget
+    assert kernels.cluster_layout(mesh, budget, at_least=16) == (16, kernels.cluster_block_edges(mesh, 16))
+    road = np.full(435_000, 2)  # a road network: only the distances fit, in 16 blocks
+    assert kernels.cluster_layout(road, budget) == (16, 0)
+    assert kernels.cluster_layout(road, budget, largest=8) is None
+    assert kernels.cluster_layout(np.full(3_000_000, 2), budget) is None
+    assert kernels.cluster_slots(10_000, 16) % 32 == 0 and kernels.cluster_slots(10_000, 16) * 16 >= 10_000
+    with pytest.raises(KernelContractError):
+        kernels.EngineParams(64, 32, False, "out", 8, False, 4)  # the cluster solver is 32-bit only
+    with pytest.raises(KernelContractError):
+        kernels.EngineParams(32, 32, False, "out", 8, False, 3)
+
+
+def test_cluster_loop_configuration():
+    from sssp.config import ConfigError, LaunchConfig
+
+    cfg = LaunchConfig(loop="cluster", cluster=16)
+    assert cfg.options() == {"loop": "cluster", "blocks_per_sm": 2, "local_limit": -1, "cluster": 16}
+    assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
+    assert "cluster>=16" in str(cfg) and "cluster>=fit" in str(LaunchConfig(loop="cluster"))
+    with pytest.raises(ConfigError, match="cluster 3"):
+        LaunchConfig(loop="cluster", cluster=3)

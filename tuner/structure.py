@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+import kernels
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import SSSPError, TuningError
 from sssp.graph import Graph, iter_sources
@@ -49,27 +50,43 @@ SPACE: dict[str, tuple] = {
 
 
 AUTO_ALGORITHMS = ("crauser", "crauser-inout", "near-far")
-DELTA_SCALES = (1, 4, 16, 64, 256)
-AUTO_SPACE: dict[str, tuple] = {**SPACE, "algorithm": AUTO_ALGORITHMS, "delta_scale": DELTA_SCALES}
-"""The space of ``algorithm="auto"``: :data:`SPACE` plus the algorithm and near-far's Δ scale."""
+DELTA_SCALES = (0.5, 1, 2, 4, 16, 64, 256)
+CLUSTER_CHOICES = (0, 4, 16)
+"""Cluster loop: the fewest blocks that hold the graph (0), or at least 4 or 16 (more threads to
+walk a step's edges, more shared-memory round trips between blocks)."""
+AUTO_SPACE: dict[str, tuple] = {**SPACE, "loop": (*SPACE["loop"], "cluster"), "algorithm": AUTO_ALGORITHMS,
+                                "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES}
+"""The space of ``algorithm="auto"``: :data:`SPACE` plus the cluster loop, the algorithm,
+near-far's Δ scale and the cluster's size."""
 
 
 def space_for(algorithm: str) -> dict[str, tuple]:
     if algorithm == "auto":
         return AUTO_SPACE
     if algorithm == "near-far":
-        return {**SPACE, "loop": ("persistent",), "delta_scale": DELTA_SCALES}
+        return {**SPACE, "loop": ("persistent", "cluster"), "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES}
     return SPACE
 
 
 def canonical(p: dict) -> dict:
     """One representative of the points that run the same solve: near-far runs on the persistent
-    loop only, and Δ means nothing to the phase-synchronous algorithms."""
+    or the cluster loop, the phase-synchronous algorithms on the other three and without Δ; the
+    cluster loop has no blocks per multiprocessor, no block-local limit and fixed lanes
+    (``kernels.CLUSTER_LANES``, its predecessor pass), and the cluster's size means nothing to
+    the other loops."""
     q = dict(p)
-    if q.get("algorithm") == "near-far":
-        q["loop"] = "persistent"
+    nearfar = q.get("algorithm", "near-far" if "delta_scale" in q else None) == "near-far"
+    if nearfar:
+        if q["loop"] not in ("persistent", "cluster"):
+            q["loop"] = "persistent"
     elif "algorithm" in q:
         q["delta_scale"] = 1
+        if q["loop"] == "cluster":
+            q["loop"] = "persistent"
+    if q["loop"] == "cluster":
+        q.update(lanes=kernels.CLUSTER_LANES, blocks_per_sm=1, local_limit=0)
+    elif "cluster" in q:
+        q["cluster"] = 0
     return q
 
 
@@ -84,12 +101,16 @@ def to_config(p: dict) -> LaunchConfig:
     bs, l1 = int(p["block_size"]), str(p["l1"])
     return LaunchConfig(KernelConfig(bs, l1, int(p["lanes"])), KernelConfig(bs, l1), KernelConfig(bs, l1),
                         loop=str(p["loop"]), blocks_per_sm=int(p["blocks_per_sm"]),
-                        local_limit=int(p["local_limit"]))
+                        local_limit=int(p["local_limit"]), cluster=int(p.get("cluster", 0)))
 
 
 def from_config(c: LaunchConfig) -> dict:
-    return {"loop": c.loop, "block_size": c.relax.block_size, "l1": c.relax.l1, "lanes": c.relax.lanes,
-            "blocks_per_sm": c.blocks_per_sm, "local_limit": c.local_limit}
+    """Inverse of :func:`to_config` (the cluster's size only for the cluster loop)."""
+    point = {"loop": c.loop, "block_size": c.relax.block_size, "l1": c.relax.l1, "lanes": c.relax.lanes,
+             "blocks_per_sm": c.blocks_per_sm, "local_limit": c.local_limit}
+    if c.loop == "cluster":
+        point["cluster"] = c.cluster
+    return point
 
 
 DEFAULT_POINT = {"loop": "persistent", "block_size": 256, "l1": "N", "lanes": 1, "blocks_per_sm": 2,
@@ -107,17 +128,23 @@ search starts from them and the default, then TPE explores."""
 
 NEARFAR_WARM_START = tuple(
     {"loop": "persistent", "block_size": 1024, "l1": "N", "lanes": lanes, "blocks_per_sm": 1, "local_limit": 8192,
-     "algorithm": "near-far", "delta_scale": scale}
+     "algorithm": "near-far", "delta_scale": scale, "cluster": 0}
     for lanes, scale in ((4, 16), (32, 16), (4, 64), (32, 256), (4, 1), (32, 4))
+) + tuple(
+    {"loop": "cluster", "block_size": bs, "l1": "N", "lanes": kernels.CLUSTER_LANES, "blocks_per_sm": 1,
+     "local_limit": 0, "algorithm": "near-far", "delta_scale": scale, "cluster": blocks}
+    for bs, scale, blocks in ((1024, 1, 16), (1024, 2, 16), (1024, 0.5, 16), (1024, 1, 0))
 )
 """Near-far points measured well on the H200 (benchmarks/bench_nearfar.py): sparse and mesh-like
-graphs favour Δ 16-256 times the default rule with 4 lanes, social and denser ones 32 lanes."""
+graphs favour Δ 16-256 times the default rule with 4 lanes, social and denser ones 32 lanes; on
+the cluster loop, whole blocks, 16 of them, and Δ 0.5-2 times the rule (its steps cost less, so
+fewer nodes pushed twice pays)."""
 
 
 def start_points(algorithm: str) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``."""
     if algorithm == "auto":
-        phased = [{**p, "algorithm": "crauser", "delta_scale": 1} for p in (DEFAULT_POINT, *WARM_START)]
+        phased = [{**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0} for p in (DEFAULT_POINT, *WARM_START)]
         return [*phased, *NEARFAR_WARM_START]
     if algorithm == "near-far":
         return [{k: v for k, v in p.items() if k != "algorithm"} for p in NEARFAR_WARM_START]
@@ -296,7 +323,6 @@ def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, dev
     (:func:`tuning_db.studies.structure_study_name`)."""
     import datetime as dt
 
-    import kernels
     from sssp.gpu import device_info
     from tuning_db.studies import structure_study_name
 
