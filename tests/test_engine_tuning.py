@@ -193,7 +193,7 @@ def test_auto_without_records_runs_crauser(tmp_path):
 def test_shipped_h200_records_choose_per_class():
     """The shipped H200 records (tune engine --algorithm auto, this kernel version) cover the 12
     paper classes and the 10 high-diameter ones; they choose near-far on the sparse classes and
-    on every high-diameter one, and a Crauser criterion on the dense ones."""
+    on every high-diameter one (on the cluster loop), and a Crauser criterion on the dense ones."""
     import json
     from importlib import resources
 
@@ -209,6 +209,8 @@ def test_shipped_h200_records_choose_per_class():
     assert {(b["graph_class"]["size"], b["graph_class"]["degree"]) for b in high} == {
         (s, d) for s in ("24k", "49k", "98k", "196k", "393k") for d in ("deg2", "deg20")}
     assert all(b["options"]["algorithm"] == "near-far" for b in high)
+    # measured: the cluster loop won every high-diameter class (distances in shared memory)
+    assert all(b["options"]["loop"] == "cluster" for b in high)
 
 
 def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
