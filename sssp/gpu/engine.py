@@ -221,20 +221,21 @@ class EngineSolver(DeviceBuffers):
         memory (:func:`kernels.cluster_layout`), or the persistent loop with the reason in
         ``cluster_fallback`` (wider distances, too many edges, or distances that do not fit)."""
         cuda, g = self.cuda, self.graph
-        major = self.info.compute_capability[0]
-        optin = cuda.Device(self.info.ordinal).get_attribute(
-            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        largest = kernels.CLUSTER_SIZES[-1] if _non_portable_clusters(cuda) else 8
-        layout = kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
-                                        at_least=max(1, self.config.cluster), largest=largest)
-        if major < 9:
+        layout = None
+        if self.info.compute_capability[0] < 9:
             self.cluster_fallback = f"thread-block clusters need sm_90 or newer ({self.info.arch})"
         elif not self.params.packed:
             self.cluster_fallback = "the cluster solver keeps 32-bit integer distances"
-        elif layout is None:
-            self.cluster_fallback = (f"{g.n} nodes and {g.m} edges do not fit in the shared memory of "
-                                     f"{largest} blocks of {optin} bytes")
-        if self.cluster_fallback:
+        else:
+            optin = cuda.Device(self.info.ordinal).get_attribute(
+                cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            largest = kernels.CLUSTER_SIZES[-1] if _non_portable_clusters(cuda) else 8
+            layout = kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
+                                            at_least=max(1, self.config.cluster), largest=largest)
+            if layout is None:
+                self.cluster_fallback = (f"{g.n} nodes and {g.m} edges do not fit in the shared memory "
+                                         f"of {largest} blocks of {optin} bytes")
+        if layout is None:
             log.info("cluster loop: %s; running the persistent loop", self.cluster_fallback)
             self.loop = "persistent"
             return
