@@ -374,5 +374,11 @@ def test_engine2_records_get_their_own_table():
     et = report.engine_table_data([paper, engine])
     assert len(et.rows) == 1 and et.rows[0][:6] == ("49k/deg200", "NVIDIA H200", "crauser/successors", "-",
                                                     "graph", "1024-A/x32")
+    assert et.rows[0][7:9] == (report.MISSING, report.MISSING)  # blocks/SM and local limit: persistent only
     engines = {row[2] for row in report.speedup_table_data([paper, engine]).rows}
     assert engines == {"paper kernels", "engine 2 (graph)"}
+    cluster = LaunchConfig(KernelConfig(1024, "N", 8), KernelConfig(1024), KernelConfig(1024), loop="cluster", cluster=16)
+    nf = dataclasses.replace(make(GraphClass("98k", "deg2")), config=cluster, tuned_config=cluster,
+                             options={**cluster.options(), "algorithm": "near-far", "delta_scale": 1.0})
+    (row,) = report.engine_table_data([nf]).rows
+    assert row[4:9] == ("cluster x16", "1024-N/x8", "1024-N", report.MISSING, report.MISSING)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from sssp.classes import DEGREE_CLASSES, PAPER_DEGREES, PAPER_SIZES, SIZE_LABELS
-from sssp.config import KERNELS
+from sssp.config import KERNELS, LaunchConfig
 from sssp.errors import TuningError
 from tuning_db.records import BestRecord
 
@@ -419,9 +419,7 @@ def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None 
               "default ms", "tuned ms", "speedup", "kept default")
     rows = tuple(
         (
-            str(r.graph_class), r.device.name, f"{r.algorithm}/{r.variant}", _chosen(r), r.tuned_config.loop,
-            r.tuned_config.relax.label, r.tuned_config.update.label,
-            str(r.tuned_config.blocks_per_sm or "max"), str(r.tuned_config.local_limit),
+            str(r.graph_class), r.device.name, f"{r.algorithm}/{r.variant}", _chosen(r), *_loop_cells(r.tuned_config),
             _ms(r.default_median_ms), _ms(r.tuned_median_ms), _speedup(r.speedup),
             "yes" if r.kept_default else "no",
         )
@@ -429,6 +427,16 @@ def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None 
     )
     base = "Engine 2: searched loop mechanism and launch settings per graph class, scored end to end"
     return Table(_title(base, ordered), header, rows)
+
+
+def _loop_cells(c: LaunchConfig) -> tuple[str, str, str, str, str]:
+    """(loop, relax, settle, blocks per SM, block-local limit) of an engine-2 configuration. The
+    last two belong to the persistent loop only ("-" elsewhere); the cluster loop shows its
+    size ("cluster x16": at least 16 blocks; "cluster": the fewest that hold the graph)."""
+    loop = f"cluster x{c.cluster}" if c.loop == "cluster" and c.cluster else c.loop
+    persistent = c.loop == "persistent"
+    return (loop, c.relax.label, c.update.label, str(c.blocks_per_sm or "max") if persistent else MISSING,
+            str(c.local_limit) if persistent else MISSING)
 
 
 def _chosen(r: BestRecord) -> str:
