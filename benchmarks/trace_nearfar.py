@@ -35,22 +35,21 @@ import numpy as np
 import kernels
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_sssp import generated, pick_sources  # noqa: E402  (a sibling script module)
+import bench_nearfar  # noqa: E402  (sibling script modules)
+from bench_sssp import generated, pick_sources  # noqa: E402
+
+from sssp.config import KernelConfig, LaunchConfig  # noqa: E402
 
 SLOTS = 8
 """Trace words per move (see ``SSSP_NF_MARK`` in kernels/sssp_nearfar.cu)."""
 CONFIGS = {
-    "x4-local8192": (1024, 4, 1, 8192),
-    "x8-local8192": (1024, 8, 1, 8192),
-    "x4-local0": (1024, 4, 1, 0),
-    "x16-local2048-256x1": (256, 16, 1, 2048),
-    "cluster-1024": (1024, kernels.CLUSTER_LANES, 0, 0),
-    "cluster-512": (512, kernels.CLUSTER_LANES, 0, 0),
-    "cluster-1024-c4": (1024, kernels.CLUSTER_LANES, 4, 0),
-    "cluster-1024-c16": (1024, kernels.CLUSTER_LANES, 16, 0),
+    "x4-local8192": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192),
+    "x8-local8192": LaunchConfig(KernelConfig(1024, "N", 8), blocks_per_sm=1, local_limit=8192),
+    "x4-local0": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=0),
+    "x16-local2048-256x1": LaunchConfig(KernelConfig(256, "N", 16), blocks_per_sm=1, local_limit=2048),
+    **{label: cfg for label, cfg in bench_nearfar.CONFIGS.items() if cfg.loop == "cluster"},
 }
-"""label -> (block size, relax lanes, blocks per SM, local limit); ``cluster-*``: (block size,
-lanes, at least this many blocks in the cluster, 0) on the cluster loop."""
+"""label -> near-far launch configuration (the cluster loop's are bench_nearfar.py's)."""
 CLUSTER_SEGMENTS = ((0, 1, "scan"), (1, 6, "rows"), (6, 2, "walk"), (2, 3, "barrier"))
 SEGMENTS = ((1, 4, "list_read"), (4, 5, "key_read"), (5, 6, "edge_atomic"), (6, 7, "stamp_append"),
             (7, 2, "rest"))
@@ -125,7 +124,6 @@ def main() -> int:
     args = ap.parse_args()
 
     traced_build()
-    from sssp.config import KernelConfig, LaunchConfig
     from sssp.cpu.nearfar import scaled_delta
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
@@ -137,11 +135,7 @@ def main() -> int:
         sources = pick_sources(graph, args.sources, 0)
         refs = {s: dijkstra(graph, s).dist for s in sources}
         for label in args.configs:
-            block, lanes, per_sm, local = CONFIGS[label]
-            if label.startswith("cluster"):
-                cfg = LaunchConfig(KernelConfig(block, "N", lanes), loop="cluster", cluster=per_sm)
-            else:
-                cfg = LaunchConfig(KernelConfig(block, "N", lanes), blocks_per_sm=per_sm, local_limit=local)
+            cfg = CONFIGS[label]
             with EngineSolver(graph, algorithm="near-far", config=cfg, delta=scaled_delta(graph, args.scale)) as sv:
                 ptr, size = sv.module.get_global("sssp_nf_trace")
                 clock_hz = 1e3 * sv.cuda.Device(sv.info.ordinal).get_attribute(sv.cuda.device_attribute.CLOCK_RATE)

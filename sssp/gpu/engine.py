@@ -229,7 +229,8 @@ class EngineSolver(DeviceBuffers):
         else:
             optin = cuda.Device(self.info.ordinal).get_attribute(
                 cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            largest = kernels.CLUSTER_SIZES[-1] if _non_portable_clusters(cuda) else 8
+            self._non_portable = _non_portable_clusters(cuda)
+            largest = kernels.CLUSTER_SIZES[-1] if self._non_portable is not None else 8
             layout = kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
                                             at_least=max(1, self.config.cluster), largest=largest)
             if layout is None:
@@ -296,7 +297,7 @@ class EngineSolver(DeviceBuffers):
         func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem)
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
         if self.cluster > 8:
-            func.set_attribute(_non_portable_clusters(cuda), 1)
+            func.set_attribute(self._non_portable, 1)
         self.l1_applied["solve"] = f"shared {self.local_smem} B, carveout 100"
         bs = self.config.relax.block_size
         tree_bs = self._kernel_config("tree").block_size
