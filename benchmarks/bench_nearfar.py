@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sssp import generated, pick_sources  # noqa: E402  (a sibling script module)
 
 COLUMNS = ("graph", "n", "m", "algorithm", "delta_scale", "delta", "config", "steps", "buckets", "gpu_ms",
-           "step_us", "verified")
+           "step_us", "verified", "local_nodes")
 SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)
 CONFIGS = {
     "256x2-x1-local0": LaunchConfig(KernelConfig(256, "N", 1), blocks_per_sm=2, local_limit=0),
@@ -45,6 +45,10 @@ CONFIGS = {
     "cluster-512": LaunchConfig(KernelConfig(512, "N", 8), loop="cluster"),
     "cluster-1024-c4": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=4),
     "cluster-1024-c16": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16),
+    # Fused: bands of reverse Cuthill-McKee, local work inside each block between cluster barriers.
+    "fused-1024": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=True),
+    "fused-1024-c4": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=4, fuse=True),
+    "fused-1024-c16": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=True),
 }
 
 
@@ -60,10 +64,10 @@ def graphs(args: argparse.Namespace):
             yield path.name.split(".")[0], lambda p=path: sssp.load(p, weights="random", seed=0)
 
 
-def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str]:
+def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int]:
     with sssp.Solver(graph, backend="gpu", **kw) as solver:
         solver.solve(sources[0])
-        times, steps, buckets, loop = [], [], [], []
+        times, steps, buckets, loop, local = [], [], [], [], []
         ok = True
         for s in sources:
             r = solver.solve(s)
@@ -72,11 +76,12 @@ def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str]:
             loop.append(1e3 * r.timings["loop"])
             steps.append(r.iterations)
             buckets.append(r.stats.get("buckets", 0))
+            local.append(r.stats.get("local_nodes", 0))
     st = float(np.median(steps))
     if "cluster_fallback" in r.stats:
         print(f"  cluster loop fell back: {r.stats['cluster_fallback']}", flush=True)
     return (float(np.median(times)), int(st), int(np.median(buckets)), 1e3 * float(np.median(loop)) / max(st, 1),
-            "yes" if ok else "no")
+            "yes" if ok else "no", int(np.median(local)))
 
 
 def main() -> int:
@@ -118,13 +123,13 @@ def main() -> int:
                 if delta is not None:
                     kw["delta"] = delta
                 try:
-                    ms, steps, buckets, step_us, ok = measure(graph, sources, refs, **kw)
+                    ms, steps, buckets, step_us, ok, local = measure(graph, sources, refs, **kw)
                 except Exception as err:  # a point that cannot run is data
                     print(f"{name} {algorithm} {label}: {type(err).__name__}: {err}", flush=True)
-                    ms, steps, buckets, step_us, ok = float("nan"), 0, 0, float("nan"), "no"
+                    ms, steps, buckets, step_us, ok, local = float("nan"), 0, 0, float("nan"), "no", 0
                 bad += ok != "yes"
                 row = (name, graph.n, graph.m, algorithm, scale or "", delta or "", label, steps, buckets,
-                       f"{ms:.4g}", f"{step_us:.3g}", ok)
+                       f"{ms:.4g}", f"{step_us:.3g}", ok, local)
                 out.writerow(row)
                 fh.flush()
                 print(" ".join(map(str, row)), flush=True)

@@ -294,8 +294,8 @@ for real-valued weights (:func:`nearfar_delta_bits`). Successors variant only.""
 
 CLUSTER_KERNELS: dict[str, KernelSpec] = {
     "solve": KernelSpec("solve", _both("sssp_nfc_solve"),
-                        (*ENGINE_ARGS, "delta", "source", "nb", "cap", "limit", "mb"),
-                        ENGINE_FORMAT + "Qiiiii", "cluster", "cluster-state"),
+                        (*ENGINE_ARGS, "delta", "source", "nb", "cap", "limit", "mb", "lq", "place", "slots"),
+                        ENGINE_FORMAT + "QiiiiiiPP", "cluster", "cluster-state"),
     "tree": NEARFAR_KERNELS["tree"],
 }
 """Near-far in one thread-block cluster (kernels/sssp_cluster.cu): one launch of exactly
@@ -305,7 +305,10 @@ arguments it uses ``indptr``, ``indices``, ``weights``, ``key`` (written at the 
 ``ctrl``; the others may be null. ``delta`` as for near-far; ``nb`` the node slots per block
 (:func:`cluster_slots`); ``cap`` the list entries per block (:data:`CLUSTER_LIST_CAP`); ``limit``
 :func:`nearfar_step_limit`; ``mb`` 0, or the most edges of one block's nodes when the blocks keep
-their rows and edges in shared memory too (:func:`cluster_layout`)."""
+their rows and edges in shared memory too (:func:`cluster_layout`); ``lq`` 0, or the local queue's
+capacity (:data:`CLUSTER_LOCAL_QUEUE`): a block keeps relaxing its own nodes that fell below the
+threshold before it meets the cluster (local work, warp by warp); ``place`` and ``slots`` null
+(node v in block v % C), or the two arrays of :func:`cluster_placement`."""
 
 CLUSTER_SIZES = (1, 2, 4, 8, 16)
 """Cluster sizes the solver builds for (16 is beyond the portable 8: the runtime opts in)."""
@@ -314,6 +317,11 @@ CLUSTER_LANES = 8
 cluster adds five builds, not thirty)."""
 CLUSTER_LIST_CAP = 2048
 """List entries per block and step (nodes past it stay active for the next step)."""
+CLUSTER_LOCAL_QUEUE = 2048
+"""Local-queue entries per block and step (fused cluster loop); a node past them waits for the
+next step."""
+CLUSTER_MAX_SLOTS = 1 << 16
+"""Slots per block the cluster solver can address (a slot is kept in 16 bits)."""
 CLUSTER_STATIC_SMEM = 1024
 """Shared memory per block the cluster solver keeps out of its dynamic budget (its static
 scratch is 128 B; the rest is margin)."""
@@ -328,40 +336,68 @@ def cluster_slots(n: int, blocks: int) -> int:
     return max(32, -(-per_block // 32) * 32)
 
 
-def cluster_smem_bytes(n: int, blocks: int, cap: int = CLUSTER_LIST_CAP, mb: int = 0) -> int:
-    """Dynamic shared memory per block of the cluster solver: 8 words of per-step counters, an
-    inbox of 4 words per block, the distances (4 B per slot), two bit maps, the list (4 words per
-    entry), and with ``mb`` > 0 (resident) the rows (4 B per slot, one more) and ``mb`` edges of
-    8 B (target and weight), else 16-bit out-degrees."""
+def cluster_smem_bytes(n: int, blocks: int, cap: int = CLUSTER_LIST_CAP, mb: int = 0, lq: int = 0) -> int:
+    """Dynamic shared memory per block of the cluster solver: 12 words of counters, an inbox of 6
+    words per block, the distances (4 B per slot), two bit maps, the list (4 words per entry),
+    with ``mb`` > 0 (resident) the rows (4 B per slot, one more) and ``mb`` edges of 8 B (target
+    and weight), else 16-bit out-degrees, and with ``lq`` > 0 (local work) a third bit map and a
+    local queue of ``lq`` slots."""
     nb = cluster_slots(n, blocks)
     graph = 4 * (nb + 1) + 8 * mb if mb else 2 * nb
-    return 4 * (8 + 4 * blocks + nb + 2 * (nb // 32) + 4 * cap) + graph
+    local = 4 * (nb // 32 + lq) if lq else 0
+    return 4 * (12 + 6 * blocks + nb + 2 * (nb // 32) + 4 * cap) + graph + local
 
 
-def cluster_block_edges(degrees, blocks: int) -> int:
-    """The most edges of one block's nodes (node v lives in block v % blocks); ``degrees``: the
-    out-degrees as a numpy array."""
-    return max(int(degrees[r::blocks].sum()) for r in range(blocks))
+def cluster_placement(order, blocks: int) -> tuple:
+    """The ``place`` and ``slots`` arrays (int32) of the cluster solver that put the nodes of
+    ``order`` (a permutation of 0..n-1) in consecutive runs of :func:`cluster_slots` slots: the
+    first run in block 0, and so on. ``place[v]`` is ``owner << 16 | slot``, ``slots[owner * nb +
+    slot]`` the node there or -1. With a bandwidth-reducing order (reverse Cuthill-McKee) a block
+    holds a band of the graph and most edges stay inside their block."""
+    import numpy as np
+
+    order = np.asarray(order, dtype=np.int64)
+    n = len(order)
+    nb = cluster_slots(n, blocks)
+    if nb > CLUSTER_MAX_SLOTS:
+        raise ValueError(f"{n} nodes need {nb} slots per block: the cluster solver addresses {CLUSTER_MAX_SLOTS}")
+    pos = np.arange(n, dtype=np.int64)
+    place = np.empty(n, np.int32)
+    place[order] = ((pos // nb) << 16 | pos % nb).astype(np.int32)
+    slots = np.full(blocks * nb, -1, np.int32)
+    slots[:n] = order
+    return place, slots
+
+
+def cluster_block_edges(degrees, blocks: int, order=None) -> int:
+    """The most edges of one block's nodes: node v in block v % blocks, or with ``order`` in the
+    runs of :func:`cluster_placement`. ``degrees``: the out-degrees as a numpy array."""
+    if order is None:
+        return max(int(degrees[r::blocks].sum()) for r in range(blocks))
+    nb = cluster_slots(len(degrees), blocks)
+    ordered = degrees[order]
+    return max(int(ordered[r * nb:(r + 1) * nb].sum()) for r in range(blocks))
 
 
 def cluster_layout(degrees, smem_per_block: int, *, at_least: int = 1,
-                   largest: int = CLUSTER_SIZES[-1]) -> tuple[int, int] | None:
+                   largest: int = CLUSTER_SIZES[-1], lq: int = 0, order=None) -> tuple[int, int] | None:
     """(blocks, mb) of the cluster solver for a graph with out-degrees ``degrees``: the fewest
     blocks of :data:`CLUSTER_SIZES` (from ``at_least`` to ``largest``) whose shared memory
     (``smem_per_block`` bytes each) holds the distances and the graph itself (``mb`` edges per
     block: no global memory read in a step), else the fewest that hold the distances alone
     (``mb`` = 0); None when none does, or the graph has too many edges for the solver.
-    ``degrees``: the out-degrees as a numpy array."""
+    ``degrees``: the out-degrees as a numpy array; ``lq`` and ``order``: the local queue and the
+    placement order when the solve runs local rounds on a placement."""
     n, m = len(degrees), int(degrees.sum())
     if m > CLUSTER_MAX_EDGES:
         return None
-    sizes = [c for c in CLUSTER_SIZES if at_least <= c <= largest]
+    sizes = [c for c in CLUSTER_SIZES if at_least <= c <= largest and cluster_slots(n, c) <= CLUSTER_MAX_SLOTS]
     for c in sizes:
-        mb = cluster_block_edges(degrees, c)
-        if cluster_smem_bytes(n, c, mb=max(mb, 1)) <= smem_per_block:
+        mb = cluster_block_edges(degrees, c, order)
+        if cluster_smem_bytes(n, c, mb=max(mb, 1), lq=lq) <= smem_per_block:
             return c, max(mb, 1)
     for c in sizes:
-        if cluster_smem_bytes(n, c) <= smem_per_block:
+        if cluster_smem_bytes(n, c, lq=lq) <= smem_per_block:
             return c, 0
     return None
 

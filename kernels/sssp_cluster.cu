@@ -3,8 +3,9 @@
 // a near-far step's time goes"): 5-9 µs a step, paid hundreds to thousands of times on meshes and
 // road graphs. When the graph's distances fit in the shared memory of one thread-block cluster
 // (SSSP_NF_CLUSTER blocks, one per multiprocessor), this solver keeps them there instead:
-//   node v lives in block v % C at slot v / C: its distance (32 bits) and two "active" bits (one
-//   per step parity); a block reaches another block's slots through distributed shared memory,
+//   node v lives in block v % C at slot v / C (or where a placement puts it): its distance (32
+//   bits) and two "active" bits (one per step parity); a block reaches another block's slots
+//   through distributed shared memory,
 //   so the distance atomicMin of an edge is a shared-memory atomic, and the step barrier is the
 //   cluster's hardware barrier.
 // A step p (Δ-stepping, label correcting, as sssp_nearfar.cu):
@@ -15,6 +16,10 @@
 //   walk     the list's out-edges, spread evenly over the block's threads (a binary search over
 //            the entries' first edges per edge, so a hub costs its edges / blockDim rounds);
 //            a target whose distance falls gets its active bit of parity p + 1 in its owner;
+//   local    (fused: lq > 0, nodes placed in bands of a bandwidth-reducing order) a target of the
+//            block's own band that falls below T is queued and relaxed in this step by whichever
+//            warp pops it, without block barriers, until the band has nothing left below T:
+//            one step carries the wave across the band (GAP's bucket fusion, per block);
 //   decide   each block folds the smallest distance it left active (carried or lowered) into its
 //            slot; after the cluster barrier every block reads all slots and makes the same choice:
 //            nothing active ends the solve; a minimum at or above T raises T to the next multiple
@@ -25,8 +30,8 @@
 //
 // Shared memory per block (dynamic, sized by the host: kernels.cluster_smem_bytes): the block's
 // edges when resident, per-step words and an inbox, nb distances, two bit maps of nb bits, the
-// rows when resident (else 16-bit degrees), and the list (node, distance, row start, first edge;
-// cap entries).
+// rows when resident (else 16-bit degrees), the list (node, distance, row start, first edge;
+// cap entries), and when fused a third bit map (queued) and the local queue (lq slots).
 // Weights below 2^31 when resident (they are kept as int beside the target).
 // 32-bit distances and fewer than 2^31 edges (row starts are 32-bit here).
 #ifndef SSSP_NF_CLUSTER
@@ -42,6 +47,7 @@
 #endif
 #define SSSP_NFC_LOG2 ((SSSP_NF_CLUSTER > 1) + (SSSP_NF_CLUSTER > 2) + (SSSP_NF_CLUSTER > 4) + (SSSP_NF_CLUSTER > 8))
 #define SSSP_NFC_MASK (SSSP_NF_CLUSTER - 1)
+#define SSSP_NFC_SPIN_NS 0
 
 
 // Exclusive block scan of x (every thread calls it); `total` gets the block's sum. Ends with a
@@ -79,42 +85,68 @@ __device__ __forceinline__ unsigned int sssp_nfc_scan(unsigned int x, unsigned i
 #define SSSP_NFC_MARK(p, slot, value)
 #endif
 
-// The out-degree of the node in slot loc, and its first edge when the graph is resident.
-__device__ __forceinline__ unsigned int sssp_nfc_degree(bool resident, const unsigned int *lrow,
-                                                        const unsigned short *ldeg, const long long *indptr, int loc,
-                                                        int v) {
-    if (resident) return lrow[loc + 1] - lrow[loc];
-    const unsigned int d = ldeg[loc];
-    return d != 0xFFFFu ? d : (unsigned int)(__ldg(indptr + v + 1) - __ldg(indptr + v));
+// A node's slot, encoded as owner << 16 | loc: from the placement when there is one, else v % C.
+__device__ __forceinline__ unsigned int sssp_nfc_place(const int *place, int v) {
+    return place ? (unsigned int)__ldg(place + v)
+                 : ((unsigned int)(v & SSSP_NFC_MASK) << 16) | (unsigned int)(v >> SSSP_NFC_LOG2);
 }
 
-// delta_bits: Δ (sssp_nf_delta); nb: slots per block (a multiple of 32, nb * C >= n); cap: list
-// entries per block; limit: the step guard (kernels.nearfar_step_limit); mb: 0, or the most edges
-// of one block's nodes, when every block also keeps its nodes' rows and edges in shared memory
-// (copied at the start; the steps then read no global memory). Otherwise every block keeps its
-// nodes' out-degrees (16 bits; 0xFFFF: look it up) and reads rows and edges from global memory.
+// The node in slot loc of block rank (>= n or negative: an empty slot).
+__device__ __forceinline__ int sssp_nfc_node(const int *slots, int nb, unsigned int rank, int loc) {
+    return slots ? __ldg(slots + (long long)rank * nb + loc) : ((loc << SSSP_NFC_LOG2) | (int)rank);
+}
+
+// The out-degree of the node in slot loc (from shared memory: its rows when resident, else its
+// 16-bit degree, 0xFFFF: read the row).
+__device__ __forceinline__ unsigned int sssp_nfc_degree(bool resident, const unsigned int *lrow,
+                                                        const unsigned short *ldeg, const long long *indptr,
+                                                        const int *slots, int nb, unsigned int rank, int loc) {
+    if (resident) return lrow[loc + 1] - lrow[loc];
+    const unsigned int d = ldeg[loc];
+    if (d != 0xFFFFu) return d;
+    const int v = sssp_nfc_node(slots, nb, rank, loc);
+    return (unsigned int)(__ldg(indptr + v + 1) - __ldg(indptr + v));
+}
+
+// delta_bits: Δ (sssp_nf_delta); nb: slots per block (a multiple of 32, nb * C >= n, at most
+// 65536); cap: list entries per block; limit: the step guard (kernels.nearfar_step_limit); mb: 0,
+// or the most edges of one block's nodes, when every block also keeps its nodes' rows and edges
+// in shared memory (copied at the start; the steps then read no global memory). Otherwise every
+// block keeps its nodes' out-degrees (16 bits; 0xFFFF: look it up) and reads rows and edges from
+// global memory.
+// lq: 0, or the capacity of the local queue: a target of this block whose distance falls below T
+// is then relaxed within the step (local work: every warp pops queued nodes and relaxes their
+// edges, a lane per edge, with no block barrier between pops) and the block meets the cluster
+// only when none is left; a target in another block waits for the next step as before.
+// place/slots: null (node v in block v % C at slot v / C), or a placement: place[v] = owner << 16
+// | slot, slots[owner * nb + slot] = v (-1 for an empty slot). With a placement that keeps
+// neighbours together (kernels.cluster_placement) most edges stay in their block, so the local
+// work carries a step's wave through the block's band without a cluster barrier (the bucket
+// fusion of the GAP suite's Δ-stepping, per block).
 // Writes key (every node), ctrl[0] steps + 1, ctrl[1] done (0: the step limit was reached),
-// ctrl[4] raises, ctrl[5] 0, cnt[6] the largest list, cnt[8..9] the list entries summed (64-bit).
+// ctrl[4] raises, ctrl[5] 0, cnt[6] the largest list (entries, all blocks), cnt[7] the nodes
+// popped by local work (all blocks and steps), cnt[8..9] the list entries summed (64-bit).
 // Per-step words go by step parity: step p uses set p & 1 and clears set (p + 1) & 1, whose last
 // use was before the cluster barrier that ended step p - 1. Each block sends its (minimum left
-// active, list size) to every block's inbox before the barrier (remote stores, no round trip),
-// so after it every block decides from its own shared memory.
+// active, list size, local pops) to every block's inbox before the barrier (remote stores, no
+// round trip), so after it every block decides from its own shared memory.
 // With SSSP_NF_TRACE, block 0's thread 0 stamps clock64() per step into sssp_nf_trace: [0] the
-// top, [1] the list ready, [6] its rows ready, [2] the walk done, [3] past the cluster barrier,
-// [4] list size, [5] its edges.
+// top, [1] the list ready, [6] its rows ready, [2] the walk and local work done, [3] past the
+// cluster barrier, [4] list size, [5] its edges, [7] its local pops.
 extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
-    sssp_nfc_solve(SSSP_ARGS, unsigned long long delta_bits, int source, int nb, int cap, int limit, int mb) {
+    sssp_nfc_solve(SSSP_ARGS, unsigned long long delta_bits, int source, int nb, int cap, int limit, int mb, int lq,
+                   const int *place, const int *slots) {
     cg::cluster_group cluster = cg::this_cluster();
     const unsigned int rank = cluster.block_rank();
     extern __shared__ int2 sssp_nfc_smem[];
     const int nw = nb >> 5;
     const bool resident = mb > 0;
-    int2 *ledge = sssp_nfc_smem;  // resident: (target, weight) of this block's nodes' edges
-    // [0..1] list entries << 32 | edges, by parity
+    int2 *ledge = sssp_nfc_smem;  // resident: (target's slot, weight) of this block's nodes' edges
+    // [0..1] list entries << 32 | edges, by step parity
     unsigned long long *alloc = reinterpret_cast<unsigned long long *>(ledge + mb);
-    unsigned int *words = reinterpret_cast<unsigned int *>(alloc + 2);  // [0..1] minimum left, [2] capped edges
-    unsigned int *inbox = words + 4;  // [parity][block][2]: every block's (minimum, list size)
-    unsigned int *dist = inbox + 2 * 2 * SSSP_NF_CLUSTER;
+    unsigned int *words = reinterpret_cast<unsigned int *>(alloc + 2);  // [0..1] minimum left, [2] capped edges, [4..6] local queue
+    unsigned int *inbox = words + 8;  // [parity][block][3]: every block's (minimum, entries, local pops)
+    unsigned int *dist = inbox + 2 * 3 * SSSP_NF_CLUSTER;
     unsigned int *bits = dist + nb;        // parity 0: [0, nw), parity 1: [nw, 2 nw)
     unsigned int *lrow = bits + 2 * nw;    // resident: first edge in ledge of each slot (nb + 1)
     const unsigned short *ldeg = reinterpret_cast<const unsigned short *>(lrow);  // otherwise: degrees
@@ -122,21 +154,27 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
     unsigned int *l_dist = reinterpret_cast<unsigned int *>(l_node + cap);
     int *l_start = reinterpret_cast<int *>(l_dist + cap);
     unsigned int *l_pre = reinterpret_cast<unsigned int *>(l_start + cap);  // first edge in the list
+    unsigned int *lbits = l_pre + cap;     // local work: queued bits (nw words)
+    int *lqueue = reinterpret_cast<int *>(lbits + (lq ? nw : 0));  // local work: queued slots (lq), -1 until written
+    unsigned int *qhead = words + 4, *qtail = words + 5, *qpend = words + 6;  // popped, pushed, pending
     __shared__ unsigned int ws[32];
 
     const sssp_d_t delta = sssp_nf_delta(delta_bits);
     for (int i = threadIdx.x; i < nb; i += blockDim.x) dist[i] = SSSP_INF_BITS;
     for (int i = threadIdx.x; i < 2 * nw; i += blockDim.x) bits[i] = 0u;
-    if (threadIdx.x < 2) {
-        alloc[threadIdx.x] = 0ull;
-        words[threadIdx.x] = SSSP_INF_BITS;
+    if (lq) {
+        for (int i = threadIdx.x; i < nw; i += blockDim.x) lbits[i] = 0u;
+        for (int i = threadIdx.x; i < lq; i += blockDim.x) lqueue[i] = -1;
     }
+    if (threadIdx.x < 8) words[threadIdx.x] = threadIdx.x < 2 ? SSSP_INF_BITS : 0u;
+    if (threadIdx.x < 2) alloc[threadIdx.x] = 0ull;
     if (resident) {  // this block's rows, then its edges (spread over the threads as in the walk)
         unsigned int run = 0;
         for (int base = 0; base < nb; base += blockDim.x) {
             const int loc = base + threadIdx.x;
-            const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
-            const unsigned int deg = loc < nb && v < n ? (unsigned int)(__ldg(indptr + v + 1) - __ldg(indptr + v)) : 0u;
+            const int v = loc < nb ? sssp_nfc_node(slots, nb, rank, loc) : -1;
+            const unsigned int deg =
+                v >= 0 && v < n ? (unsigned int)(__ldg(indptr + v + 1) - __ldg(indptr + v)) : 0u;
             unsigned int total;
             const unsigned int e0 = sssp_nfc_scan(deg, ws, total);
             if (loc < nb) lrow[loc] = run + e0;
@@ -153,28 +191,31 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
                 else hi = mid - 1;
             }
             at = lo;
-            const long long g = __ldg(indptr + ((lo << SSSP_NFC_LOG2) | (int)rank)) + (e - lrow[lo]);
-            ledge[e] = make_int2(__ldg(indices + g), (int)__ldg(weights + g));
+            const long long g = __ldg(indptr + sssp_nfc_node(slots, nb, rank, lo)) + (e - lrow[lo]);
+            ledge[e] = make_int2((int)sssp_nfc_place(place, __ldg(indices + g)), (int)__ldg(weights + g));
         }
     } else {
         unsigned short *deg16 = reinterpret_cast<unsigned short *>(lrow);
         for (int loc = threadIdx.x; loc < nb; loc += blockDim.x) {
-            const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
-            const long long deg = v < n ? __ldg(indptr + v + 1) - __ldg(indptr + v) : 0;
+            const int v = sssp_nfc_node(slots, nb, rank, loc);
+            const long long deg = v >= 0 && v < n ? __ldg(indptr + v + 1) - __ldg(indptr + v) : 0;
             deg16[loc] = deg < 0xFFFF ? (unsigned short)deg : (unsigned short)0xFFFFu;
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0 && (unsigned int)(source & SSSP_NFC_MASK) == rank) {
-        const int loc = source >> SSSP_NFC_LOG2;
-        dist[loc] = 0u;
-        bits[loc >> 5] = 1u << (loc & 31);
+    if (threadIdx.x == 0) {
+        const unsigned int at = sssp_nfc_place(place, source);
+        if ((at >> 16) == rank) {
+            const int loc = (int)(at & 0xFFFFu);
+            dist[loc] = 0u;
+            bits[loc >> 5] = 1u << (loc & 31);
+        }
     }
     cluster.sync();  // every block's shared memory is set before any remote access
 
     sssp_d_t T = sssp_nf_threshold(0, delta);
     int p = 0, raises = 1;  // the first bucket counts, as in the grid solver (its raise 0)
-    unsigned long long updates = 0;
+    unsigned long long updates = 0, pops = 0;
     unsigned int largest = 0;
     bool done = false;
     const int lane = threadIdx.x & 31;
@@ -188,6 +229,21 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
             alloc[par ^ 1] = 0ull;
             words[par ^ 1] = SSSP_INF_BITS;
         }
+        // One taken node (slot loc, distance d) at list position at >> 32, first edge (low word);
+        // past the list's capacity it stays active for the next step (d < T keeps T).
+        auto put = [&](unsigned long long at, int loc, unsigned int d) {
+            const unsigned int pos = (unsigned int)(at >> 32);
+            if (pos < (unsigned int)cap) {
+                if (resident) l_start[pos] = (int)lrow[loc];
+                else l_node[pos] = sssp_nfc_node(slots, nb, rank, loc);
+                l_dist[pos] = d;
+                l_pre[pos] = (unsigned int)at;
+            } else {
+                if (pos == (unsigned int)cap) words[2] = (unsigned int)at;
+                atomicOr(nxt + (loc >> 5), 1u << (loc & 31));
+                left = min(left, d);
+            }
+        };
         // Scan (every warp runs the same rounds, so its lanes share one atomic per round): a node
         // with d < T joins the list, every other active node stays active. One 64-bit shared
         // atomic per warp and round hands out list entries and edge offsets together, so the
@@ -208,8 +264,7 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
                     const unsigned int d = dist[loc];
                     if (d < T) {
                         take |= 1u << b;
-                        mine += (1ull << 32) |
-                                sssp_nfc_degree(resident, lrow, ldeg, indptr, loc, (loc << SSSP_NFC_LOG2) | (int)rank);
+                        mine += (1ull << 32) | sssp_nfc_degree(resident, lrow, ldeg, indptr, slots, nb, rank, loc);
                     } else {
                         keep |= 1u << b;
                         left = min(left, d);
@@ -230,20 +285,9 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
                 const int b = __ffs(take) - 1;
                 take &= take - 1;
                 const int loc = (j << 5) | b;
-                const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
-                const unsigned int pos = (unsigned int)(at >> 32);
-                const unsigned int deg = sssp_nfc_degree(resident, lrow, ldeg, indptr, loc, v);
-                if (pos < (unsigned int)cap) {
-                    l_node[pos] = v;
-                    l_dist[pos] = dist[loc];
-                    l_pre[pos] = (unsigned int)at;
-                    if (resident) l_start[pos] = (int)lrow[loc];
-                } else {  // past the list's capacity: active next step (d < T keeps T)
-                    if (pos == (unsigned int)cap) words[2] = (unsigned int)at;
-                    atomicOr(nxt + j, 1u << b);
-                    left = min(left, dist[loc]);
-                }
-                at += (1ull << 32) | deg;
+                const unsigned long long one = (1ull << 32) | sssp_nfc_degree(resident, lrow, ldeg, indptr, slots, nb, rank, loc);
+                put(at, loc, dist[loc]);
+                at += one;
             }
         }
         __syncthreads();
@@ -259,6 +303,39 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
         SSSP_NFC_MARK(p, 6, clock64());
         SSSP_NFC_MARK(p, 4, len);
         SSSP_NFC_MARK(p, 5, edges);
+        // Relax one edge to the node in slot (at >> 16, at & 0xFFFF) with distance nd. With local
+        // work (lq > 0) a target of this block that falls below T joins the local queue (once:
+        // its queued bit), to be relaxed in this step; any other target that falls is active in
+        // the next step.
+        auto relax = [&](unsigned int at, unsigned int nd) {
+            const unsigned int owner = at >> 16;
+            const int tloc = (int)(at & 0xFFFFu);
+            const unsigned int bit = 1u << (tloc & 31);
+            if (lq && owner == rank) {
+                if (!(nd < atomicMin(dist + tloc, nd))) return;
+                if (nd < T) {
+                    __threadfence_block();  // the distance before the queued bit (the pop reads them in turn)
+                    if (atomicOr(lbits + (tloc >> 5), bit) & bit) return;  // queued: its pop reads nd or less
+                    atomicAdd(qpend, 1u);
+                    const unsigned int q = atomicAdd(qtail, 1u);
+                    if (q < (unsigned int)lq) {
+                        reinterpret_cast<volatile int *>(lqueue)[q] = tloc;
+                        return;
+                    }
+                    atomicSub(qpend, 1u);  // the queue is full: the next step relaxes it
+                    atomicAnd(lbits + (tloc >> 5), ~bit);
+                }
+                atomicOr(nxt + (tloc >> 5), bit);
+                left = min(left, nd);
+            } else {
+                unsigned int *tdist = cluster.map_shared_rank(dist, owner);
+                if (nd < atomicMin(tdist + tloc, nd)) {
+                    unsigned int *tbits = cluster.map_shared_rank(nxt, owner);
+                    atomicOr(tbits + (tloc >> 5), bit);
+                    left = min(left, nd);
+                }
+            }
+        };
         // Walk: edge e of the list belongs to the last entry whose first edge is <= e.
         int i = 0;
         for (unsigned int e = threadIdx.x; e < edges; e += blockDim.x) {
@@ -270,50 +347,102 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
             }
             i = lo;
             const long long edge = (long long)l_start[i] + (e - l_pre[i]);
-            int t;
-            unsigned int nd;
             if (resident) {
                 const int2 tw = ledge[edge];
-                t = tw.x;
-                nd = l_dist[i] + (unsigned int)tw.y;
+                relax((unsigned int)tw.x, l_dist[i] + (unsigned int)tw.y);
             } else {
-                t = __ldg(indices + edge);
-                nd = l_dist[i] + (unsigned int)__ldg(weights + edge);
-            }
-            const unsigned int owner = (unsigned int)(t & SSSP_NFC_MASK);
-            const int tloc = t >> SSSP_NFC_LOG2;
-            unsigned int *tdist = cluster.map_shared_rank(dist, owner);
-            if (nd < atomicMin(tdist + tloc, nd)) {
-                unsigned int *tbits = cluster.map_shared_rank(nxt, owner);
-                atomicOr(tbits + (tloc >> 5), 1u << (tloc & 31));
-                left = min(left, nd);
+                relax(sssp_nfc_place(place, __ldg(indices + edge)), l_dist[i] + (unsigned int)__ldg(weights + edge));
             }
         }
+        unsigned int step_local = 0;
+        if (lq) {
+            // Local work: every warp pops a queued node and relaxes its edges (a lane per edge)
+            // until no node of this block is queued or being relaxed (qpend: a push counts before
+            // its node shows, a pop after its edges are done). No block barrier in between: a
+            // wave through this block's band costs a pop per hop, not a step.
+            __syncthreads();
+            volatile unsigned int *vp = qpend;
+            volatile int *vqueue = reinterpret_cast<volatile int *>(lqueue);
+            volatile unsigned int *vdist = dist;
+            for (;;) {
+                int slot = -1;
+                if (lane == 0) {
+                    // A ticket per pop (no compare-and-swap race between the warps): the queue
+                    // entry with the ticket's index is this warp's once written; none will be
+                    // when nothing is pending, since a pushed entry stays pending until its
+                    // ticket's holder has relaxed it.
+                    const unsigned int h = atomicAdd(qhead, 1u);
+                    for (;;) {
+                        if (h < (unsigned int)lq && (slot = vqueue[h]) >= 0) break;
+                        if (*vp == 0u) break;
+                        if (SSSP_NFC_SPIN_NS) __nanosleep(SSSP_NFC_SPIN_NS);
+                    }
+                    if (slot >= 0) {
+                        atomicAnd(lbits + (slot >> 5), ~(1u << (slot & 31)));  // a later fall queues it again
+                        __threadfence_block();
+                    }
+                }
+                slot = __shfl_sync(SSSP_FULL_MASK, slot, 0);
+                if (slot < 0) break;
+                const unsigned int d = vdist[slot];
+                long long e0, e1;
+                if (resident) {
+                    e0 = lrow[slot];
+                    e1 = lrow[slot + 1];
+                } else {
+                    const int v = sssp_nfc_node(slots, nb, rank, slot);
+                    e0 = __ldg(indptr + v);
+                    e1 = __ldg(indptr + v + 1);
+                }
+                for (long long e = e0 + lane; e < e1; e += 32) {
+                    if (resident) {
+                        const int2 tw = ledge[e];
+                        relax((unsigned int)tw.x, d + (unsigned int)tw.y);
+                    } else {
+                        relax(sssp_nfc_place(place, __ldg(indices + e)), d + (unsigned int)__ldg(weights + e));
+                    }
+                }
+                __syncwarp();
+                if (lane == 0) atomicSub(qpend, 1u);  // after its pushes (they counted first)
+            }
+            __syncthreads();
+            step_local = min(*qtail, (unsigned int)lq);
+            for (unsigned int k = threadIdx.x; k < step_local; k += blockDim.x) lqueue[k] = -1;
+            __syncthreads();  // every thread read qtail
+            if (threadIdx.x == 0) *qhead = *qtail = 0u;
+        }
         SSSP_NFC_MARK(p, 2, clock64());
-        // Decide: the block's minimum left active, then (minimum, list size) to every inbox.
+        SSSP_NFC_MARK(p, 7, step_local);
+        const unsigned int step_len = len;
+        // Decide: the block's minimum left active, then (minimum, entries, local pops) to every inbox.
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) left = min(left, __shfl_xor_sync(SSSP_FULL_MASK, left, off));
         if (lane == 0 && left != SSSP_INF_BITS) atomicMin(words + par, left);
         __syncthreads();
         if (threadIdx.x < SSSP_NF_CLUSTER) {
-            unsigned int *to = cluster.map_shared_rank(inbox, threadIdx.x) + 2 * (par * SSSP_NF_CLUSTER + rank);
+            unsigned int *to = cluster.map_shared_rank(inbox, threadIdx.x) + 3 * (par * SSSP_NF_CLUSTER + rank);
             to[0] = words[par];
-            to[1] = len;
+            to[1] = step_len;
+            to[2] = step_local;
         }
         cluster.sync();
         SSSP_NFC_MARK(p, 3, clock64());
-        unsigned int gmin = SSSP_INF_BITS, glen = 0u;
+        unsigned int gmin = SSSP_INF_BITS, glen = 0u, gpops = 0u;
         if (lane < SSSP_NF_CLUSTER) {
-            gmin = inbox[2 * (par * SSSP_NF_CLUSTER + lane)];
-            glen = inbox[2 * (par * SSSP_NF_CLUSTER + lane) + 1];
+            const unsigned int *from = inbox + 3 * (par * SSSP_NF_CLUSTER + lane);
+            gmin = from[0];
+            glen = from[1];
+            gpops = from[2];
         }
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) {
             gmin = min(gmin, __shfl_xor_sync(SSSP_FULL_MASK, gmin, off));
             glen += __shfl_xor_sync(SSSP_FULL_MASK, glen, off);
+            gpops += __shfl_xor_sync(SSSP_FULL_MASK, gpops, off);
         }
         ++p;
         updates += glen;
+        pops += gpops;
         largest = max(largest, glen);
         if (gmin == SSSP_INF_BITS) {
             done = true;
@@ -326,8 +455,8 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
     }
     cluster.sync();  // no block leaves while another may still write to it
     for (int loc = threadIdx.x; loc < nb; loc += blockDim.x) {
-        const int v = (loc << SSSP_NFC_LOG2) | (int)rank;
-        if (v < n) key[v] = ((sssp_key_t)dist[loc] << 32) | (sssp_key_t)SSSP_NO_PRED;
+        const int v = sssp_nfc_node(slots, nb, rank, loc);
+        if (v >= 0 && v < n) key[v] = ((sssp_key_t)dist[loc] << 32) | (sssp_key_t)SSSP_NO_PRED;
     }
     if (rank == 0 && threadIdx.x == 0) {
         ctrl[0] = (unsigned int)(p + 1);
@@ -335,6 +464,7 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
         ctrl[4] = (unsigned int)raises;
         ctrl[5] = 0u;  // the limit shows as not done
         cnt[6] = largest;
+        cnt[7] = (unsigned int)min(pops, 0xFFFFFFFFull);
         *reinterpret_cast<unsigned long long *>(cnt + SSSP_NF_SUM) = updates;
     }
 }

@@ -126,7 +126,12 @@ class LaunchConfig:
         eight times the block size.
     cluster : int
         Cluster loop: at least this many blocks in the cluster (0: the fewest whose shared
-        memory holds the graph's distances; see :func:`kernels.cluster_blocks_for`).
+        memory holds the graph's distances; see :func:`kernels.cluster_layout`).
+    fuse : bool
+        Cluster loop: place the nodes in bands of a bandwidth-reducing order (reverse
+        Cuthill-McKee), one band per block, and let each block keep relaxing its own nodes that
+        fall below the threshold before it meets the others (bucket fusion per block: fewer
+        cluster-wide steps on meshes and road networks).
     """
 
     relax: KernelConfig = DEFAULT_KERNEL
@@ -136,6 +141,7 @@ class LaunchConfig:
     blocks_per_sm: int = 2
     local_limit: int = -1
     cluster: int = 0
+    fuse: bool = False
 
     def __post_init__(self) -> None:
         for name in KERNELS:
@@ -152,6 +158,10 @@ class LaunchConfig:
                 raise ConfigError(f"{field_name} must be an integer >= {low}, got {value!r}")
         if self.cluster and self.cluster not in CLUSTER_SIZES:
             raise ConfigError(f"cluster {self.cluster} is invalid: use 0 or one of {CLUSTER_SIZES}")
+        if not isinstance(self.fuse, bool):
+            raise ConfigError(f"fuse must be True or False, got {self.fuse!r}")
+        if self.fuse and self.loop != "cluster":
+            raise ConfigError(f"fuse applies to the cluster loop, not loop {self.loop!r}")
 
     @classmethod
     def default(cls) -> LaunchConfig:
@@ -170,6 +180,7 @@ class LaunchConfig:
                                       "local_limit": self.local_limit}
         if self.loop == "cluster":
             opts["cluster"] = self.cluster
+            opts["fuse"] = int(self.fuse)
         return opts
 
     @classmethod
@@ -180,7 +191,7 @@ class LaunchConfig:
         kernels = {k: KernelConfig.parse(labels[k]) for k in KERNELS}
         return cls(**kernels, loop=str(opts.get("loop", "legacy")),
                    blocks_per_sm=int(opts.get("blocks_per_sm", 2)), local_limit=int(opts.get("local_limit", -1)),
-                   cluster=int(opts.get("cluster", 0)))
+                   cluster=int(opts.get("cluster", 0)), fuse=bool(int(opts.get("fuse", 0))))
 
     @classmethod
     def uniform(cls, block_size: int, l1: str = "N") -> LaunchConfig:
@@ -207,5 +218,5 @@ class LaunchConfig:
         if self.loop == "persistent":
             text += f" blocks/SM={self.blocks_per_sm or 'max'} local<={self.local_limit}"
         elif self.loop == "cluster":
-            text += f" cluster>={self.cluster or 'fit'}"
+            text += f" cluster>={self.cluster or 'fit'}" + (" fused" if self.fuse else "")
         return text

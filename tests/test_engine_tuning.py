@@ -58,6 +58,14 @@ def test_canonical_cluster_points():
     cfg = structure.to_config(nf)
     assert cfg.loop == "cluster" and cfg.cluster == 16
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg  # stored and read back
+    fused = structure.canonical({**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2, "fuse": 1})
+    cfg = structure.to_config(fused)
+    assert cfg.fuse and structure.from_config(cfg)["fuse"] == 1
+    assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
+    assert "fused" in str(cfg)
+    grid = structure.canonical({**base, "loop": "persistent", "algorithm": "near-far", "delta_scale": 2, "fuse": 1})
+    assert grid["fuse"] == 0 and not structure.to_config(grid).fuse  # fusion is the cluster loop's
+    assert "fuse" in structure.AUTO_SPACE and "fuse" in structure.space_for("near-far")
 
 
 @pytest.mark.parametrize("speedup,kept", [(3.0, False), (1.01, True)])

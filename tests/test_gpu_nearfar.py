@@ -46,9 +46,12 @@ CLUSTER_CONFIGS = [
     LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster"),
     LaunchConfig(KernelConfig(256, "A", 8), loop="cluster", cluster=4),
     LaunchConfig(KernelConfig(512, "N", 8), loop="cluster", cluster=16),
+    LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=True),
+    LaunchConfig(KernelConfig(256, "N", 8), loop="cluster", cluster=16, fuse=True),
 ]
 """The cluster loop (kernels/sssp_cluster.cu): the fewest blocks that hold the graph, at least 4
-blocks of 256 threads, and 16 blocks (beyond the portable cluster size)."""
+blocks of 256 threads, and 16 blocks (beyond the portable cluster size); then fused (bands of
+reverse Cuthill-McKee, local work inside the blocks) on the fewest blocks and on 16."""
 
 
 def check(graph: sssp.Graph, sources, *, deltas=(None,), configs=CONFIGS, repeats: int = 1) -> list:
@@ -197,6 +200,25 @@ def test_cluster_loop_many_steps_overflow_and_hubs():
     src = np.concatenate([np.repeat(hubs, 5000), rng.integers(0, n, 40_000)])
     dst = np.concatenate([rng.integers(0, n, 8 * 5000), rng.integers(0, n, 40_000)])
     check(sssp.Graph.from_edges(n, src, dst, rng.integers(0, 50, src.size)), [0, 1, 100], configs=CLUSTER_CONFIGS)
+
+
+def test_fused_cluster_loop_runs_local_work():
+    """On a grid the fused loop's bands keep most edges inside a block: local work carries the
+    wave, so it needs fewer cluster steps than the loop without them, with the same answers."""
+    side = 120
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    w = np.random.default_rng(18).integers(1, 100, u.size)
+    perm = np.random.default_rng(19).permutation(side * side)  # ids that say nothing of the layout
+    grid = sssp.Graph.from_edges(side * side, perm[np.concatenate([u, v])], perm[np.concatenate([v, u])],
+                                 np.concatenate([w, w]))
+    plain, fused = (LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=f) for f in (False, True))
+    base = check(grid, [int(perm[0]), int(perm[7260])], configs=[plain])
+    runs = check(grid, [int(perm[0]), int(perm[7260])], configs=[fused], repeats=2)
+    assert all(r.stats["cluster_fused"] and r.stats["local_nodes"] > 0 for r in runs)
+    assert not any(r.stats["cluster_fused"] for r in base)
+    assert max(r.iterations for r in runs) < min(r.iterations for r in base)
 
 
 def test_cluster_loop_falls_back_to_the_grid():

@@ -159,6 +159,30 @@ def test_compile_error_keeps_log(monkeypatch):
     assert info.value.log and "-arch=sm_90" in info.value.options
 
 
+def test_cluster_placement_bands():
+    """cluster_placement puts the order's nodes in consecutive runs of slots, one run per block,
+    and place / slots invert each other; cluster_block_edges then counts the runs' edges."""
+    import numpy as np
+
+    n, blocks = 1000, 4
+    order = np.random.default_rng(3).permutation(n)
+    place, slots = kernels.cluster_placement(order, blocks)
+    nb = kernels.cluster_slots(n, blocks)
+    assert place.dtype == slots.dtype == np.int32 and slots.size == blocks * nb
+    owner, loc = place >> 16, place & 0xFFFF
+    assert np.array_equal(slots[owner * nb + loc], np.arange(n))  # every node in its slot
+    assert np.array_equal(owner[order], np.arange(n) // nb)  # runs of the order, block by block
+    assert np.count_nonzero(slots >= 0) == n
+    degrees = np.arange(n)
+    assert kernels.cluster_block_edges(degrees, blocks, order) == max(
+        int(degrees[order[r * nb:(r + 1) * nb]].sum()) for r in range(blocks))
+    assert kernels.cluster_block_edges(degrees, blocks) == max(int(degrees[r::blocks].sum()) for r in range(blocks))
+    with pytest.raises(ValueError, match="slots"):
+        kernels.cluster_placement(np.arange(2 * kernels.CLUSTER_MAX_SLOTS + 1), 1)
+    # the local queue and its bit map cost shared memory, so fewer graphs stay resident
+    assert kernels.cluster_smem_bytes(n, blocks, lq=1024) == kernels.cluster_smem_bytes(n, blocks) + 4 * (nb // 32 + 1024)
+
+
 def test_cluster_layout_prefers_the_graph_in_shared_memory():
     """The cluster solver's plan: the fewest blocks that hold distances and graph, else the fewest
     that hold the distances, else none (the persistent loop runs)."""
@@ -183,10 +207,22 @@ def test_cluster_layout_prefers_the_graph_in_shared_memory():
 
 
 def test_cluster_loop_configuration():
+    import numpy as np
+
     from sssp.config import ConfigError, LaunchConfig
 
     cfg = LaunchConfig(loop="cluster", cluster=16)
-    assert cfg.options() == {"loop": "cluster", "blocks_per_sm": 2, "local_limit": -1, "cluster": 16}
+    assert cfg.options() == {"loop": "cluster", "blocks_per_sm": 2, "local_limit": -1, "cluster": 16, "fuse": 0}
+    fused = LaunchConfig(loop="cluster", fuse=True)
+    assert LaunchConfig.from_parts(fused.as_dict(), fused.options()) == fused and "fused" in str(fused)
+    assert LaunchConfig.from_parts(cfg.as_dict(), {"loop": "cluster", "cluster": 16}) == cfg  # stored before fusion
+    with pytest.raises(ConfigError, match="fuse applies to the cluster loop"):
+        LaunchConfig(loop="persistent", fuse=True)
+    with pytest.raises(ConfigError, match="fuse must be"):
+        LaunchConfig(loop="cluster", fuse=1)
+    road = np.full(435_000, 2)  # 16 blocks still hold a road network's distances with the local queues
+    assert kernels.cluster_layout(road, 232448 - kernels.CLUSTER_STATIC_SMEM, lq=kernels.CLUSTER_LOCAL_QUEUE,
+                                  order=np.arange(435_000)) == (16, 0)
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
     assert "cluster>=16" in str(cfg) and "cluster>=fit" in str(LaunchConfig(loop="cluster"))
     with pytest.raises(ConfigError, match="cluster 3"):

@@ -382,3 +382,7 @@ def test_engine2_records_get_their_own_table():
                              options={**cluster.options(), "algorithm": "near-far", "delta_scale": 1.0})
     (row,) = report.engine_table_data([nf]).rows
     assert row[4:9] == ("cluster x16", "1024-N/x8", "1024-N", report.MISSING, report.MISSING)
+    fused = dataclasses.replace(cluster, fuse=True)
+    nf = dataclasses.replace(nf, config=fused, tuned_config=fused, options={**nf.options, **fused.options()})
+    (row,) = report.engine_table_data([nf]).rows
+    assert row[4] == "cluster x16 fused"

@@ -432,8 +432,11 @@ def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None 
 def _loop_cells(c: LaunchConfig) -> tuple[str, str, str, str, str]:
     """(loop, relax, settle, blocks per SM, block-local limit) of an engine-2 configuration. The
     last two belong to the persistent loop only ("-" elsewhere); the cluster loop shows its
-    size ("cluster x16": at least 16 blocks; "cluster": the fewest that hold the graph)."""
+    size ("cluster x16": at least 16 blocks; "cluster": the fewest that hold the graph) and
+    "fused" when its blocks run local rounds on bands of the graph."""
     loop = f"cluster x{c.cluster}" if c.loop == "cluster" and c.cluster else c.loop
+    if c.loop == "cluster" and c.fuse:
+        loop += " fused"
     persistent = c.loop == "persistent"
     return (loop, c.relax.label, c.update.label, str(c.blocks_per_sm or "max") if persistent else MISSING,
             str(c.local_limit) if persistent else MISSING)

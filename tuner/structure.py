@@ -54,17 +54,21 @@ DELTA_SCALES = (0.5, 1, 2, 4, 16, 64, 256)
 CLUSTER_CHOICES = (0, 4, 16)
 """Cluster loop: the fewest blocks that hold the graph (0), or at least 4 or 16 (more threads to
 walk a step's edges, more shared-memory round trips between blocks)."""
+FUSE_CHOICES = (0, 1)
+"""Cluster loop: nodes spread v % C with one cluster barrier per step (0), or in bands of a
+bandwidth-reducing order with local rounds inside each block between the barriers (1)."""
 AUTO_SPACE: dict[str, tuple] = {**SPACE, "loop": (*SPACE["loop"], "cluster"), "algorithm": AUTO_ALGORITHMS,
-                                "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES}
+                                "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES, "fuse": FUSE_CHOICES}
 """The space of ``algorithm="auto"``: :data:`SPACE` plus the cluster loop, the algorithm,
-near-far's Δ scale and the cluster's size."""
+near-far's Δ scale, the cluster's size and its fusion."""
 
 
 def space_for(algorithm: str) -> dict[str, tuple]:
     if algorithm == "auto":
         return AUTO_SPACE
     if algorithm == "near-far":
-        return {**SPACE, "loop": ("persistent", "cluster"), "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES}
+        return {**SPACE, "loop": ("persistent", "cluster"), "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES,
+                "fuse": FUSE_CHOICES}
     return SPACE
 
 
@@ -72,8 +76,8 @@ def canonical(p: dict) -> dict:
     """One representative of the points that run the same solve: near-far runs on the persistent
     or the cluster loop, the phase-synchronous algorithms on the other three and without Δ; the
     cluster loop has no blocks per multiprocessor, no block-local limit and fixed lanes
-    (``kernels.CLUSTER_LANES``, its predecessor pass), and the cluster's size means nothing to
-    the other loops."""
+    (``kernels.CLUSTER_LANES``, its predecessor pass), and the cluster's size and fusion mean
+    nothing to the other loops."""
     q = dict(p)
     nearfar = q.get("algorithm", "near-far" if "delta_scale" in q else None) == "near-far"
     if nearfar:
@@ -85,8 +89,11 @@ def canonical(p: dict) -> dict:
             q["loop"] = "persistent"
     if q["loop"] == "cluster":
         q.update(lanes=kernels.CLUSTER_LANES, blocks_per_sm=1, local_limit=0)
-    elif "cluster" in q:
-        q["cluster"] = 0
+    else:
+        if "cluster" in q:
+            q["cluster"] = 0
+        if "fuse" in q:
+            q["fuse"] = 0
     return q
 
 
@@ -101,15 +108,17 @@ def to_config(p: dict) -> LaunchConfig:
     bs, l1 = int(p["block_size"]), str(p["l1"])
     return LaunchConfig(KernelConfig(bs, l1, int(p["lanes"])), KernelConfig(bs, l1), KernelConfig(bs, l1),
                         loop=str(p["loop"]), blocks_per_sm=int(p["blocks_per_sm"]),
-                        local_limit=int(p["local_limit"]), cluster=int(p.get("cluster", 0)))
+                        local_limit=int(p["local_limit"]), cluster=int(p.get("cluster", 0)),
+                        fuse=p["loop"] == "cluster" and bool(int(p.get("fuse", 0))))
 
 
 def from_config(c: LaunchConfig) -> dict:
-    """Inverse of :func:`to_config` (the cluster's size only for the cluster loop)."""
+    """Inverse of :func:`to_config` (the cluster's size and fusion only for the cluster loop)."""
     point = {"loop": c.loop, "block_size": c.relax.block_size, "l1": c.relax.l1, "lanes": c.relax.lanes,
              "blocks_per_sm": c.blocks_per_sm, "local_limit": c.local_limit}
     if c.loop == "cluster":
         point["cluster"] = c.cluster
+        point["fuse"] = int(c.fuse)
     return point
 
 
@@ -128,25 +137,28 @@ search starts from them and the default, then TPE explores."""
 
 NEARFAR_WARM_START = tuple(
     {"loop": "cluster", "block_size": bs, "l1": "N", "lanes": kernels.CLUSTER_LANES, "blocks_per_sm": 1,
-     "local_limit": 0, "algorithm": "near-far", "delta_scale": scale, "cluster": blocks}
-    for bs, scale, blocks in ((1024, 1, 16), (1024, 2, 16), (1024, 0.5, 16), (1024, 1, 0))
+     "local_limit": 0, "algorithm": "near-far", "delta_scale": scale, "cluster": blocks, "fuse": fuse}
+    for bs, scale, blocks, fuse in ((1024, 1, 16, 0), (1024, 0.5, 0, 1), (1024, 2, 16, 0), (1024, 1, 0, 1),
+                                    (1024, 0.5, 16, 0), (1024, 1, 0, 0))
 ) + tuple(
     {"loop": "persistent", "block_size": 1024, "l1": "N", "lanes": lanes, "blocks_per_sm": 1, "local_limit": 8192,
-     "algorithm": "near-far", "delta_scale": scale, "cluster": 0}
+     "algorithm": "near-far", "delta_scale": scale, "cluster": 0, "fuse": 0}
     for lanes, scale in ((4, 16), (32, 16), (4, 64), (32, 256), (4, 1), (32, 4))
 )
 """Near-far points measured well on the H200 (benchmarks/bench_nearfar.py), the cluster loop's
 first (a 393k-node class's budget of 10 ran out before reaching them when they came last). On
 the persistent loop sparse and mesh-like graphs favour Δ 16-256 times the default rule with 4
 lanes, social and denser ones 32 lanes; on the cluster loop, whole blocks, 16 of them, and Δ
-0.5-2 times the rule (its steps cost less, so fewer nodes pushed twice pays)."""
+0.5-2 times the rule (its steps cost less, so fewer nodes pushed twice pays), and fused on FE
+meshes (12-28 % less time than unfused on crack, fe_4elt2, fe_sphere, t60k; more on Delaunay
+meshes, roads and random graphs: benchmarks/results/h200/nearfar_fused_run39.csv)."""
 
 
 def start_points(algorithm: str) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``."""
     if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
         # measures the cluster loop), then Crauser's
-        phased = [{**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0} for p in (DEFAULT_POINT, *WARM_START)]
+        phased = [{**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0} for p in (DEFAULT_POINT, *WARM_START)]
         return [phased[0], *NEARFAR_WARM_START, *phased[1:]]
     if algorithm == "near-far":
         return [{k: v for k, v in p.items() if k != "algorithm"} for p in NEARFAR_WARM_START]

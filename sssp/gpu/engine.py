@@ -139,7 +139,8 @@ class EngineSolver(DeviceBuffers):
         self.nearfar = algorithm == "near-far"
         self.kernel_set = NEARFAR_KERNELS if self.nearfar else ENGINE_KERNELS
         self.delta: int | float | None = None
-        self.cluster = self.cluster_mb = 0
+        self.cluster = self.cluster_mb = self.cluster_lq = 0
+        self._placement: tuple[np.ndarray, np.ndarray] | None = None
         self.cluster_fallback = ""
         if self.loop == "cluster" and not self.nearfar:
             raise InvalidGraphError(f"loop 'cluster' runs near-far only, not {algorithm!r}")
@@ -197,6 +198,10 @@ class EngineSolver(DeviceBuffers):
         self.d_thr = None if self.cluster else self._alloc(
             val_dt.itemsize * hist if not self.params.floating else 8 * hist)
         self.d_ctrl = self._alloc(4 * kernels.CTRL_WORDS)
+        # The fused cluster loop's placement: each node's slot, and each slot's node.
+        self.d_place = self.d_slots = None
+        if self._placement is not None:
+            self.d_place, self.d_slots = (self._upload(a) for a in self._placement)
         # Near-far: the distance each node last pushed with, and its far-pile flags (bits).
         self.d_pushed = self._alloc(val_dt.itemsize * n) if grid_nf else None
         self.d_infar = self._alloc(4 * kernels.nearfar_flag_words(n)) if grid_nf else None
@@ -221,7 +226,7 @@ class EngineSolver(DeviceBuffers):
         memory (:func:`kernels.cluster_layout`), or the persistent loop with the reason in
         ``cluster_fallback`` (wider distances, too many edges, or distances that do not fit)."""
         cuda, g = self.cuda, self.graph
-        layout = None
+        layout, lq, order = None, 0, None
         if self.info.compute_capability[0] < 9:
             self.cluster_fallback = f"thread-block clusters need sm_90 or newer ({self.info.arch})"
         elif not self.params.packed:
@@ -231,8 +236,10 @@ class EngineSolver(DeviceBuffers):
                 cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             self._non_portable = _non_portable_clusters(cuda)
             largest = kernels.CLUSTER_SIZES[-1] if self._non_portable is not None else 8
+            lq, order = (kernels.CLUSTER_LOCAL_QUEUE, band_order(g)) if self.config.fuse else (0, None)
             layout = kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
-                                            at_least=max(1, self.config.cluster), largest=largest)
+                                            at_least=max(1, self.config.cluster), largest=largest,
+                                            lq=lq, order=order)
             if layout is None:
                 self.cluster_fallback = (f"{g.n} nodes and {g.m} edges do not fit in the shared memory "
                                          f"of {largest} blocks of {optin} bytes")
@@ -241,6 +248,9 @@ class EngineSolver(DeviceBuffers):
             self.loop = "persistent"
             return
         self.cluster, self.cluster_mb = layout
+        if order is not None:
+            self.cluster_lq = lq
+            self._placement = kernels.cluster_placement(order, self.cluster)
         self.kernel_set = CLUSTER_KERNELS
         self.params = replace(self.params, relax_lanes=kernels.CLUSTER_LANES, cluster=self.cluster)
 
@@ -293,7 +303,7 @@ class EngineSolver(DeviceBuffers):
         fa = cuda.function_attribute
         self.local_limit = self.local_cap = 0
         self.nb = kernels.cluster_slots(self.n, self.cluster)
-        self.local_smem = kernels.cluster_smem_bytes(self.n, self.cluster, mb=self.cluster_mb)
+        self.local_smem = kernels.cluster_smem_bytes(self.n, self.cluster, mb=self.cluster_mb, lq=self.cluster_lq)
         func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem)
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
         if self.cluster > 8:
@@ -382,7 +392,8 @@ class EngineSolver(DeviceBuffers):
         if self.cluster:
             self._launch("solve", np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
                          np.int32(self._source), np.int32(self.nb), np.int32(kernels.CLUSTER_LIST_CAP),
-                         np.int32(kernels.nearfar_step_limit(self.n)), np.int32(self.cluster_mb))
+                         np.int32(kernels.nearfar_step_limit(self.n)), np.int32(self.cluster_mb),
+                         np.int32(self.cluster_lq), self.d_place or np.uintp(0), self.d_slots or np.uintp(0))
         elif self.nearfar:
             self._launch("persistent", self.d_pushed, self.d_infar,
                          np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
@@ -505,6 +516,9 @@ class EngineSolver(DeviceBuffers):
         if self.cluster:
             stats["cluster_blocks"] = self.cluster
             stats["cluster_resident"] = bool(self.cluster_mb)
+            stats["cluster_fused"] = bool(self.cluster_lq)
+            if self.cluster_lq:
+                stats["local_nodes"] = int(words[7])
         if self.cluster_fallback:
             stats["cluster_fallback"] = self.cluster_fallback
         return self._result(source, dist, pred, steps, stats, total_ms, loop_ms, wall)
@@ -541,6 +555,18 @@ class EngineSolver(DeviceBuffers):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def band_order(graph: Graph) -> np.ndarray:
+    """A bandwidth-reducing order of the graph's nodes (SciPy's reverse Cuthill-McKee on the
+    structure of A + A^T): consecutive nodes of it are close in the graph, so the fused cluster
+    loop's bands (:func:`kernels.cluster_placement`) keep most edges inside one block."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    n = graph.n
+    a = csr_matrix((np.ones(graph.m, np.int8), graph.indices, graph.indptr), shape=(n, n))
+    return np.asarray(reverse_cuthill_mckee(a, symmetric_mode=False), dtype=np.int64)
 
 
 def _non_portable_clusters(cuda: Any) -> Any:
