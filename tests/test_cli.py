@@ -88,6 +88,25 @@ def test_info_json(graph_file, capsys):
                                                                                       est.reached)
 
 
+def test_info_band_locality_for_high_diameter_graphs(graph_file, tmp_path, capsys):
+    """A high-diameter graph gets the fused cluster loop's band locality (sssp.bands); a
+    low-diameter one, for which fusion is not meant, gets none."""
+    from sssp.bands import band_locality
+
+    grid = sssp.generate("grid", size=4096, seed=1)
+    path = tmp_path / "grid.npz"
+    sssp.save(grid, path)
+    rc, out, _ = run(capsys, "info", str(path))
+    assert rc == 0
+    line = pairs(out)["band locality"]
+    assert line.startswith(f"{band_locality(grid):.3f} of the edges inside one of 16 ")
+    rc, out, _ = run(capsys, "info", str(path), "--json")
+    assert json.loads(out)["band_locality"] == pytest.approx(band_locality(grid)) and band_locality(grid) > 0.8
+    rc, out, _ = run(capsys, "info", str(graph_file), "--json")
+    assert json.loads(out)["diameter_class"] == "lowdiam" and json.loads(out)["band_locality"] is None
+    assert "band locality" not in pairs(run(capsys, "info", str(graph_file))[1])
+
+
 def test_info_weights_option_reassigns_weights(graph_file, capsys):
     rc, out, _ = run(capsys, "info", str(graph_file), "--weights", "unit", "--json")
     assert rc == 0

@@ -184,13 +184,13 @@ def test_cluster_placement_bands():
 
 
 def test_band_order_keeps_a_grids_edges_inside_the_blocks():
-    """The fused cluster loop's order (reverse Cuthill-McKee, sssp.gpu.engine.band_order) is a
+    """The fused cluster loop's order (reverse Cuthill-McKee, sssp.bands.band_order) is a
     permutation whose bands keep most of a grid's edges in one block even when the node ids are
     shuffled, where spreading the nodes v % C keeps almost none (CPU only: no GPU needed)."""
     import numpy as np
 
     import sssp
-    from sssp.gpu.engine import band_order
+    from sssp.bands import band_locality, band_order
 
     side, blocks = 100, 16
     idx = np.random.default_rng(5).permutation(side * side).reshape(side, side)
@@ -204,6 +204,8 @@ def test_band_order_keeps_a_grids_edges_inside_the_blocks():
     owner = place >> 16
     assert np.mean(owner[src] == owner[grid.indices]) > 0.85  # 16 diagonal bands of ~6 rows
     assert np.mean(src % blocks == grid.indices % blocks) < 0.2
+    assert band_locality(grid, blocks, order) == np.mean(owner[src] == owner[grid.indices])
+    assert np.isnan(band_locality(sssp.Graph.from_edges(3, np.array([], int), np.array([], int), np.array([], int))))
 
 
 def test_cluster_layout_prefers_the_graph_in_shared_memory():

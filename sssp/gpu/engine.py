@@ -22,6 +22,7 @@ import numpy as np
 import kernels
 from kernels import CLUSTER_KERNELS, ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams
 
+from ..bands import band_order
 from ..config import ConfigSource, KernelConfig, LaunchConfig
 from ..errors import BackendUnavailableError, InvalidGraphError
 from ..graph import Graph
@@ -555,18 +556,6 @@ class EngineSolver(DeviceBuffers):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def band_order(graph: Graph) -> np.ndarray:
-    """A bandwidth-reducing order of the graph's nodes (SciPy's reverse Cuthill-McKee on the
-    structure of A + A^T): consecutive nodes of it are close in the graph, so the fused cluster
-    loop's bands (:func:`kernels.cluster_placement`) keep most edges inside one block."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    n = graph.n
-    a = csr_matrix((np.ones(graph.m, np.int8), graph.indices, graph.indptr), shape=(n, n))
-    return np.asarray(reverse_cuthill_mckee(a, symmetric_mode=False), dtype=np.int64)
 
 
 def _non_portable_clusters(cuda: Any) -> Any:
