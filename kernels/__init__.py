@@ -442,10 +442,11 @@ UNSETTLED = 0x7FFFFFFF
 """``settled_at`` of a node not settled yet."""
 NO_PRED = 0xFFFFFFFF
 """Predecessor field of the source and of unreached nodes (as uint32; -1 as int32)."""
-CTRL_WORDS = 8
-CTRL_PHASE, CTRL_DONE, CTRL_ABORT, CTRL_LIMIT = 0, 1, 5, 6
+CTRL_WORDS = 16
+CTRL_PHASE, CTRL_DONE, CTRL_ABORT, CTRL_LIMIT, CTRL_REACHED = 0, 1, 5, 6, 8
 """Engine 2's control words (see sssp_engine.cu): the current phase, the done flag, the abort
-flag set by a grid barrier that timed out, and the phase limit."""
+flag set by a grid barrier that timed out, the phase limit, and (Crauser) the nodes reached,
+after which relax is bounded by the largest carried distance (words 10-13)."""
 
 
 LOCAL_CAP_MAX = 4096

@@ -13,6 +13,15 @@
 //           all n nodes: the threshold of phase p+1 is min(keys of the carried nodes, keys of
 //           the nodes improved by relax p+1), which is exactly Crauser's Δ because distances
 //           only fall.
+//   bound   relax skips an edge (u, v, w) without reading v when d(u) + w exceeds every
+//           unsettled node's tentative distance: once every node has been reached, the settle
+//           step before folds the largest distance it carries into R_p (ctrl slot by parity),
+//           distances only fall, and a candidate above that can neither lower nor tie any
+//           unsettled key (settled ones take no update). The skipped edges are exactly those
+//           the pre-read of the target's key would have rejected, so results are unchanged;
+//           on dense graphs most edges of the late, large phases are skipped this way, and
+//           with the OUT criterion a frontier node whose d(u) + ω(u) is above it is skipped
+//           whole. Edge weights are loaded before the targets, four at a time.
 // The phase loop runs in one of three ways (chosen by the host, the same steps in each):
 //   host        the host launches relax and settle per phase; the last settle block advances
 //               the phase counter on the device, so the host only polls every few phases;
@@ -137,7 +146,10 @@ typedef sssp_bits_t sssp_key_t;
 // ---- the argument list every engine kernel takes (the contract in kernels/__init__.py) --------
 // cnt[2p] = |F_p|, cnt[2p+1] = |R_p|; thr[2p] = OUT threshold of phase p, thr[2p+1] = min d.
 // ctrl[0] phase, [1] done, [2..3] grid barrier arrivals (64-bit), [4] blocks finished
-// (settle kernel), [5] abort (barrier timeout), [6] phase limit.
+// (settle kernel), [5] abort (barrier timeout), [6] phase limit, [8] nodes reached (the relax
+// bound applies once it is n), [10..11] and [12..13] the largest carried distance (64-bit bits,
+// by phase parity: settle p folds into slot (p+1) & 1, relax p reads slot p & 1 and clears the
+// other).
 #define SSSP_ARGS                                                                               \
     const long long *__restrict__ indptr, const int *__restrict__ indices,                     \
         const sssp_w_t *__restrict__ weights, const sssp_d_t *__restrict__ omega,               \
@@ -183,6 +195,28 @@ __device__ __forceinline__ unsigned int sssp_append_slot(unsigned int *counter) 
     unsigned int base = 0;
     if (g.thread_rank() == 0) base = atomicAdd(counter, g.size());
     return g.shfl(base, 0) + g.thread_rank();
+}
+
+// Adds one per calling thread to *counter; the threads that call at the same time share one
+// atomic, and nothing waits for its result.
+__device__ __forceinline__ void sssp_count(unsigned int *counter) {
+    cg::coalesced_group g = cg::coalesced_threads();
+    if (g.thread_rank() == 0) atomicAdd(counter, g.size());
+}
+
+// The relax bound (see the top of this file): nodes reached, and two 64-bit slots by parity.
+#define SSSP_CTRL_REACHED 8
+__device__ __forceinline__ unsigned long long *sssp_bound_slots(unsigned int *ctrl) {
+    return reinterpret_cast<unsigned long long *>(ctrl + 10);
+}
+// Warp maximum, then one atomicMax per warp. Every lane of the warp must call it.
+__device__ __forceinline__ void sssp_fold_max(unsigned long long *dst, sssp_bits_t v) {
+    unsigned long long x = v;
+    for (int off = 16; off > 0; off >>= 1) {
+        const unsigned long long o = __shfl_xor_sync(SSSP_FULL_MASK, x, off);
+        x = x > o ? x : o;
+    }
+    if ((threadIdx.x & 31) == 0 && x != 0) atomicMax(dst, x);
 }
 
 // Thresholds a node contributes when it stays unsettled with distance d.
@@ -304,16 +338,35 @@ __device__ __forceinline__ void sssp_relax_edge(SSSP_ARGS, Q &q, int v, sssp_w_t
     const sssp_d_t nd = sssp_add(du, (sssp_d_t)w);
     const int r = sssp_lower(key, settled_at, v, nd, u);
     if (r == 0) return;  // v's current key already counts in this phase's thresholds
-    if (r == 2) q.pushR(phase, v);
+    if (r == 2) {
+        q.pushR(phase, v);
+        sssp_count(ctrl + SSSP_CTRL_REACHED);
+    }
     sssp_keys_add(keys, nd, omega, v);
 }
 
 // The edges [first, end) of u with stride `stride`: `edge(t, w, u, du)` per edge (target, weight).
-template <class Edge>
+// Bounded: an edge with du + w > ub is skipped before its target is read; the weights are
+// loaded four at a time so that a lane keeps several loads in flight (most edges of a dense
+// phase end at the comparison).
+template <bool Bounded, class Edge>
 __device__ __forceinline__ void sssp_walk_edges(const int *__restrict__ indices, const sssp_w_t *__restrict__ weights,
                                                 long long first, long long end, int stride, int u, sssp_d_t du,
-                                                Edge &edge) {
-    for (long long e = first; e < end; e += stride) edge(__ldg(indices + e), __ldg(weights + e), u, du);
+                                                sssp_d_t ub, Edge &edge) {
+    if constexpr (!Bounded) {
+        for (long long e = first; e < end; e += stride) edge(__ldg(indices + e), __ldg(weights + e), u, du);
+    } else {
+        for (long long e = first; e < end; e += 4ll * stride) {
+            sssp_w_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) w[j] = e + j * stride < end ? __ldg(weights + e + j * stride) : (sssp_w_t)0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const long long f = e + j * stride;
+                if (f < end && !(sssp_add(du, (sssp_d_t)w[j]) > ub)) edge(__ldg(indices + f), w[j], u, du);
+            }
+        }
+    }
 }
 
 // Lane groups of SSSP_RELAX_LANES threads walk the out-edges of `count` list entries; an entry
@@ -323,10 +376,11 @@ __device__ __forceinline__ void sssp_walk_edges(const int *__restrict__ indices,
 // decides: false skips it, true sets the distance bits du it pushes. The group's lanes then call
 // `edge(t, w, u, du)` for every out-edge (sssp_walk_edges). Must be called by every thread of the
 // block (it has block barriers). Used by Crauser's push relax and by near-far's steps.
-template <class Node, class Entry, class Edge>
+// Bounded: edges with du + w > ub are skipped unread (sssp_walk_edges).
+template <bool Bounded, class Node, class Entry, class Edge>
 __device__ void sssp_walk(const long long *__restrict__ indptr, const int *__restrict__ indices,
                           const sssp_w_t *__restrict__ weights, unsigned int count, long long tid,
-                          long long nthreads, Node node, Entry entry, Edge edge) {
+                          long long nthreads, sssp_d_t ub, Node node, Entry entry, Edge edge) {
     __shared__ int stash_u[SSSP_BIG_STASH];
     __shared__ sssp_bits_t stash_d[SSSP_BIG_STASH];
     __shared__ unsigned int stashed;
@@ -365,30 +419,50 @@ __device__ void sssp_walk(const long long *__restrict__ indptr, const int *__res
                 continue;
             }
         }
-        sssp_walk_edges(indices, weights, beg + lane, end, SSSP_RELAX_LANES, u, sssp_val(dub), edge);
+        sssp_walk_edges<Bounded>(indices, weights, beg + lane, end, SSSP_RELAX_LANES, u, sssp_val(dub), ub, edge);
     }
     sssp_block_sync();
     const unsigned int nbig = min(stashed, (unsigned int)SSSP_BIG_STASH);
     for (unsigned int s = 0; s < nbig; ++s) {
         const int u = stash_u[s];
-        sssp_walk_edges(indices, weights, __ldg(indptr + u) + threadIdx.x, __ldg(indptr + u + 1), (int)blockDim.x, u,
-                        sssp_val(stash_d[s]), edge);
+        sssp_walk_edges<Bounded>(indices, weights, __ldg(indptr + u) + threadIdx.x, __ldg(indptr + u + 1),
+                                 (int)blockDim.x, u, sssp_val(stash_d[s]), ub, edge);
     }
 }
 
 #if !SSSP_PULL
-// Push: the frontier F_{p-1} walks its out-edges (sssp_walk).
+// Push: the frontier F_{p-1} walks its out-edges (sssp_walk), bounded once every node has been
+// reached (the bound at the top of this file).
 template <class Q>
 __device__ void sssp_relax_step(SSSP_ARGS, Q &q, int phase, long long tid, long long nthreads) {
     SsspKeys keys;
     sssp_keys_init(keys);
-    sssp_walk(
-        indptr, indices, weights, q.nF(phase - 1), tid, nthreads, [&](long long i) { return q.F(phase - 1, i); },
-        [&](long long i, int u, sssp_bits_t &du) {
-            du = sssp_bits(q.Fdist(phase - 1, i, u));
-            return true;
-        },
-        [&](int v, sssp_w_t w, int u, sssp_d_t du) { sssp_relax_edge(SSSP_PASS, q, v, w, u, du, phase, keys); });
+    unsigned long long *slots = sssp_bound_slots(ctrl);
+    if (tid == 0) __stcg(slots + ((phase + 1) & 1), 0ull);  // settle p folds into it
+    const bool bounded = sssp_ldcg(ctrl + SSSP_CTRL_REACHED) == (unsigned int)n;
+    const sssp_d_t ub = sssp_val((sssp_bits_t)(bounded ? sssp_ldcg(slots + (phase & 1)) : SSSP_INF_BITS));
+    auto node = [&](long long i) { return q.F(phase - 1, i); };
+    auto edge = [&](int v, sssp_w_t w, int u, sssp_d_t du) { sssp_relax_edge(SSSP_PASS, q, v, w, u, du, phase, keys); };
+    if (bounded) {
+        sssp_walk<true>(indptr, indices, weights, q.nF(phase - 1), tid, nthreads, ub, node,
+                        [&](long long i, int u, sssp_bits_t &du) {
+                            const sssp_d_t d = q.Fdist(phase - 1, i, u);
+                            du = sssp_bits(d);
+#if SSSP_OUT
+                            return !(sssp_add(d, __ldg(omega + u)) > ub);  // every edge of u is above it
+#else
+                            return true;
+#endif
+                        },
+                        edge);
+    } else {
+        sssp_walk<false>(indptr, indices, weights, q.nF(phase - 1), tid, nthreads, ub, node,
+                         [&](long long i, int u, sssp_bits_t &du) {
+                             du = sssp_bits(q.Fdist(phase - 1, i, u));
+                             return true;
+                         },
+                         edge);
+    }
     q.fold(phase, keys);
 }
 #else
@@ -450,6 +524,7 @@ __device__ void sssp_settle_step(SSSP_ARGS, Q &q, int phase, long long tid, long
 #endif
     SsspKeys keys;
     sssp_keys_init(keys);
+    sssp_bits_t carried = 0;  // the largest distance carried into R_{p+1} (the relax bound)
     for (long long i = tid; i < nr; i += nthreads) {
         const int v = q.R(phase, i);
         const sssp_d_t d = sssp_dist_of(key, v);
@@ -470,9 +545,11 @@ __device__ void sssp_settle_step(SSSP_ARGS, Q &q, int phase, long long tid, long
         } else {
             q.pushR(phase + 1, v);
             sssp_keys_add(keys, d, omega, v);
+            carried = carried > sssp_bits(d) ? carried : sssp_bits(d);
         }
     }
     q.fold(phase + 1, keys);
+    sssp_fold_max(sssp_bound_slots(ctrl) + ((phase + 1) & 1), carried);
 }
 
 // ---- kernels of the host and graph loops ------------------------------------------------------
@@ -497,7 +574,12 @@ extern "C" __global__ void sssp_e_init(SSSP_ARGS, int source) {
         cnt[i] = i == 0 ? 1u : 0u;  // F_0 = {source}
         thr[i] = SSSP_INF_BITS;
     }
-    if (blockIdx.x == 0 && threadIdx.x == 0) qF[0] = source;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        qF[0] = source;
+        ctrl[SSSP_CTRL_REACHED] = 1;  // the source
+        sssp_bound_slots(ctrl)[0] = 0;
+        sssp_bound_slots(ctrl)[1] = 0;
+    }
 }
 
 extern "C" __global__ void sssp_e_relax(SSSP_ARGS) {
