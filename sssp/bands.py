@@ -7,7 +7,8 @@ within a step. It pays where the bands keep almost every edge inside one block. 
 (README, "Status") it won on five FE meshes whose bands keep 95-98 % of the edges local at the
 cluster size the solver picked (4-16 blocks; 89-96 % at 16 bands) and lost on five meshes at
 76-89 % (50-83 % at 16 bands). :func:`band_locality` is that share; ``sssp info`` prints it, at
-16 bands, for high-diameter graphs.
+16 bands, for high-diameter graphs, and :func:`fusion_gate` runs a configuration that asks for
+fusion unfused where the share is below :data:`FUSE_MIN_LOCALITY`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from .graph import Graph
 BANDS = 16
 """Bands (cluster blocks) :func:`band_locality` counts by default: the cluster size the tuner
 picked on every class where fusion ran."""
+
+FUSE_MIN_LOCALITY = 0.92
+"""The least band locality, at the cluster size the solver picked, at which the fused loop runs:
+between the meshes where it lost (0.76-0.89) and those where it won (0.95-0.98)."""
 
 
 def band_order(graph: Graph) -> np.ndarray:
@@ -45,3 +50,13 @@ def band_locality(graph: Graph, bands: int = BANDS, order: np.ndarray | None = N
     owner = place >> 16
     src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
     return float(np.mean(owner[src] == owner[graph.indices]))
+
+
+def fusion_gate(graph: Graph, blocks: int, order: np.ndarray | None = None) -> tuple[bool, str]:
+    """Whether the fused loop should run on ``graph`` cut into ``blocks`` bands, and why: it runs
+    when :func:`band_locality` there is at least :data:`FUSE_MIN_LOCALITY`."""
+    share = band_locality(graph, blocks, order)
+    if share >= FUSE_MIN_LOCALITY:
+        return True, f"band locality {share:.3f} at {blocks} blocks >= {FUSE_MIN_LOCALITY}: fused"
+    shown = "undefined (no edges)" if np.isnan(share) else f"{share:.3f}"
+    return False, f"band locality {shown} at {blocks} blocks < {FUSE_MIN_LOCALITY}: ran unfused"

@@ -134,3 +134,21 @@ def test_tune_engine_diameter_options(capsys):
     with pytest.raises(SystemExit):
         _classes(args)
     assert "--diameter highdiam goes with deg2 or deg20" in capsys.readouterr().err
+
+
+def test_fusion_gate_runs_fused_only_where_the_bands_keep_the_edges_local():
+    """A configuration that asks for the fused cluster loop runs it only where the band order
+    keeps at least FUSE_MIN_LOCALITY of the edges inside one block (CPU only: the gate is
+    decided before any kernel runs); a grid passes, a random graph of the same size does not,
+    and the reason names the share and the block count."""
+    from sssp.bands import FUSE_MIN_LOCALITY, band_locality, fusion_gate
+
+    grid = sssp.generate("grid", size="24k", seed=1)
+    fused, why = fusion_gate(grid, 8)
+    assert fused and band_locality(grid, 8) >= FUSE_MIN_LOCALITY
+    assert why.startswith(f"band locality {band_locality(grid, 8):.3f} at 8 blocks")
+    rand = sssp.generate("random", size="24k", degree=2, seed=1)
+    fused, why = fusion_gate(rand, 8)
+    assert not fused and band_locality(rand, 8) < 0.5 and why.endswith(": ran unfused")
+    empty = sssp.Graph(indptr=[0, 0, 0], indices=[], weights=[])
+    assert fusion_gate(empty, 4) == (False, f"band locality undefined (no edges) at 4 blocks < {FUSE_MIN_LOCALITY}: ran unfused")

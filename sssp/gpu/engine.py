@@ -22,7 +22,7 @@ import numpy as np
 import kernels
 from kernels import CLUSTER_KERNELS, ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams
 
-from ..bands import band_order
+from ..bands import band_order, fusion_gate
 from ..config import ConfigSource, KernelConfig, LaunchConfig
 from ..errors import BackendUnavailableError, InvalidGraphError
 from ..graph import Graph
@@ -143,6 +143,7 @@ class EngineSolver(DeviceBuffers):
         self.cluster = self.cluster_mb = self.cluster_lq = 0
         self._placement: tuple[np.ndarray, np.ndarray] | None = None
         self.cluster_fallback = ""
+        self.fusion_detail = ""  # why a configuration that asks for fusion ran fused or not
         if self.loop == "cluster" and not self.nearfar:
             raise InvalidGraphError(f"loop 'cluster' runs near-far only, not {algorithm!r}")
         if self.nearfar:
@@ -238,9 +239,18 @@ class EngineSolver(DeviceBuffers):
             self._non_portable = _non_portable_clusters(cuda)
             largest = kernels.CLUSTER_SIZES[-1] if self._non_portable is not None else 8
             lq, order = (kernels.CLUSTER_LOCAL_QUEUE, band_order(g)) if self.config.fuse else (0, None)
-            layout = kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
-                                            at_least=max(1, self.config.cluster), largest=largest,
-                                            lq=lq, order=order)
+            def fit(lq: int, order: np.ndarray | None) -> tuple[int, int] | None:
+                return kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
+                                              at_least=max(1, self.config.cluster), largest=largest,
+                                              lq=lq, order=order)
+
+            layout = fit(lq, order)
+            if layout is not None and order is not None:
+                fused, self.fusion_detail = fusion_gate(g, layout[0], order)
+                if not fused:
+                    log.info("fused cluster loop: %s", self.fusion_detail)
+                    lq, order = 0, None
+                    layout = fit(lq, order)
             if layout is None:
                 self.cluster_fallback = (f"{g.n} nodes and {g.m} edges do not fit in the shared memory "
                                          f"of {largest} blocks of {optin} bytes")
@@ -518,6 +528,8 @@ class EngineSolver(DeviceBuffers):
             stats["cluster_blocks"] = self.cluster
             stats["cluster_resident"] = bool(self.cluster_mb)
             stats["cluster_fused"] = bool(self.cluster_lq)
+            if self.fusion_detail:
+                stats["fusion_gate"] = self.fusion_detail
             if self.cluster_lq:
                 stats["local_nodes"] = int(words[7])
         if self.cluster_fallback:
