@@ -261,3 +261,42 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
     assert seen["algorithm"] == "near-far" and seen["delta"] == 64 * default_delta(graph)
     assert res.algorithm == "near-far" and "near-far, delta" in res.stats["config_detail"]
     assert solver.algorithm == "near-far"
+
+
+def test_a_retune_measures_the_stored_best_right_after_the_default(monkeypatch, tmp_path):
+    """After a kernel change the stored best of a class (older kernels) is measured second, so
+    a small re-tuning budget still compares it with the default on the new kernels; a record
+    outside the searched space (another algorithm) is not used."""
+    import sssp
+
+    searched = LaunchConfig(KernelConfig(512, "N", 8), loop="cluster", blocks_per_sm=1, local_limit=0,
+                            cluster=16, fuse=True)
+    rec = search_record(5.0, algorithm="auto", labels=searched.as_dict(),
+                        options={**searched.options(), "algorithm": "near-far", "delta_scale": 2.0})
+    best = structure.to_best(rec, H200)
+    point = structure.previous_point(best, "auto")
+    assert point == {**structure.from_config(searched), "algorithm": "near-far", "delta_scale": 2.0}
+    assert structure.previous_point(best, "crauser") is None  # not in Crauser's space
+    crauser = structure.to_best(search_record(5.0), H200)
+    assert structure.previous_point(crauser, "crauser") == structure.from_config(crauser.config)
+
+    order = []
+
+    def fake_score(graph, config, sources, *, algorithm, delta_scale=None, **_):
+        order.append((algorithm, structure.from_config(config), delta_scale))
+        return structure.Trial(structure.from_config(config), 2.0, [2.0] * len(sources), 3)
+
+    monkeypatch.setattr(structure, "score", fake_score)
+    graph = sssp.generate("random", size=2000, degree=2, seed=0)
+    structure.search(graph, algorithm="auto", budget=3, sources=2, previous=point)
+    assert order[0][0] == "crauser" and order[1] == ("near-far", structure.from_config(searched), 2.0)
+
+    # the CLI's look-up takes the class's latest record on this GPU model, whatever its kernels
+    from sssp.classes import GraphClass
+    from tuner.cli import _previous_best
+
+    with Store(f"sqlite:///{tmp_path / 't.sqlite'}", seed=False) as store:
+        store.put_best(best)
+        previous = _previous_best(store, "NVIDIA H200", "auto", "successors")
+        assert previous(GraphClass("98k", "deg2")) == point
+        assert previous(GraphClass("24k", "deg2")) is None

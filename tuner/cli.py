@@ -419,8 +419,32 @@ def cmd_engine(args: argparse.Namespace) -> int:
               flush=True)
 
     tune_classes(classes, budget=args.budget, sources=args.sources, seed=args.seed, device=args.device,
-                 algorithm=args.algorithm, variant=args.variant, on_result=stored, storage=store.storage)
+                 algorithm=args.algorithm, variant=args.variant, on_result=stored, storage=store.storage,
+                 previous=_previous_best(store, device.name, args.algorithm, args.variant))
     return 0
+
+
+def _previous_best(store: Any, device_name: str, algorithm: str, variant: str) -> Any:
+    """``previous(gc)`` for :func:`tuner.structure.tune_classes`: the point of the latest stored
+    best record of the class on this GPU model (any kernel version), so that a re-tune measures
+    what won before right after the default."""
+    from .structure import previous_point
+
+    records = [r for r in store.all_best(device_name=device_name)
+               if r.algorithm == algorithm and r.variant == variant and r.kernel_version.digest]
+
+    def previous(gc: Any) -> dict | None:
+        mine = [r for r in records if r.graph_class == gc and r.config.loop != "legacy"]
+        if not mine:
+            return None
+        latest = max(mine, key=lambda r: r.updated_at)
+        point = previous_point(latest, algorithm)
+        if point is not None:
+            log.info("class %s: measuring the stored best of kernels %s after the default", gc,
+                     latest.kernel_version.digest)
+        return point
+
+    return previous
 
 
 def cmd_report(args: argparse.Namespace) -> int:

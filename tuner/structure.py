@@ -165,6 +165,26 @@ def start_points(algorithm: str) -> list[dict]:
     return [DEFAULT_POINT, *WARM_START]
 
 
+def previous_point(record: Any, algorithm: str) -> dict | None:
+    """The configuration a stored best record (``tuning_db.records.BestRecord``, typically of an
+    older kernel version) runs, as a point of :func:`space_for` ``(algorithm)``; None when it
+    does not belong to that space (another algorithm, a Δ scale or size the space lacks)."""
+    space = space_for(algorithm)
+    point = from_config(record.config)
+    if algorithm == "auto":
+        point["algorithm"] = str(record.options.get("algorithm", "crauser"))
+    if "delta_scale" in space:
+        point["delta_scale"] = record.options.get("delta_scale", 1)
+    if "cluster" in space:
+        point.setdefault("cluster", 0)
+        point.setdefault("fuse", 0)
+    if set(point) != set(space) or any(point[k] not in space[k] for k in space):
+        return None
+    if "algorithm" not in space and record.options.get("algorithm", algorithm) != algorithm:
+        return None
+    return canonical(point)
+
+
 def representative_sources(graph: Graph, count: int, seed: int) -> list[int]:
     """``count`` seeded sources that each reach at least a quarter of what the best-reaching
     candidate reaches: on sparse random classes many nodes reach almost nothing, and a solve
@@ -246,6 +266,7 @@ def search(
     storage: Any = None,
     study_name: str | None = None,
     study_attrs: dict[str, Any] | None = None,
+    previous: dict | None = None,
 ) -> StructureResult:
     """Optuna (TPE) over :data:`SPACE`, the default configuration first; returns the best
     configuration, its time and the default's (re-measured interleaved with the best, so drift
@@ -253,7 +274,11 @@ def search(
 
     With ``storage`` (an Optuna storage, e.g. the tuning database's) the trials are kept there
     as the study ``study_name``, each with its per-source times, phases or failure; without it
-    the study lives in memory."""
+    the study lives in memory.
+
+    ``previous`` (a point, e.g. :func:`previous_point` of the class's stored best for older
+    kernels) is measured right after the default, so that a re-tune after a kernel change with a
+    small budget still measures what won before."""
     import optuna
     from optuna.distributions import CategoricalDistribution
 
@@ -270,7 +295,10 @@ def search(
                                 sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=10))
     for k, v in {**(study_attrs or {}), "graph": graph.name, "sources": srcs}.items():
         study.set_user_attr(k, v)
-    for point in start_points(algorithm):
+    starts = start_points(algorithm)
+    if previous is not None:
+        starts.insert(1, previous)
+    for point in starts:
         study.enqueue_trial(point)
     trials: list[Trial] = []
     seen: set[tuple] = set()
@@ -330,11 +358,13 @@ def search(
 
 def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, device: int = 0,
                  algorithm: str = "crauser", variant: str = "successors",
-                 on_result: Callable[[dict], None] | None = None, storage: Any = None) -> list[dict]:
+                 on_result: Callable[[dict], None] | None = None, storage: Any = None,
+                 previous: Callable[[Any], dict | None] | None = None) -> list[dict]:
     """Search every class of ``classes`` (``sssp.classes.GraphClass``) on its paper instance;
     returns one JSON-ready record per class (configuration labels, structural options, times).
     With ``storage`` each class's trials are kept as an Optuna study there
-    (:func:`tuning_db.studies.structure_study_name`)."""
+    (:func:`tuning_db.studies.structure_study_name`). ``previous(gc)`` gives a point to measure
+    right after the default (:func:`search`), or None."""
     import datetime as dt
 
     from sssp.gpu import device_info
@@ -355,7 +385,7 @@ def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, dev
         try:
             res = search(graph, algorithm=algorithm, variant=variant, budget=budget, sources=sources, seed=seed,
                          device=device, storage=storage, study_name=name if storage is not None else None,
-                         study_attrs=attrs)
+                         study_attrs=attrs, previous=previous(gc) if previous else None)
         except TuningError as err:  # one class that cannot be tuned must not lose the others
             log.error("class %s: %s", gc, err)
             continue
