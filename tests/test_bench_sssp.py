@@ -420,3 +420,24 @@ def test_gpu_stage_on_a_device(tmp_path):
     assert row.checks["gpu"] == "ok exact", row.checks
     assert row.gpu_ms > 0 and row.phases > 0 and row.gpu_mem_mb > 0
     assert row.config_source != "n/a" and row.config != "n/a"
+
+
+def test_bench_ab_pins_the_tuned_lookup_and_names_bad_graphs(monkeypatch, capsys):
+    """benchmarks/bench_ab.py: both checkouts must look up the records of one kernel version, so
+    the pin changes engine 2's digest only; a bad graph name is one line and exit status 1."""
+    import bench_ab
+
+    import kernels
+
+    monkeypatch.setattr(kernels, "digest", kernels.digest)  # undone after the test
+    paper = kernels.digest(kernels.SOURCE_FILE)
+    bench_ab.pin_digest("54e9743fe1a5d3c7")
+    assert kernels.digest(kernels.ENGINE_SOURCE_FILE) == "54e9743fe1a5d3c7"
+    assert kernels.digest(kernels.SOURCE_FILE) == paper
+    assert bench_ab.spec("random-98k-deg2000") == bench_sssp.Spec("random-98k-deg2000", "random", ("98k", 2000))
+    assert bench_ab.spec("grid-512").kind == "generated"
+    for bad in ("random-98k", "random-98k-degx", "grid-x"):
+        capsys.readouterr()
+        assert bench_ab.main(["--digest", "0", bad]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("bench_ab: ") and err.count("\n") == 1 and repr(bad)[1:-1] in err
