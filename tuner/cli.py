@@ -431,10 +431,10 @@ def _previous_best(store: Any, device_name: str, algorithm: str, variant: str) -
     from .structure import previous_point
 
     records = [r for r in store.all_best(device_name=device_name)
-               if r.algorithm == algorithm and r.variant == variant and r.kernel_version.digest]
+               if r.algorithm == algorithm and r.variant == variant and r.config.loop != "legacy"]
 
     def previous(gc: Any) -> dict | None:
-        mine = [r for r in records if r.graph_class == gc and r.config.loop != "legacy"]
+        mine = [r for r in records if r.graph_class == gc]
         if not mine:
             return None
         latest = max(mine, key=lambda r: r.updated_at)
