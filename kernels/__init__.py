@@ -239,7 +239,8 @@ class KernelSpec:
     """How many blocks: ``"nodes"`` (one thread per node), ``"node-lanes"`` (lanes threads per
     node), ``"history"`` (cover the per-phase history), ``"resident"`` (every block resident at
     once: the persistent loop's grid barrier needs it), ``"half-nodes"`` (two nodes per thread),
-    ``"cluster"`` (one thread-block cluster: the size compiled in)."""
+    ``"rows"`` (one block per row, capped at the resident blocks when strided), ``"cluster"`` (one
+    thread-block cluster: the size compiled in)."""
     shared: str = "none"
     """Dynamic shared memory: ``"none"``, ``"block-dist"`` (one distance per thread),
     ``"local-queues"`` (:func:`local_queue_bytes`) or ``"cluster-state"``
@@ -272,9 +273,26 @@ ENGINE_KERNELS: dict[str, KernelSpec] = {
                              "resident",
                              "local-queues"),
     "tree": KernelSpec("tree", _both("sssp_e_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
+    "sort": KernelSpec("sort", _both("sssp_e_sort_rows"), ("indptr", "indices", "weights", "n"), "PPPi", "rows",
+                       strided=True),
 }
 """Engine 2's kernels. ``relax`` and ``settle`` are the host and graph loops' per-phase kernels
-(their grid is capped at the resident blocks; they stride over their queues)."""
+(their grid is capped at the resident blocks; they stride over their queues). ``sort`` runs once,
+when a graph is uploaded: it sorts every row by weight (:func:`sorts_rows` says when), so that
+the bounded relax of Crauser's late phases stops at a frontier node's first edge above the bound;
+the solver then sets the control word :data:`CTRL_SORTED`."""
+
+SORT_CAP = 4096
+"""The longest row ``sssp_e_sort_rows`` sorts (in shared memory; ``SSSP_SORT_CAP`` there)."""
+SORT_BLOCK = 256
+"""Threads per block of ``sssp_e_sort_rows`` (a block sorts one row at a time)."""
+
+
+def sorts_rows(params: EngineParams, max_degree: int) -> bool:
+    """Whether engine 2 sorts a graph's rows by weight for its push relax (the successors
+    variant; the pull relax has no bound to stop at, and near-far runs its own kernels): 32-bit
+    weights (the sort's keys) and no row longer than :data:`SORT_CAP`."""
+    return not params.pull and params.weight_bits == 32 and max_degree <= SORT_CAP
 
 NEARFAR_ARGS = (*ENGINE_ARGS, "pushed", "infar")
 """Near-far's kernels take engine 2's arguments and two node arrays more: the distance each node
@@ -443,10 +461,11 @@ UNSETTLED = 0x7FFFFFFF
 NO_PRED = 0xFFFFFFFF
 """Predecessor field of the source and of unreached nodes (as uint32; -1 as int32)."""
 CTRL_WORDS = 16
-CTRL_PHASE, CTRL_DONE, CTRL_ABORT, CTRL_LIMIT, CTRL_REACHED = 0, 1, 5, 6, 8
+CTRL_PHASE, CTRL_DONE, CTRL_ABORT, CTRL_LIMIT, CTRL_REACHED, CTRL_SORTED = 0, 1, 5, 6, 8, 9
 """Engine 2's control words (see sssp_engine.cu): the current phase, the done flag, the abort
-flag set by a grid barrier that timed out, the phase limit, and (Crauser) the nodes reached,
-after which relax is bounded by the largest carried distance (words 10-13)."""
+flag set by a grid barrier that timed out, the phase limit, (Crauser) the nodes reached, after
+which relax is bounded by the largest carried distance (words 10-13), and whether the rows
+ascend by weight (``sort``), so that the bounded relax may stop at a node's first edge above it."""
 
 
 LOCAL_CAP_MAX = 4096
@@ -487,6 +506,8 @@ def blocks_for(spec: KernelSpec, n: int, block: int, lanes: int = 1, *, resident
         blocks = -(-engine_history_len(n) // block)
     elif spec.grid == "cluster":
         raise KernelContractError("the cluster grid is the cluster's size (EngineParams.cluster)")
+    elif spec.grid == "rows":
+        blocks = n
     elif spec.grid == "resident":
         if resident is None:
             raise KernelContractError("the resident grid rule needs the number of resident blocks")

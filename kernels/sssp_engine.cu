@@ -21,7 +21,10 @@
 //           the pre-read of the target's key would have rejected, so results are unchanged;
 //           on dense graphs most edges of the late, large phases are skipped this way, and
 //           with the OUT criterion a frontier node whose d(u) + ω(u) is above it is skipped
-//           whole. Edge weights are loaded before the targets, four at a time.
+//           whole. The solver sorts every row by weight once (sssp_e_sort_rows), so a lane
+//           stops at its first edge above the bound instead of reading every weight.
+//   batches a lane relaxes SSSP_RELAX_BATCH edges at a time, each round of loads and atomics
+//           issued for all of them before it waits (sssp_push_edges).
 // The phase loop runs in one of three ways (chosen by the host, the same steps in each):
 //   host        the host launches relax and settle per phase; the last settle block advances
 //               the phase counter on the device, so the host only polls every few phases;
@@ -204,8 +207,10 @@ __device__ __forceinline__ void sssp_count(unsigned int *counter) {
     if (g.thread_rank() == 0) atomicAdd(counter, g.size());
 }
 
-// The relax bound (see the top of this file): nodes reached, and two 64-bit slots by parity.
+// The relax bound (see the top of this file): nodes reached, whether the rows ascend by weight
+// (sssp_e_sort_rows), and two 64-bit slots by parity.
 #define SSSP_CTRL_REACHED 8
+#define SSSP_CTRL_SORTED 9
 __device__ __forceinline__ unsigned long long *sssp_bound_slots(unsigned int *ctrl) {
     return reinterpret_cast<unsigned long long *>(ctrl + 10);
 }
@@ -314,59 +319,19 @@ struct SsspLocalQ {
 };
 
 // ---- relax -----------------------------------------------------------------------------------
-// Lower v's key to (nd, u) if that is smaller. Returns 0 (no change), 1 (lowered) or 2 (lowered,
-// and v was reached for the first time).
-__device__ __forceinline__ int sssp_lower(sssp_key_t *key, const int *settled_at, int v, sssp_d_t nd, int u) {
-#if SSSP_PACKED
-    const sssp_key_t k = ((sssp_key_t)nd << 32) | (unsigned int)u;
-#else
-    const sssp_key_t k = sssp_bits(nd);
+#ifndef SSSP_RELAX_BATCH
+#define SSSP_RELAX_BATCH 4  // edges per lane whose round trips Crauser's push overlaps
 #endif
-    // Keys only fall, so a stale read can only be larger than the current key: this check
-    // never skips a needed update, and it filters settled targets too (a settled node's
-    // distance is final, so no candidate is smaller) -- only an equal distance with a smaller
-    // predecessor id can pass, hence the settled check after it, which the CPU rule needs.
-    if (k >= sssp_ldcg(key + v)) return 0;
-    if (sssp_ldcg(settled_at + v) != SSSP_UNSETTLED) return 0;
-    const sssp_key_t old = atomicMin(key + v, k);
-    return old == SSSP_KEY_INF ? 2 : 1;
-}
-
-template <class Q>
-__device__ __forceinline__ void sssp_relax_edge(SSSP_ARGS, Q &q, int v, sssp_w_t w, int u, sssp_d_t du, int phase,
-                                                SsspKeys &keys) {
-    const sssp_d_t nd = sssp_add(du, (sssp_d_t)w);
-    const int r = sssp_lower(key, settled_at, v, nd, u);
-    if (r == 0) return;  // v's current key already counts in this phase's thresholds
-    if (r == 2) {
-        q.pushR(phase, v);
-        sssp_count(ctrl + SSSP_CTRL_REACHED);
-    }
-    sssp_keys_add(keys, nd, omega, v);
-}
+#if SSSP_RELAX_BATCH < 1 || SSSP_RELAX_BATCH > 8
+#error "SSSP_RELAX_BATCH must be in [1, 8]"
+#endif
 
 // The edges [first, end) of u with stride `stride`: `edge(t, w, u, du)` per edge (target, weight).
-// Bounded: an edge with du + w > ub is skipped before its target is read; the weights are
-// loaded four at a time so that a lane keeps several loads in flight (most edges of a dense
-// phase end at the comparison).
-template <bool Bounded, class Edge>
+template <class Edge>
 __device__ __forceinline__ void sssp_walk_edges(const int *__restrict__ indices, const sssp_w_t *__restrict__ weights,
                                                 long long first, long long end, int stride, int u, sssp_d_t du,
-                                                sssp_d_t ub, Edge &edge) {
-    if constexpr (!Bounded) {
-        for (long long e = first; e < end; e += stride) edge(__ldg(indices + e), __ldg(weights + e), u, du);
-    } else {
-        for (long long e = first; e < end; e += 4ll * stride) {
-            sssp_w_t w[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) w[j] = e + j * stride < end ? __ldg(weights + e + j * stride) : (sssp_w_t)0;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const long long f = e + j * stride;
-                if (f < end && !(sssp_add(du, (sssp_d_t)w[j]) > ub)) edge(__ldg(indices + f), w[j], u, du);
-            }
-        }
-    }
+                                                Edge &edge) {
+    for (long long e = first; e < end; e += stride) edge(__ldg(indices + e), __ldg(weights + e), u, du);
 }
 
 // Lane groups of SSSP_RELAX_LANES threads walk the out-edges of `count` list entries; an entry
@@ -374,16 +339,28 @@ __device__ __forceinline__ void sssp_walk_edges(const int *__restrict__ indices,
 // one hub does not serialise a lane group. In the group's lane 0, `node(i)` reads entry i's node
 // v (its row bounds are loaded at once, beside the entry's own reads) and `entry(i, v, du)`
 // decides: false skips it, true sets the distance bits du it pushes. The group's lanes then call
-// `edge(t, w, u, du)` for every out-edge (sssp_walk_edges). Must be called by every thread of the
-// block (it has block barriers). Used by Crauser's push relax and by near-far's steps.
-// Bounded: edges with du + w > ub are skipped unread (sssp_walk_edges).
-template <bool Bounded, class Node, class Entry, class Edge>
-__device__ void sssp_walk(const long long *__restrict__ indptr, const int *__restrict__ indices,
-                          const sssp_w_t *__restrict__ weights, unsigned int count, long long tid,
-                          long long nthreads, sssp_d_t ub, Node node, Entry entry, Edge edge) {
-    __shared__ int stash_u[SSSP_BIG_STASH];
-    __shared__ sssp_bits_t stash_d[SSSP_BIG_STASH];
-    __shared__ unsigned int stashed;
+// `edges(first, end, stride, u, du)`, which walks the edges first, first + stride, ... < end of
+// u and returns whether it stopped early (every edge of u after the last one it read needs no
+// walk: a sorted row's edges above the relax bound).
+// prefix (Crauser's bounded phases on sorted rows): a hub's group first walks its lightest
+// SSSP_PREFIX_EDGES edges itself, and the hub is stashed for the rest only if some lane of the
+// group was still below the bound at its last edge. Most hubs of a late dense phase end inside
+// that prefix, so they cost their group one or two batches instead of a block-wide walk each (the
+// stash walks its hubs one after another).
+// Must be called by every thread of the block (it has block barriers).
+#define SSSP_PREFIX_EDGES (2 * SSSP_RELAX_BATCH * SSSP_RELAX_LANES)
+// The block's stash (one copy for every instantiation of the walk).
+__shared__ int sssp_stash_u[SSSP_BIG_STASH];
+__shared__ sssp_bits_t sssp_stash_d[SSSP_BIG_STASH];
+__shared__ long long sssp_stash_e[SSSP_BIG_STASH];  // the first edge the block walks
+__shared__ unsigned int sssp_stashed;
+template <class Node, class Entry, class Edges>
+__device__ void sssp_walk_rows(const long long *__restrict__ indptr, unsigned int count, long long tid,
+                               long long nthreads, bool prefix, Node node, Entry entry, Edges edges) {
+    int *const stash_u = sssp_stash_u;
+    sssp_bits_t *const stash_d = sssp_stash_d;
+    long long *const stash_e = sssp_stash_e;
+    unsigned int &stashed = sssp_stashed;
     if (threadIdx.x == 0) stashed = 0;
     sssp_block_sync();
     const long long group = tid / SSSP_RELAX_LANES, ngroups = nthreads / SSSP_RELAX_LANES;
@@ -408,6 +385,12 @@ __device__ void sssp_walk(const long long *__restrict__ indptr, const int *__res
         beg = __shfl_sync(mask, beg, 0, SSSP_RELAX_LANES);
         end = __shfl_sync(mask, end, 0, SSSP_RELAX_LANES);
         if (end - beg > SSSP_BIG_DEGREE) {
+            if (prefix) {
+                const long long cut = beg + SSSP_PREFIX_EDGES;
+                const bool stopped = edges(beg + lane, cut, SSSP_RELAX_LANES, u, dub);
+                if (__all_sync(mask, stopped)) continue;
+                beg = cut;
+            }
             unsigned int s = 0;
             if (lane == 0) s = atomicAdd(&stashed, 1u);
             s = __shfl_sync(mask, s, 0, SSSP_RELAX_LANES);
@@ -415,24 +398,116 @@ __device__ void sssp_walk(const long long *__restrict__ indptr, const int *__res
                 if (lane == 0) {
                     stash_u[s] = u;
                     stash_d[s] = dub;
+                    stash_e[s] = beg;
                 }
                 continue;
             }
         }
-        sssp_walk_edges<Bounded>(indices, weights, beg + lane, end, SSSP_RELAX_LANES, u, sssp_val(dub), ub, edge);
+        edges(beg + lane, end, SSSP_RELAX_LANES, u, dub);
     }
     sssp_block_sync();
     const unsigned int nbig = min(stashed, (unsigned int)SSSP_BIG_STASH);
     for (unsigned int s = 0; s < nbig; ++s) {
         const int u = stash_u[s];
-        sssp_walk_edges<Bounded>(indices, weights, __ldg(indptr + u) + threadIdx.x, __ldg(indptr + u + 1),
-                                 (int)blockDim.x, u, sssp_val(stash_d[s]), ub, edge);
+        edges(stash_e[s] + threadIdx.x, __ldg(indptr + u + 1), (int)blockDim.x, u, stash_d[s]);
     }
 }
 
+// sssp_walk_rows with `edge(t, w, u, du)` called for every out-edge in turn (sssp_walk_edges).
+// Used by near-far's grid steps.
+template <class Node, class Entry, class Edge>
+__device__ void sssp_walk(const long long *__restrict__ indptr, const int *__restrict__ indices,
+                          const sssp_w_t *__restrict__ weights, unsigned int count, long long tid,
+                          long long nthreads, Node node, Entry entry, Edge edge) {
+    sssp_walk_rows(indptr, count, tid, nthreads, false, node, entry,
+                          [&](long long first, long long end, int stride, int u, sssp_bits_t du) {
+                              sssp_walk_edges(indices, weights, first, end, stride, u, sssp_val(du), edge);
+                              return false;
+                          });
+}
+
 #if !SSSP_PULL
-// Push: the frontier F_{p-1} walks its out-edges (sssp_walk), bounded once every node has been
-// reached (the bound at the top of this file).
+// Crauser's push along u's edges [first, end) (stride: the lane group's size, or the block's for
+// a stashed hub). An edge is a chain of dependent round trips: its weight and target, the
+// target's key, the atomicMin, the fringe append. A lane takes SSSP_RELAX_BATCH edges at a time
+// and issues each round for all of them before it waits on the first, so it pays the chain once
+// per batch, not once per edge (dense phases were bound by that chain, not by bandwidth).
+// A candidate k = (d(u) + w, u) goes on only if it is below the target's key as read:
+//   - keys only fall, so a stale read can only be larger than the current key and this never
+//     skips a needed update;
+//   - a settled target's distance is final (and its key no longer changes during relax), so no
+//     candidate's distance is below it: a candidate below the key is either a smaller distance,
+//     and then the target is unsettled, or, with packed keys, an equal distance with a smaller
+//     predecessor id. Only that tie needs the settled check, which the CPU rule needs (the
+//     predecessor is settled in an earlier phase than its node); unpacked keys hold no
+//     predecessor, so they never pass on a tie.
+// Bounded (the relax bound at the top of this file): an edge with d(u) + w > ub is skipped before
+// its target is read.
+// Sorted (the rows ascend by weight, sssp_e_sort_rows): a lane's edges ascend too, so once one
+// is above the bound every later one is, and the lane stops there; a dense graph's late phases
+// then read the few light edges of each frontier node instead of all of its weights.
+// Returns whether the lane stopped early (sorted and bounded: its later edges are all above).
+template <bool Bounded, class Q>
+__device__ __forceinline__ bool sssp_push_edges(SSSP_ARGS, Q &q, long long first, long long end, int stride, int u,
+                                                sssp_d_t du, sssp_d_t ub, bool sorted, int phase, SsspKeys &keys) {
+    constexpr int B = SSSP_RELAX_BATCH;
+    bool more = true;
+    for (long long e = first; more && e < end; e += (long long)B * stride) {
+        sssp_w_t w[B];
+        int v[B];
+        bool go[B];
+#pragma unroll
+        for (int j = 0; j < B; ++j) {
+            const long long f = e + (long long)j * stride;
+            go[j] = f < end;
+            w[j] = go[j] ? __ldg(weights + f) : (sssp_w_t)0;
+            if constexpr (!Bounded) v[j] = go[j] ? __ldg(indices + f) : 0;
+        }
+        if constexpr (Bounded) {
+#pragma unroll
+            for (int j = 0; j < B; ++j) {
+                const bool above = sssp_add(du, (sssp_d_t)w[j]) > ub;
+                more = more && !(sorted && above);
+                go[j] = go[j] && !above;
+                v[j] = go[j] ? __ldg(indices + e + (long long)j * stride) : 0;
+            }
+        }
+        sssp_key_t k[B], cur[B];
+#pragma unroll
+        for (int j = 0; j < B; ++j) {
+            const sssp_d_t nd = sssp_add(du, (sssp_d_t)w[j]);
+#if SSSP_PACKED
+            k[j] = ((sssp_key_t)nd << 32) | (unsigned int)u;
+#else
+            k[j] = sssp_bits(nd);
+#endif
+            cur[j] = go[j] ? sssp_ldcg(key + v[j]) : (sssp_key_t)0;
+        }
+#pragma unroll
+        for (int j = 0; j < B; ++j) go[j] = go[j] && k[j] < cur[j];
+#if SSSP_PACKED
+#pragma unroll
+        for (int j = 0; j < B; ++j)
+            if (go[j] && (cur[j] >> 32) == (k[j] >> 32)) go[j] = sssp_ldcg(settled_at + v[j]) == SSSP_UNSETTLED;
+#endif
+#pragma unroll
+        for (int j = 0; j < B; ++j) cur[j] = go[j] ? atomicMin(key + v[j], k[j]) : (sssp_key_t)0;
+#pragma unroll
+        for (int j = 0; j < B; ++j) {
+            if (!go[j]) continue;
+            if (cur[j] == SSSP_KEY_INF) {  // reached for the first time
+                q.pushR(phase, v[j]);
+                sssp_count(ctrl + SSSP_CTRL_REACHED);
+            }
+            // v's thresholds from this candidate: a concurrent smaller one adds its own.
+            sssp_keys_add(keys, sssp_key_dist(k[j]), omega, v[j]);
+        }
+    }
+    return !more;
+}
+
+// Push: the frontier F_{p-1} walks its out-edges (sssp_walk_rows, sssp_push_edges), bounded once
+// every node has been reached (the bound at the top of this file).
 template <class Q>
 __device__ void sssp_relax_step(SSSP_ARGS, Q &q, int phase, long long tid, long long nthreads) {
     SsspKeys keys;
@@ -440,28 +515,34 @@ __device__ void sssp_relax_step(SSSP_ARGS, Q &q, int phase, long long tid, long 
     unsigned long long *slots = sssp_bound_slots(ctrl);
     if (tid == 0) __stcg(slots + ((phase + 1) & 1), 0ull);  // settle p folds into it
     const bool bounded = sssp_ldcg(ctrl + SSSP_CTRL_REACHED) == (unsigned int)n;
+    const bool sorted = sssp_ldcg(ctrl + SSSP_CTRL_SORTED) != 0u;
     const sssp_d_t ub = sssp_val((sssp_bits_t)(bounded ? sssp_ldcg(slots + (phase & 1)) : SSSP_INF_BITS));
     auto node = [&](long long i) { return q.F(phase - 1, i); };
-    auto edge = [&](int v, sssp_w_t w, int u, sssp_d_t du) { sssp_relax_edge(SSSP_PASS, q, v, w, u, du, phase, keys); };
-    if (bounded) {
-        sssp_walk<true>(indptr, indices, weights, q.nF(phase - 1), tid, nthreads, ub, node,
-                        [&](long long i, int u, sssp_bits_t &du) {
-                            const sssp_d_t d = q.Fdist(phase - 1, i, u);
-                            du = sssp_bits(d);
+    auto bounded_entry = [&](long long i, int u, sssp_bits_t &du) {
+        const sssp_d_t d = q.Fdist(phase - 1, i, u);
+        du = sssp_bits(d);
 #if SSSP_OUT
-                            return !(sssp_add(d, __ldg(omega + u)) > ub);  // every edge of u is above it
+        return !(sssp_add(d, __ldg(omega + u)) > ub);  // every edge of u is above it
 #else
-                            return true;
+        return true;
 #endif
-                        },
-                        edge);
+    };
+    if (bounded) {
+        sssp_walk_rows(indptr, q.nF(phase - 1), tid, nthreads, sorted, node, bounded_entry,
+                       [&](long long first, long long end, int stride, int u, sssp_bits_t du) {
+                           return sssp_push_edges<true>(SSSP_PASS, q, first, end, stride, u, sssp_val(du), ub, sorted,
+                                                        phase, keys);
+                       });
     } else {
-        sssp_walk<false>(indptr, indices, weights, q.nF(phase - 1), tid, nthreads, ub, node,
-                         [&](long long i, int u, sssp_bits_t &du) {
-                             du = sssp_bits(q.Fdist(phase - 1, i, u));
-                             return true;
-                         },
-                         edge);
+        sssp_walk_rows(indptr, q.nF(phase - 1), tid, nthreads, false, node,
+                              [&](long long i, int u, sssp_bits_t &du) {
+                                  du = sssp_bits(q.Fdist(phase - 1, i, u));
+                                  return true;
+                              },
+                              [&](long long first, long long end, int stride, int u, sssp_bits_t du) {
+                                  return sssp_push_edges<false>(SSSP_PASS, q, first, end, stride, u, sssp_val(du), ub,
+                                                                false, phase, keys);
+                              });
     }
     q.fold(phase, keys);
 }
@@ -779,6 +860,60 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
         }
         ++phase;
     }
+}
+
+// ---- rows sorted by weight (the relax bound's early exit) --------------------------------------
+// Run once when the graph is uploaded (Crauser, successors, 32-bit weights, no row longer than
+// SSSP_SORT_CAP: the host checks, and then sets ctrl[SSSP_CTRL_SORTED] for every solve). A block
+// sorts one row at a time in shared memory by (weight, target), a bitonic sort over the row
+// padded to a power of two. The order of a row's edges changes no distance and no predecessor
+// (the tie rule names the smallest predecessor id, never an edge), and non-negative float32
+// weights order like their bits (-0.0 aside, which becomes +0.0).
+#define SSSP_SORT_CAP 4096
+// A weight of -0.0 is non-negative but its bits sort last: it is stored as +0.0 (the same value).
+#if SSSP_FLOAT
+#define SSSP_SORT_WEIGHT_MASK 0x7FFFFFFFu
+#else
+#define SSSP_SORT_WEIGHT_MASK 0xFFFFFFFFu
+#endif
+extern "C" __global__ void sssp_e_sort_rows(const long long *__restrict__ indptr, int *indices, sssp_w_t *weights,
+                                            int n) {
+#if SSSP_WEIGHT_BITS == 32
+    __shared__ unsigned long long row[SSSP_SORT_CAP];
+    unsigned int *wbits = reinterpret_cast<unsigned int *>(weights);
+    for (long long r = blockIdx.x; r < n; r += gridDim.x) {
+        const long long beg = indptr[r];
+        const int deg = (int)(indptr[r + 1] - beg);
+        if (deg < 2 || deg > SSSP_SORT_CAP) continue;  // the same for the whole block
+        int size = 2;
+        while (size < deg) size <<= 1;
+        for (int i = threadIdx.x; i < size; i += blockDim.x)
+            row[i] = i < deg ? ((unsigned long long)(wbits[beg + i] & SSSP_SORT_WEIGHT_MASK) << 32) |
+                                   (unsigned int)indices[beg + i]
+                             : ~0ull;
+        __syncthreads();
+        for (int k = 2; k <= size; k <<= 1) {
+            for (int j = k >> 1; j > 0; j >>= 1) {
+                for (int i = threadIdx.x; i < size; i += blockDim.x) {
+                    const int o = i ^ j;
+                    if (o > i) {
+                        const unsigned long long a = row[i], b = row[o];
+                        if (((i & k) == 0) == (a > b)) {
+                            row[i] = b;
+                            row[o] = a;
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+        }
+        for (int i = threadIdx.x; i < deg; i += blockDim.x) {
+            wbits[beg + i] = (unsigned int)(row[i] >> 32);
+            indices[beg + i] = (int)(unsigned int)row[i];
+        }
+        __syncthreads();
+    }
+#endif
 }
 
 // ---- predecessor tree for unpacked distances ---------------------------------------------------

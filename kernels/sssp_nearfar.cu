@@ -179,8 +179,8 @@ __device__ void sssp_nf_step(SSSP_NF_ARGS, int k, int r, sssp_d_t T, unsigned in
 #if SSSP_NF_TRACE
     bool first_edge = true;
 #endif
-    sssp_walk<false>(
-        indptr, indices, weights, nl, tid, nthreads, (sssp_d_t)0,
+    sssp_walk(
+        indptr, indices, weights, nl, tid, nthreads,
         [&](long long i) {
             const int v = sssp_ldcg(L + i);
             SSSP_NF_MARK_AFTER(k, r, 4, v, i == 0);

@@ -213,6 +213,57 @@ def test_skewed_degrees_use_the_block_path():
             run_and_check(graph, [0, 1, 100], algorithm, "successors", cfg, ref_cache=refs)
 
 
+def test_rows_are_sorted_by_weight_where_the_bound_uses_them():
+    """Engine 2 sorts the device copy of every row by (weight, target) once, so that Crauser's
+    bounded phases stop at a node's first edge above the bound. The copy must hold each row's
+    edges in exactly that order, the answers stay exact on every loop, and graphs it does not
+    sort (a row longer than kernels.SORT_CAP, 64-bit weights, the pull variant) run as before."""
+    import kernels
+    from sssp.gpu import make_solver
+
+    rng = np.random.default_rng(12)
+    n = 3000
+    src, dst = rng.integers(0, n, 60_000), rng.integers(0, n, 60_000)
+    ties = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))  # zero weights, many ties
+    wf = (rng.random(src.size) * 5).astype(np.float32)
+    wf[::9] = -0.0  # non-negative, but its bits would sort last
+    floats = sssp.Graph.from_edges(n, src, dst, wf)
+    hub = np.zeros(kernels.SORT_CAP + 1, np.int64)
+    long_row = sssp.Graph.from_edges(n, np.concatenate([src, hub]), np.concatenate([dst, rng.integers(0, n, hub.size)]),
+                                     rng.integers(1, 100, src.size + hub.size))
+    big = sssp.Graph.from_edges(n, src, dst, rng.integers(1, 6_000_000_000, src.size))
+    cases = ((sssp.generate("random", size=3072, degree=200, seed=4), True), (ties, True), (floats, True),
+             (long_row, False), (big, False))
+    for graph, expected in cases:
+        cfg = LaunchConfig(KernelConfig(256, "N", 32))
+        with make_solver(graph, algorithm="crauser", config=cfg) as solver:
+            assert solver.rows_sorted is expected
+            if expected:
+                idx = np.empty(graph.m, np.int32)
+                wt = np.empty(graph.m, solver.weight_dtype)
+                solver.cuda.memcpy_dtoh(idx, solver.d_indices)
+                solver.cuda.memcpy_dtoh(wt, solver.d_weights)
+                rows = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+                w = graph.weights + graph.weights.dtype.type(0)  # -0.0 -> +0.0, as the sort stores it
+                order = np.lexsort((graph.indices, w, rows))
+                np.testing.assert_array_equal(idx, graph.indices[order])
+                np.testing.assert_array_equal(wt.view(np.uint32) if graph.is_float else wt,
+                                              w[order].view(np.uint32) if graph.is_float else w[order])
+        for loop in LOOPS[:3]:
+            config = LaunchConfig(KernelConfig(256, "N", 32), loop=loop)
+            if graph.is_float:
+                res = sssp.solve(graph, 0, backend="gpu", config=config)
+                np.testing.assert_array_equal(res.dist, dijkstra(graph, 0).dist)
+                check_tree(graph, res)
+            else:
+                run_and_check(graph, [0, 5], "crauser", "successors", config)
+                run_and_check(graph, [7], "crauser-inout", "successors", config)
+                res = sssp.solve(graph, 0, backend="gpu", config=config)
+            assert res.stats["rows_sorted"] is expected
+    with make_solver(ties, variant="predecessors") as solver:
+        assert not solver.rows_sorted
+
+
 def test_real_valued_weights():
     """float32 and float64 weights: float64 distances equal to SciPy's, inf for unreachable
     nodes, and a valid tree (every predecessor edge tight)."""

@@ -67,9 +67,27 @@ def test_launch_rules():
     assert kernels.blocks_for(ENGINE_KERNELS["settle"], 1000, 256, resident=1056) == 4
     with pytest.raises(KernelContractError):
         kernels.blocks_for(ENGINE_KERNELS["persistent"], n, 256)
+    # the row sort: a block per row, capped at the resident blocks
+    assert kernels.blocks_for(ENGINE_KERNELS["sort"], 10**6, kernels.SORT_BLOCK, resident=792) == 792
+    assert kernels.blocks_for(ENGINE_KERNELS["sort"], 100, kernels.SORT_BLOCK, resident=792) == 100
     assert kernels.local_queue_capacity(0) == 0 and kernels.local_queue_capacity(1024) == 1024
     assert kernels.local_queue_capacity(10**6) == kernels.LOCAL_CAP_MAX
     assert kernels.local_queue_bytes(2048, 4) == 2 * 2048 * 12
+
+
+def test_rows_are_sorted_only_where_the_push_relax_can_stop_early():
+    """The row sort (sssp_e_sort_rows) keys on 32-bit weights and holds a row in shared memory:
+    push relax only, 32-bit weights, rows up to SORT_CAP, the source's own limit."""
+    cap = int(re.search(r"#define SSSP_SORT_CAP (\d+)", kernels.source(ENGINE_SOURCE_FILE)).group(1))
+    assert cap == kernels.SORT_CAP
+    push32 = kernels.EngineParams(32, 32)
+    assert kernels.sorts_rows(push32, kernels.SORT_CAP)
+    assert not kernels.sorts_rows(push32, kernels.SORT_CAP + 1)
+    assert kernels.sorts_rows(kernels.EngineParams(64, 32), 10)  # 64-bit distances, 32-bit weights
+    assert kernels.sorts_rows(kernels.EngineParams(64, 32, floating=True), 10)  # float32 weights
+    assert not kernels.sorts_rows(kernels.EngineParams(64, 64), 10)
+    assert not kernels.sorts_rows(kernels.EngineParams(64, 64, floating=True), 10)
+    assert not kernels.sorts_rows(kernels.EngineParams(32, 32, pull=True), 10)
 
 
 def test_engine_params_contract():

@@ -216,6 +216,7 @@ class EngineSolver(DeviceBuffers):
                                           else kernels.engine_phase_limit(n))
         self.stream = cuda.Stream()
         self._shapes = self._launch_shapes()
+        self.rows_sorted = self._sort_rows(g)
         self._graph = None
         if self.loop == "graph":
             from .cudagraph import PhaseGraph
@@ -265,7 +266,21 @@ class EngineSolver(DeviceBuffers):
         self.kernel_set = CLUSTER_KERNELS
         self.params = replace(self.params, relax_lanes=kernels.CLUSTER_LANES, cluster=self.cluster)
 
+    def _sort_rows(self, g: Graph) -> bool:
+        """Sort the device copy of every row by weight once (``kernels.sorts_rows`` says when),
+        and tell every solve so (``CTRL_SORTED``): Crauser's bounded relax then stops at a
+        frontier node's first edge above the bound."""
+        if "sort" not in self.funcs or g.m == 0 or not kernels.sorts_rows(self.params, int(np.diff(g.indptr).max())):
+            return False
+        grid, block = self._shapes["sort"]
+        self.funcs["sort"].prepared_call(grid, block, self.d_indptr, self.d_indices, self.d_weights, np.int32(self.n))
+        self.cuda.Context.synchronize()
+        self.ctrl0[kernels.CTRL_SORTED] = 1
+        return True
+
     def _kernel_config(self, name: str) -> KernelConfig:
+        if name == "sort":  # once per graph, not part of a solve: not tuned
+            return KernelConfig(kernels.SORT_BLOCK, "N")
         if name in ("relax", "tree", "persistent", "init", "solve"):
             kc = self.config.relax
             return kc if name != "init" else KernelConfig(kc.block_size, "N")
@@ -489,6 +504,7 @@ class EngineSolver(DeviceBuffers):
             "loop": self.loop,
             "l1_applied": dict(self.l1_applied),
             "phase_us": 1e3 * loop_ms / max(iterations, 1),
+            "rows_sorted": self.rows_sorted,
             "memory_bytes": self.memory_bytes(),
         }
         timings = {"total": total_ms * 1e-3, "loop": loop_ms * 1e-3, "wall": wall}
