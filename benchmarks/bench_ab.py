@@ -41,6 +41,8 @@ def pin_digest(digest: str) -> None:
 
 
 def spec(name: str) -> bench.Spec:
+    if Path(name).is_file():
+        return bench.Spec(Path(name).name.split(".")[0], "file", name)
     if name.startswith("random-"):
         parts = name.split("-")
         if len(parts) != 3 or not parts[2].removeprefix("deg").isdigit() or not parts[2].startswith("deg"):
@@ -52,7 +54,7 @@ def spec(name: str) -> bench.Spec:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("graphs", nargs="+", help="record names: random-24k-deg200, grid-512, rgg-196k")
+    ap.add_argument("graphs", nargs="+", help="record names (random-24k-deg200, grid-512, rgg-196k) or graph files")
     ap.add_argument("--digest", required=True, help="the kernel digest whose tuned records both checkouts use")
     ap.add_argument("--tag", default="this", help="label of this checkout in the output")
     ap.add_argument("--sources", type=int, default=5)
