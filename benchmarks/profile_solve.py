@@ -85,7 +85,7 @@ def fixed(spec: str) -> None:
         source = a_source(graph)
         full = s.solve(source)
         print(f"FIXED {spec} alg={algorithm} config={cfg} phases={full.iterations} "
-              f"total={full.timings['total'] * 1e3:.1f} us loop={full.timings['loop'] * 1e3:.1f} us")
+              f"total={full.timings['total'] * 1e3:.3f} ms loop={full.timings['loop'] * 1e3:.3f} ms")
         parts = {
             "events only": lambda: None,
             "ctrl to device": lambda: s.cuda.memcpy_htod_async(s.d_ctrl, s.ctrl0, s.stream),
