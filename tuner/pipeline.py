@@ -235,13 +235,17 @@ def tune_class(
         # Kernel Tuner's simulation mode reads the cache files; work on a copy.
         replay_dir = replay_workdir()
         src_root = recorded_dir() / "kt_cache"
-        for k in opts.kernels:
-            src = cache_path(src_root, digest, device.name, graph_class, k, opts)
-            if not src.exists():
-                raise TuningError(f"recorded Kernel Tuner cache {src} is missing")
-            dst = cache_path(replay_dir, digest, device.name, graph_class, k, opts)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
+        try:  # an error or an interrupt (SIGTERM too) while copying leaves no folder behind
+            for k in opts.kernels:
+                src = cache_path(src_root, digest, device.name, graph_class, k, opts)
+                if not src.exists():
+                    raise TuningError(f"recorded Kernel Tuner cache {src} is missing")
+                dst = cache_path(replay_dir, digest, device.name, graph_class, k, opts)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+        except BaseException:
+            shutil.rmtree(replay_dir, ignore_errors=True)
+            raise
         cache_root = replay_dir
     else:
         device = device_record(opts.device)
