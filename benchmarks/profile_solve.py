@@ -2,6 +2,7 @@
 
     python benchmarks/profile_solve.py phases 24kx200 98kx2000
     python benchmarks/profile_solve.py fixed 24kx200 98kx2
+    python benchmarks/profile_solve.py nearfar 98kx2 GRAPH_FILE ...
 
 ``phases``: Crauser's cost per phase on engine 2 with Crauser's own tuned configuration. The
 solve runs with the phase limit L = 2, 3, ... (the control word ``CTRL_LIMIT``: the loop stops
@@ -14,22 +15,34 @@ two CUDA events (median of 20 after two warm-ups), with the class's ``solve(tune
 then the initialisation and one phase together (the phase limit applies to Crauser's loops; the
 cluster loop takes its own step limit, so there it is the whole loop).
 
+``nearfar``: where a near-far solve's time goes, for graphs that ``solve(tuned=True)`` runs with
+near-far, over the record's sources (``bench_sssp.pick_sources``, 5): the whole solve
+(``timings["total"]`` and the loop), and queued alone between CUDA events (medians of 20 after two
+warm-ups, first source): the loop kernel with step limit 0 (on the cluster loop: its start, the
+copy of the graph into shared memory, and the keys written back), with step limit 1, the
+predecessor pass, and the copies to the host.
+
 Graphs are ``SIZExDEGREE`` (``24kx200``), ``sssp.generate("random", ...)`` with seed 0, so the
-classes are the record's (``benchmarks/bench_sssp.py``).
+classes are the record's (``benchmarks/bench_sssp.py``); ``nearfar`` also takes graph files, as the
+record reads them.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
-import kernels
-import sssp
-from sssp.gpu.device import device_info
-from sssp.gpu.engine import EngineSolver
-from sssp.tuned import resolve_choice, resolve_config
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import kernels  # noqa: E402
+import sssp  # noqa: E402
+from sssp.gpu.device import device_info  # noqa: E402
+from sssp.gpu.engine import EngineSolver  # noqa: E402
+from sssp.tuned import resolve_choice, resolve_config  # noqa: E402
 
 
 def random_graph(spec: str) -> sssp.Graph:
@@ -104,14 +117,57 @@ def fixed(spec: str) -> None:
         print(f"  {'start + 1 phase':22s} {timed(s, one_phase):7.1f} us")
 
 
+def nearfar(spec: str) -> None:
+    import bench_sssp as bench
+
+    graph = bench.build(bench.Spec(Path(spec).name.split(".")[0], "file", spec), 0) if Path(spec).is_file() \
+        else random_graph(spec)
+    algorithm, delta, cfg, _, _ = resolve_choice(graph, device_info(0))
+    if algorithm != "near-far":
+        print(f"NEARFAR {spec}: solve(tuned=True) runs {algorithm}, not near-far")
+        return
+    with EngineSolver(graph, algorithm=algorithm, config=cfg, delta=delta) as s:
+        sources = bench.pick_sources(graph, 5, 0)
+        s.solve(sources[0])
+        runs = [s.solve(x) for x in sources for _ in range(3)]
+        total = float(np.median([r.timings["total"] for r in runs])) * 1e6  # µs
+        loop = float(np.median([r.timings["loop"] for r in runs])) * 1e6
+        steps = float(np.median([r.iterations for r in runs]))
+        print(f"NEARFAR {spec} n={graph.n} m={graph.m} loop={s.loop} blocks={s.cluster} "
+              f"resident={bool(s.cluster_mb)} fused={bool(s.cluster_lq)} config={cfg} delta={delta} "
+              f"steps={steps:.0f} total={total:.1f} us loop={loop:.1f} us ({loop / max(steps, 1):.2f} us a step)")
+        full = int(s.ctrl0[kernels.CTRL_LIMIT])
+        source = sources[0]
+
+        def loop_with(limit: int) -> Callable[[], None]:
+            def queue() -> None:
+                s.ctrl0[kernels.CTRL_LIMIT] = limit
+                s.start(source)
+                s.run_phases()
+                s.ctrl0[kernels.CTRL_LIMIT] = full
+            return queue
+
+        parts = {
+            "events only": lambda: None,
+            "loop, limit 0": loop_with(0),
+            "loop, limit 1": loop_with(1),
+            "loop, full": loop_with(full),
+            "tree pass": lambda: s._launch("tree"),
+            "key to host": lambda: s.cuda.memcpy_dtoh_async(s.h_key, s.d_key, s.stream),
+            "ctrl to host": lambda: s.cuda.memcpy_dtoh_async(s.h_ctrl, s.d_ctrl, s.stream),
+        }
+        for name, queue in parts.items():
+            print(f"  {name:22s} {timed(s, queue):8.1f} us")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("what", choices=("phases", "fixed"))
-    ap.add_argument("graphs", nargs="+", metavar="SIZExDEGREE")
+    ap.add_argument("what", choices=("phases", "fixed", "nearfar"))
+    ap.add_argument("graphs", nargs="+", metavar="SIZExDEGREE", help="or, for nearfar, a graph file")
     args = ap.parse_args(argv)
     for spec in args.graphs:
-        (phases if args.what == "phases" else fixed)(spec)
+        {"phases": phases, "fixed": fixed, "nearfar": nearfar}[args.what](spec)
     return 0
 
 

@@ -418,7 +418,7 @@ class EngineSolver(DeviceBuffers):
         if self.cluster:
             self._launch("solve", np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
                          np.int32(self._source), np.int32(self.nb), np.int32(kernels.CLUSTER_LIST_CAP),
-                         np.int32(kernels.nearfar_step_limit(self.n)), np.int32(self.cluster_mb),
+                         np.int32(self.ctrl0[kernels.CTRL_LIMIT]), np.int32(self.cluster_mb),
                          np.int32(self.cluster_lq), self.d_place or np.uintp(0), self.d_slots or np.uintp(0))
         elif self.nearfar:
             self._launch("persistent", self.d_pushed, self.d_infar,
