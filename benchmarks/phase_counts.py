@@ -8,22 +8,28 @@ each graph: Martín (settle the minimum), Crauser OUT, Crauser IN, and IN+OUT. B
 near-far (Δ-stepping) CPU reference's relax steps (its device-wide steps on a GPU) and threshold
 raises (buckets), with the Δ that ran (default: Davidson et al.'s 32 · mean weight / mean
 out-degree, see ``sssp.cpu.nearfar.default_delta``; ``--delta`` fixes one for every graph).
-Graphs: the 15 paper classes (``--sizes``/``--degrees`` pick fewer) and every file under
+Graphs: the 15 paper classes (``--sizes``/``--degrees`` pick fewer), every file under
 ``--graphs-dir`` with at least ``--min-nodes`` nodes, the paper's random weights 1..100
-(seeded), the median over ``--sources`` sources.
+(seeded), and the record's generated graphs named with ``--generated`` (``grid-512``,
+``rgg-196k``: ``benchmarks/bench_sssp.py``); the median over ``--sources`` sources.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-import sssp
-from sssp.cpu import solve_cpu
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_sssp  # noqa: E402
+
+import sssp  # noqa: E402
+from sssp.cpu import solve_cpu  # noqa: E402
 
 CRITERIA = ("martin", "crauser", "crauser-in", "crauser-inout")
 SIZES = ("24k", "49k", "98k")
@@ -37,7 +43,7 @@ def positive_float(text: str) -> float:
     return value
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True, help="CSV to write")
     ap.add_argument("--graphs-dir", type=Path, help="folder of real graphs (*.gz, searched recursively)")
@@ -49,13 +55,21 @@ def main() -> None:
                     help="paper classes' degrees (default all)")
     ap.add_argument("--delta", type=positive_float,
                     help="near-far's Δ on every graph (default: Davidson et al.'s rule per graph)")
+    ap.add_argument("--generated", nargs="+", default=[], metavar="NAME",
+                    help="generated graphs of the record, e.g. grid-512 rgg-196k")
     ap.add_argument("--seed", type=int, default=0, help="graph, weight and source seed")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    for name in args.generated:
+        try:
+            bench_sssp.parse_generated(name)
+        except sssp.SSSPError as err:
+            ap.error(str(err))
     specs: list[tuple[str, object]] = []
     if not args.skip_synthetic:
         specs += [(f"random-{s}-deg{d}", (s, d)) for s in args.sizes for d in args.degrees]
     if args.graphs_dir:
         specs += [(p.name.split(".")[0], p) for p in sorted(args.graphs_dir.rglob("*.gz"))]
+    specs += [(name, name) for name in args.generated]
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["graph", "n", "m", *(f"phases_{c}" for c in CRITERIA), "sources", "seconds",
@@ -66,6 +80,8 @@ def main() -> None:
                 graph = sssp.load(spec, weights="random", seed=args.seed)
                 if graph.n < args.min_nodes:
                     continue
+            elif isinstance(spec, str):
+                graph = bench_sssp.generated(spec, args.seed)
             else:
                 graph = sssp.generate("random", size=spec[0], degree=spec[1], seed=args.seed)
             rng = np.random.default_rng(args.seed + 1)

@@ -441,3 +441,23 @@ def test_bench_ab_pins_the_tuned_lookup_and_names_bad_graphs(monkeypatch, capsys
         assert bench_ab.main(["--digest", "0", bad]) == 1
         err = capsys.readouterr().err
         assert err.startswith("bench_ab: ") and err.count("\n") == 1 and repr(bad)[1:-1] in err
+
+
+def test_phase_counts_covers_the_generated_graphs_of_the_record(tmp_path, capsys):
+    """benchmarks/phase_counts.py --generated: the record's grid and geometric graphs get the same
+    columns as the paper classes, with the CPU reference's counts from the same sources."""
+    import phase_counts
+    from sssp.cpu import solve_cpu
+
+    out = tmp_path / "counts.csv"
+    phase_counts.main(["--out", str(out), "--skip-synthetic", "--generated", "grid-24", "--sources", "2"])
+    (row,) = list(csv.DictReader(out.open()))
+    graph = bench_sssp.generated("grid-24", 0)
+    assert (row["graph"], int(row["n"]), int(row["m"])) == ("grid-24", graph.n, graph.m)
+    sources = [int(s) for s in np.random.default_rng(1).integers(0, graph.n, 2)]
+    for criterion in phase_counts.CRITERIA:
+        want = np.median([solve_cpu(graph, s, algorithm=criterion).iterations for s in sources])
+        assert int(row[f"phases_{criterion}"]) == int(want)
+    with pytest.raises(SystemExit):
+        phase_counts.main(["--out", str(out), "--generated", "ring-5"])
+    assert "unknown generated graph 'ring-5'" in capsys.readouterr().err
