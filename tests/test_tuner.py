@@ -316,3 +316,29 @@ def test_sigterm_inside_a_finaliser_is_not_lost_nor_printed():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parent.parent)
     assert proc.stdout.strip() == "interrupted at the check" and proc.stderr == ""
+
+
+def test_an_interrupt_inside_database_code_waits_for_the_next_check(monkeypatch):
+    """A signal that lands in SQLAlchemy, a driver, Optuna's storage or tuning_db is held back
+    (an exception there could leave a connection holding SQLite's write lock while the run is
+    being stored as interrupted); the next check() raises it. Elsewhere it raises at once."""
+    import sys as _sys
+
+    from tuner import interrupt
+
+    monkeypatch.setattr(interrupt, "_pending", False)
+    namespace = {"__name__": "sqlalchemy.engine.base", "sys": _sys}
+    exec("def inside():\n    return sys._getframe()\n", namespace)
+    frame = namespace["inside"]()
+    assert interrupt.in_storage(frame)
+    interrupt._handler(signal.SIGTERM, frame)  # held back: no exception here
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.check()
+
+    monkeypatch.setattr(interrupt, "_pending", False)
+    here = _sys._getframe()
+    assert not interrupt.in_storage(here)  # pytest and this test: no database frame
+    namespace["__name__"] = "sqlalchemyish"  # a package name that only starts the same
+    assert not interrupt.in_storage(namespace["inside"]())
+    with pytest.raises(KeyboardInterrupt):
+        interrupt._handler(signal.SIGTERM, here)

@@ -40,6 +40,8 @@ from sssp.config import KERNELS
 from sssp.errors import SSSPError
 from sssp.result import GPU_ALGORITHMS, PHASED_ALGORITHMS, VARIANTS
 
+from . import interrupt
+
 log = logging.getLogger("tuner")
 
 PROG = "tune"
@@ -388,6 +390,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"[{out.trials} trials, {out.wall_seconds:.1f} s{', resumed' if out.resumed else ''}]",
               flush=True)
         done.append(b)
+    interrupt.check()  # held back while the last class was being stored: still an interruption
     print(f"# {len(done)} class(es) in {time.perf_counter() - t_all:.1f} s{label}", flush=True)
     about = report.about(done, results="replayed" if args.replay else "measured")
     if len(done) > 1:
@@ -527,9 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 1 on an error (one line on stderr), 130 when interrupted, 141 when
         stdout's reader went away. Usage errors raise ``SystemExit(2)`` (argparse).
     """
-    from . import interrupt
-
-    interrupt.install()  # SIGTERM unwinds like Ctrl-C: runs stored as interrupted
+    interrupt.install()  # SIGTERM and Ctrl-C: runs stored as interrupted, exit 130
     argv = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     with logging_to_stderr(PROG, getattr(args, "verbose", 0)):

@@ -218,8 +218,10 @@ def tune_class(
     A partial run (``opts.kernels`` a subset) keeps the stored best configuration's picks for
     the other kernels; its figures are stored only when measured for that whole configuration.
     """
+    from . import interrupt
     from .workload import capture, class_instance
 
+    interrupt.check()  # a signal held back while the previous class was being stored
     t0 = time.perf_counter()
     digest = kernels.digest()
     replay_dir: Path | None = None
