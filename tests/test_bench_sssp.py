@@ -447,6 +447,7 @@ def test_phase_counts_covers_the_generated_graphs_of_the_record(tmp_path, capsys
     """benchmarks/phase_counts.py --generated: the record's grid and geometric graphs get the same
     columns as the paper classes, with the CPU reference's counts from the same sources."""
     import phase_counts
+
     from sssp.cpu import solve_cpu
 
     out = tmp_path / "counts.csv"

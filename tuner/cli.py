@@ -390,7 +390,6 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"[{out.trials} trials, {out.wall_seconds:.1f} s{', resumed' if out.resumed else ''}]",
               flush=True)
         done.append(b)
-    interrupt.check()  # held back while the last class was being stored: still an interruption
     print(f"# {len(done)} class(es) in {time.perf_counter() - t_all:.1f} s{label}", flush=True)
     about = report.about(done, results="replayed" if args.replay else "measured")
     if len(done) > 1:
@@ -516,6 +515,13 @@ def _with_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
+def _checked(rc: int) -> int:
+    """``rc``, unless a signal was held back while the command was in database code: then the
+    command was interrupted all the same (:mod:`tuner.interrupt`)."""
+    interrupt.check()
+    return rc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``tune`` command line.
 
@@ -534,7 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     with logging_to_stderr(PROG, getattr(args, "verbose", 0)):
-        return run_command(PROG, lambda: args.func(args), debug=getattr(args, "debug", False),
+        return run_command(PROG, lambda: _checked(args.func(args)), debug=getattr(args, "debug", False),
                            interrupted=getattr(args, "interrupted", "interrupted"))
 
 
