@@ -34,9 +34,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_sssp as bench  # noqa: E402
+from profile_solve import graph_of, timed_on  # noqa: E402
 
 import kernels  # noqa: E402
-import sssp  # noqa: E402
 from sssp.gpu.device import activate, device_info, driver  # noqa: E402
 from sssp.gpu.engine import EngineSolver, _non_portable_clusters  # noqa: E402
 from sssp.tuned import resolve_choice  # noqa: E402
@@ -63,16 +63,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) k_plain(int *out, int touc
 
 
 def timed(cuda, stream, queue: Callable[[], object], reps: int = 40) -> float:
-    """Median CUDA-event time in µs of what ``queue`` puts on ``stream``."""
-    ts = []
-    for _ in range(reps + 3):
-        a, b = cuda.Event(), cuda.Event()
-        a.record(stream)
-        queue()
-        b.record(stream)
-        b.synchronize()
-        ts.append(b.time_since(a) * 1e3)
-    return float(np.median(ts[3:]))
+    """Median CUDA-event time in µs of what ``queue`` puts on ``stream`` (three warm-ups)."""
+    return timed_on(cuda, stream, queue, reps, warm=3)
 
 
 def launches(cuda) -> None:
@@ -116,11 +108,7 @@ def launches(cuda) -> None:
 
 
 def starts(spec: str) -> None:
-    if Path(spec).is_file():
-        g = bench.build(bench.Spec(spec, "file", spec), 0)
-    else:
-        size, _, degree = spec.partition("x")
-        g = sssp.generate("random", size=size, degree=int(degree), seed=0)
+    g = graph_of(spec)
     alg, delta, cfg, _, _ = resolve_choice(g, device_info(0))
     with EngineSolver(g, algorithm=alg, config=cfg, delta=delta) as s:
         if not s.cluster:

@@ -12,8 +12,8 @@ of 7 after a warm-up, from one source; beside it the frontier that phase relaxes
 
 ``fixed``: the pieces of ``EngineSolver.solve`` outside the phase loop, each queued alone between
 two CUDA events (median of 20 after two warm-ups), with the class's ``solve(tuned=True)`` pick,
-then the initialisation and one phase together (the phase limit applies to Crauser's loops; the
-cluster loop takes its own step limit, so there it is the whole loop).
+then the initialisation and one phase together (phase limit 2; on the cluster loop, which reads
+the same control word as its step limit, that is its start and two steps).
 
 ``nearfar``: where a near-far solve's time goes, for graphs that ``solve(tuned=True)`` runs with
 near-far, over the record's sources (``bench_sssp.pick_sources``, 5): the whole solve
@@ -52,6 +52,15 @@ def random_graph(spec: str) -> sssp.Graph:
     return sssp.generate("random", size=size, degree=int(degree), seed=0)
 
 
+def graph_of(spec: str) -> sssp.Graph:
+    """A graph file (read as the record reads it) or a ``SIZExDEGREE`` random graph."""
+    if Path(spec).is_file():
+        import bench_sssp as bench
+
+        return bench.build(bench.Spec(Path(spec).name.split(".")[0], "file", spec), 0)
+    return random_graph(spec)
+
+
 def a_source(graph: sssp.Graph) -> int:
     return int(np.flatnonzero(graph.out_degree() > 0)[7])
 
@@ -78,17 +87,22 @@ def phases(spec: str) -> None:
         solver.ctrl0[kernels.CTRL_LIMIT] = kernels.engine_phase_limit(graph.n)
 
 
-def timed(solver: EngineSolver, queue: Callable[[], None], reps: int = 20) -> float:
-    """Median CUDA-event time in µs of what ``queue`` puts on the solver's stream."""
+def timed_on(cuda, stream, queue: Callable[[], object], reps: int = 20, warm: int = 2) -> float:
+    """Median CUDA-event time in µs of what ``queue`` puts on ``stream``, after ``warm`` warm-ups."""
     times = []
-    for _ in range(reps + 2):
-        a, b = solver.cuda.Event(), solver.cuda.Event()
-        a.record(solver.stream)
+    for _ in range(reps + warm):
+        a, b = cuda.Event(), cuda.Event()
+        a.record(stream)
         queue()
-        b.record(solver.stream)
+        b.record(stream)
         b.synchronize()
         times.append(b.time_since(a) * 1e3)
-    return float(np.median(times[2:]))
+    return float(np.median(times[warm:]))
+
+
+def timed(solver: EngineSolver, queue: Callable[[], object], reps: int = 20) -> float:
+    """:func:`timed_on` the solver's stream."""
+    return timed_on(solver.cuda, solver.stream, queue, reps)
 
 
 def fixed(spec: str) -> None:
@@ -120,8 +134,7 @@ def fixed(spec: str) -> None:
 def nearfar(spec: str) -> None:
     import bench_sssp as bench
 
-    graph = bench.build(bench.Spec(Path(spec).name.split(".")[0], "file", spec), 0) if Path(spec).is_file() \
-        else random_graph(spec)
+    graph = graph_of(spec)
     algorithm, delta, cfg, _, _ = resolve_choice(graph, device_info(0))
     if algorithm != "near-far":
         print(f"NEARFAR {spec}: solve(tuned=True) runs {algorithm}, not near-far")
