@@ -52,13 +52,20 @@ class KernelCompileFailure(KernelError):
 
 SOURCE_FILE = "sssp_kernels.cu"
 ENGINE_SOURCE_FILE = "sssp_engine.cu"
+RESULT_SOURCE_FILE = "sssp_result.cu"
+CONTRACT_HEADER = "sssp_contract.cuh"
+"""The sizes and word layouts the kernels and the host share, as ``#define`` lines emitted from this
+module (:func:`contract_header`; the committed file must equal it, a test checks)."""
 SOURCE_PARTS: dict[str, tuple[str, ...]] = {
     ENGINE_SOURCE_FILE: (ENGINE_SOURCE_FILE, "sssp_nearfar.cu", "sssp_cluster.cu"),
+    RESULT_SOURCE_FILE: (CONTRACT_HEADER, RESULT_SOURCE_FILE),
 }
 """Sources compiled as one translation unit, in this order: engine 2's core and Crauser/Martín
 steps, then near-far on the same queues and barriers, then near-far in one thread-block cluster
 (``sssp_nearfar.cu`` and ``sssp_cluster.cu`` continue ``sssp_engine.cu`` and do not compile
-alone)."""
+alone); the result pass after the contract header it includes. The result pass is a module of
+its own, so its digest, not engine 2's, changes when it does: the tuning stored for engine 2's
+kernels stays theirs."""
 KERNEL_NAMES = {
     # logical kernel -> CUDA function, per variant
     ("relax", "successors"): "sssp_relax",
@@ -466,6 +473,122 @@ CTRL_PHASE, CTRL_DONE, CTRL_ABORT, CTRL_LIMIT, CTRL_REACHED, CTRL_SORTED = 0, 1,
 flag set by a grid barrier that timed out, the phase limit, (Crauser) the nodes reached, after
 which relax is bounded by the largest carried distance (words 10-13), and whether the rows
 ascend by weight (``sort``), so that the bounded relax may stop at a node's first edge above it."""
+CTRL_BUCKETS = 4
+"""Near-far's control word: the threshold raises (buckets) of the solve."""
+NF_MAX_LIST, NF_LOCAL_POPS, NF_UPDATES = 6, 7, 8
+"""Near-far's counter words (``cnt``): the largest near list, the nodes popped by the fused
+cluster loop's local work, and (64-bit, words 8-9) the list entries summed over the steps."""
+UNREACHABLE_INT64 = 2**63 - 1
+"""The distance the host receives for an unreachable node on integer weights (``sssp.UNREACHABLE``)."""
+
+RESULT_WORDS = 48
+"""uint32 words of a solve's result summary, written by the result pass (``sssp_result``) into
+page-locked host memory beside the distances."""
+RES_CTRL, RES_NF, RES_REACHED, RES_FLAT = 0, 16, 32, 34
+"""Result summary: the control words after the solve (:data:`CTRL_WORDS` from word 0), near-far's
+counter words (:data:`NEARFAR_WORDS` from word 16), and 64-bit counts of the reached nodes and of
+the reached nodes other than the source without a predecessor (words 32-33, 34-35)."""
+RES_FRONTIER_SUM, RES_FRONTIER_MAX, RES_FRINGE_SUM = 36, 38, 40
+"""Result summary, Crauser and Martín: the frontier sizes of phases 0..p summed (64-bit) and
+their maximum, and the fringe sizes of phases 1..p summed (64-bit), p the last phase."""
+RES_PACKED, RES_U64, RES_F64 = 0, 1, 2
+"""How the result pass reads the solver's distance words: 64-bit keys with the distance in the
+high word (all ones: unreached) and the predecessor in the low word; unsigned 64-bit distances
+(all ones: unreached); float64 bits (+inf: unreached). The last two read predecessors from their
+own array."""
+RES_COUNTERS_NEARFAR, RES_COUNTERS_PHASES = 0, 1
+"""What the result pass summarises of ``cnt``: near-far's counter words (copied), or the phase
+history of Crauser and Martín (frontier and fringe sizes per phase, reduced)."""
+RESULT_BLOCK = 256
+"""Threads per block of the result pass."""
+RESULT_SCRATCH_WORDS = 4
+"""uint64 words of device scratch the result pass keeps (two running counts and a block ticket),
+zero between solves: the pass's last block resets them."""
+
+
+def result_blocks(n: int, sm_count: int) -> int:
+    """Blocks of the result pass: one thread per node, at most four blocks per multiprocessor
+    (the pass strides over the nodes)."""
+    return max(1, min(-(-n // RESULT_BLOCK), 4 * sm_count))
+
+
+def contract_defines() -> dict[str, str]:
+    """Every ``#define`` of :data:`CONTRACT_HEADER`, by name, as C literals."""
+    return {
+        "SSSP_NO_PRED": f"0x{NO_PRED:08X}u",
+        "SSSP_UNSETTLED": f"0x{UNSETTLED:08X}",
+        "SSSP_UNREACHABLE_I64": f"0x{UNREACHABLE_INT64:016X}ll",
+        "SSSP_CTRL_WORDS": str(CTRL_WORDS),
+        "SSSP_CTRL_PHASE": str(CTRL_PHASE),
+        "SSSP_CTRL_DONE": str(CTRL_DONE),
+        "SSSP_CTRL_BUCKETS": str(CTRL_BUCKETS),
+        "SSSP_CTRL_ABORT": str(CTRL_ABORT),
+        "SSSP_CTRL_LIMIT": str(CTRL_LIMIT),
+        "SSSP_CTRL_REACHED": str(CTRL_REACHED),
+        "SSSP_CTRL_SORTED": str(CTRL_SORTED),
+        "SSSP_NF_WORDS": str(NEARFAR_WORDS),
+        "SSSP_NF_MAXL": str(NF_MAX_LIST),
+        "SSSP_NF_POPS": str(NF_LOCAL_POPS),
+        "SSSP_NF_SUM": str(NF_UPDATES),
+        "SSSP_RES_WORDS": str(RESULT_WORDS),
+        "SSSP_RES_CTRL": str(RES_CTRL),
+        "SSSP_RES_NF": str(RES_NF),
+        "SSSP_RES_REACHED": str(RES_REACHED),
+        "SSSP_RES_FLAT": str(RES_FLAT),
+        "SSSP_RES_FRONTIER_SUM": str(RES_FRONTIER_SUM),
+        "SSSP_RES_FRONTIER_MAX": str(RES_FRONTIER_MAX),
+        "SSSP_RES_FRINGE_SUM": str(RES_FRINGE_SUM),
+        "SSSP_RES_PACKED": str(RES_PACKED),
+        "SSSP_RES_U64": str(RES_U64),
+        "SSSP_RES_F64": str(RES_F64),
+        "SSSP_RES_COUNTERS_NEARFAR": str(RES_COUNTERS_NEARFAR),
+        "SSSP_RES_COUNTERS_PHASES": str(RES_COUNTERS_PHASES),
+        "SSSP_RES_BLOCK": str(RESULT_BLOCK),
+        "SSSP_RES_SCRATCH_WORDS": str(RESULT_SCRATCH_WORDS),
+    }
+
+
+def contract_header() -> str:
+    """The text of :data:`CONTRACT_HEADER`: this module's shared sizes and layouts as
+    ``#define`` lines. Regenerate the committed file with ``python -m kernels``."""
+    lines = [
+        "// Emitted from kernels/__init__.py (python -m kernels): the sizes and word layouts the",
+        "// kernels and the host share. Edit them there, never here; a test compares this file.",
+        "#ifndef SSSP_CONTRACT_CUH",
+        "#define SSSP_CONTRACT_CUH",
+    ]
+    lines += [f"#define {name} {value}" for name, value in contract_defines().items()]
+    return "\n".join([*lines, "#endif", ""])
+
+
+@dataclass(frozen=True, order=True)
+class ResultParams:
+    """The result pass's module (``sssp_result.cu``): one build serves every solver, so it has
+    no compile-time parameters."""
+
+    source_file = RESULT_SOURCE_FILE
+
+    def defines(self) -> dict[str, int]:
+        return {}
+
+    def nvcc_flags(self) -> list[str]:
+        return []
+
+    @property
+    def key(self) -> str:
+        return "result"
+
+
+RESULT_ARGS = ("key", "pred_in", "cnt", "ctrl", "dist", "pred", "info", "scratch", "n", "source",
+               "layout", "counters", "history_len")
+RESULT_KERNEL = KernelSpec("result", _both("sssp_result"), RESULT_ARGS, "PPPPPPPPiiiii", "nodes")
+"""The result pass, launched after the solve's last kernel: it writes the distances (int64 with
+:data:`UNREACHABLE_INT64`, or float64 with inf) and, when ``pred`` is not null, the predecessors
+(int32, -1 for none) straight into the host's page-locked arrays (``dist``, ``pred``), and the
+summary of :data:`RESULT_WORDS` words into ``info``; ``layout`` one of :data:`RES_PACKED`,
+:data:`RES_U64`, :data:`RES_F64`, ``counters`` one of :data:`RES_COUNTERS_NEARFAR`,
+:data:`RES_COUNTERS_PHASES`, ``history_len`` the entries of ``cnt``. Its grid is
+:func:`result_blocks`."""
 
 
 LOCAL_CAP_MAX = 4096

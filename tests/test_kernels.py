@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -270,3 +271,57 @@ def test_cluster_loop_configuration():
     assert "cluster>=16" in str(cfg) and "cluster>=fit" in str(LaunchConfig(loop="cluster"))
     with pytest.raises(ConfigError, match="cluster 3"):
         LaunchConfig(loop="cluster", cluster=3)
+
+
+def test_contract_header_is_the_python_contract():
+    """The committed header is what the Python contract emits now (regenerate it with
+    ``python -m kernels`` after changing a shared size), and every value it defines is the
+    module constant of that name."""
+    text = (Path(kernels.__file__).with_name(kernels.CONTRACT_HEADER)).read_text(encoding="utf-8")
+    assert text == kernels.contract_header()
+    defined = dict(re.findall(r"^#define (SSSP_\w+) (\S+)$", text, flags=re.M))
+    assert int(defined["SSSP_CTRL_PHASE"]) == kernels.CTRL_PHASE
+    assert int(defined["SSSP_CTRL_DONE"]) == kernels.CTRL_DONE
+    assert int(defined["SSSP_CTRL_ABORT"]) == kernels.CTRL_ABORT
+    assert int(defined["SSSP_RES_REACHED"]) == kernels.RES_REACHED
+    assert int(defined["SSSP_NO_PRED"].rstrip("u"), 16) == kernels.NO_PRED
+    assert int(defined["SSSP_UNREACHABLE_I64"].rstrip("l"), 16) == kernels.UNREACHABLE_INT64
+    # 64-bit summary words start on even words (the host reads them as uint64).
+    for word in (kernels.RES_REACHED, kernels.RES_FLAT, kernels.RES_FRONTIER_SUM, kernels.RES_FRINGE_SUM,
+                 kernels.RES_NF + kernels.NF_UPDATES):
+        assert word % 2 == 0 and word + 1 < kernels.RESULT_WORDS
+    assert kernels.RES_NF + kernels.NEARFAR_WORDS <= kernels.RES_REACHED
+    assert kernels.RES_CTRL + kernels.CTRL_WORDS <= kernels.RES_NF
+
+
+def test_engine_sources_agree_with_the_contract_header():
+    """Engine 2 still spells some shared values itself (moving them to the header changes its
+    digest, and with it every stored tuning): each must equal the header's."""
+    src = kernels.source(ENGINE_SOURCE_FILE)
+    defined = kernels.contract_defines()
+    for name in ("SSSP_NO_PRED", "SSSP_UNSETTLED", "SSSP_CTRL_REACHED", "SSSP_CTRL_SORTED", "SSSP_NF_WORDS",
+                 "SSSP_NF_MAXL", "SSSP_NF_SUM"):
+        found = re.search(rf"^#define {name} (\S+)", src, flags=re.M)
+        assert found, name
+        assert found.group(1) == defined[name], name
+
+
+def test_result_pass_arguments_match_the_source():
+    src = kernels.source(kernels.RESULT_SOURCE_FILE)
+    sig = src[src.index("sssp_result("):src.index(")", src.index("sssp_result("))]
+    names = [tok.strip().split()[-1].lstrip("*") for tok in sig[len("sssp_result("):].split(",")]
+    assert tuple(names) == kernels.RESULT_ARGS
+    assert len(kernels.RESULT_KERNEL.arg_format) == len(kernels.RESULT_ARGS)
+    assert kernels.digest(kernels.RESULT_SOURCE_FILE) != kernels.digest(ENGINE_SOURCE_FILE)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_result_pass_compiles_for_sm90():
+    cubin = kernels.nvcc_compile(kernels.ResultParams())
+    assert cubin[:4] == b"\x7fELF" and b"sssp_result" in cubin
+
+
+def test_result_pass_grid():
+    assert kernels.result_blocks(1, 132) == 1
+    assert kernels.result_blocks(256 * 10, 132) == 10
+    assert kernels.result_blocks(10**8, 132) == 4 * 132
