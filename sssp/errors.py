@@ -85,3 +85,9 @@ class TuningError(SSSPError):
 
 class StoreError(SSSPError):
     """The tuning database is unreachable, corrupt or of another schema version."""
+
+
+class SolverError(SSSPError, RuntimeError):
+    """A solve failed on the device without a fault in the input: a grid barrier timed out (the
+    grid was not resident) or the loop passed its step guard (a defect, reported instead of a
+    hung device)."""

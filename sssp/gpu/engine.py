@@ -24,10 +24,11 @@ from kernels import CLUSTER_KERNELS, ENGINE_KERNELS, NEARFAR_KERNELS, EnginePara
 
 from ..bands import band_order, fusion_gate
 from ..config import ConfigSource, KernelConfig, LaunchConfig
-from ..errors import BackendUnavailableError, InvalidGraphError
+from ..errors import BackendUnavailableError, InvalidGraphError, SolverError
 from ..graph import Graph
-from ..result import UNREACHABLE, SSSPResult
+from ..result import SSSPResult
 from .device import DeviceInfo, activate, device_info, driver
+from .hostmem import HostArrays
 from .runtime import DeviceBuffers, apply_l1, compile_cubin
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,10 @@ class EngineSolver(DeviceBuffers):
         Host loop: phases launched between two polls of the done flag.
     delta : int or float, optional
         Near-far's bucket width (default :func:`sssp.cpu.nearfar.default_delta`).
+    host_mapped : bool, optional
+        Whether the result pass writes the result arrays in host memory directly (page-locked
+        and mapped into the device's address space); False writes device buffers and copies
+        them. Default: where the device can map host memory.
     """
 
     def __init__(
@@ -122,6 +127,7 @@ class EngineSolver(DeviceBuffers):
         device: int = 0,
         sync_every: int = 16,
         delta: int | float | None = None,
+        host_mapped: bool | None = None,
     ) -> None:
         if variant not in ("successors", "predecessors"):
             raise InvalidGraphError(f"unknown variant {variant!r}: expected successors or predecessors")
@@ -207,9 +213,7 @@ class EngineSolver(DeviceBuffers):
         # Near-far: the distance each node last pushed with, and its far-pile flags (bits).
         self.d_pushed = self._alloc(val_dt.itemsize * n) if grid_nf else None
         self.d_infar = self._alloc(4 * kernels.nearfar_flag_words(n)) if grid_nf else None
-        self.h_key = cuda.pagelocked_empty(n, key_dt)
-        self.h_pred = cuda.pagelocked_empty(n, np.uint32) if self.d_pred is not None else None
-        self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)
+        self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)  # the host loop's polls
         self.ctrl0 = cuda.pagelocked_zeros(kernels.CTRL_WORDS, np.uint32)  # an async copy, no staging
         self.ctrl0[kernels.CTRL_PHASE] = 1
         self.ctrl0[kernels.CTRL_LIMIT] = (kernels.nearfar_step_limit(n) if self.nearfar
@@ -217,11 +221,16 @@ class EngineSolver(DeviceBuffers):
         self.stream = cuda.Stream()
         self._shapes = self._launch_shapes()
         self.rows_sorted = self._sort_rows(g)
+        self._setup_result_pass(host_mapped)
+        self._events = (cuda.Event(), cuda.Event(), cuda.Event())  # start, loop done, result in host memory
         self._graph = None
         if self.loop == "graph":
             from .cudagraph import PhaseGraph
 
             self._graph = PhaseGraph(self)
+        self.config_detail = ""
+        """Why this configuration (set by :class:`sssp.Solver` after a tuned look-up); results
+        carry it as ``stats["config_detail"]``."""
 
     # -- set-up helpers ------------------------------------------------------------------------
     def _choose_cluster(self) -> None:
@@ -265,6 +274,40 @@ class EngineSolver(DeviceBuffers):
             self._placement = kernels.cluster_placement(order, self.cluster)
         self.kernel_set = CLUSTER_KERNELS
         self.params = replace(self.params, relax_lanes=kernels.CLUSTER_LANES, cluster=self.cluster)
+
+    def _setup_result_pass(self, host_mapped: bool | None) -> None:
+        """The result pass (``kernels.RESULT_KERNEL``) and the host memory it writes: result
+        arrays from a pool of page-locked blocks mapped into the device's address space, and a
+        mapped summary of :data:`kernels.RESULT_WORDS` words. Where the device cannot map host
+        memory, the pass writes device buffers and three copies follow it."""
+        cuda = self.cuda
+        self.result_module = cuda.module_from_buffer(compile_cubin(kernels.ResultParams(), self.info.arch))
+        self._result_func = self.result_module.get_function(kernels.RESULT_KERNEL.cuda_name())
+        self._result_func.prepare(kernels.RESULT_KERNEL.arg_format)
+        self.d_result_scratch = self._alloc(8 * kernels.RESULT_SCRATCH_WORDS)
+        cuda.memset_d8(self.d_result_scratch, 0, 8 * kernels.RESULT_SCRATCH_WORDS)
+        dev = cuda.Device(self.info.ordinal)
+        a = cuda.device_attribute
+        can = bool(dev.get_attribute(a.CAN_MAP_HOST_MEMORY)) and bool(dev.get_attribute(a.UNIFIED_ADDRESSING))
+        self.mapped = can if host_mapped is None else bool(host_mapped) and can
+        self._host = HostArrays(cuda, mapped=self.mapped)
+        self.h_info, info_ptr = self._host.take(kernels.RESULT_WORDS, np.uint32)
+        self._info64 = self.h_info.view(np.uint64)
+        if self.mapped:
+            self._d_out = None
+            self._d_info = info_ptr
+        else:
+            self._d_out = (self._alloc(8 * self.n), self._alloc(4 * self.n))
+            self._d_info = self._alloc(4 * kernels.RESULT_WORDS)
+        self._dist_dtype = np.dtype(np.float64 if self.params.floating else np.int64)
+        self._layout = (kernels.RES_PACKED if self.params.packed
+                        else kernels.RES_F64 if self.params.floating else kernels.RES_U64)
+        self._counters = kernels.RES_COUNTERS_NEARFAR if self.nearfar else kernels.RES_COUNTERS_PHASES
+        self._history_len = kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(self.n)
+        self._result_grid = ((kernels.result_blocks(self.n, self.info.sm_count), 1, 1), (kernels.RESULT_BLOCK, 1, 1))
+        # Packed Crauser keys carry the predecessor already; the others build it in a tree pass.
+        self._tree_pass = self.nearfar or not self.params.packed
+        self._poison_host: int | None = None
 
     def _sort_rows(self, g: Graph) -> bool:
         """Sort the device copy of every row by weight once (``kernels.sorts_rows`` says when),
@@ -393,7 +436,9 @@ class EngineSolver(DeviceBuffers):
         return self._nbytes
 
     def poison(self, byte: int = 0xA5) -> None:
-        """Fill the output buffers with a pattern (testing aid: the solve must overwrite them)."""
+        """Fill the output buffers with a pattern (testing aid: the solve must overwrite them),
+        the host arrays of the next result included."""
+        self._poison_host = byte
         self.cuda.memset_d8(self.d_key, byte, self.n * self.key_dtype.itemsize)
         if self.d_settled is not None:
             self.cuda.memset_d8(self.d_settled, byte, self.n * 4)
@@ -442,141 +487,152 @@ class EngineSolver(DeviceBuffers):
                 if self.h_ctrl[kernels.CTRL_DONE] or launched > limit:
                     break
 
-    def solve(self, source: int, *, profile: bool = False) -> SSSPResult:
-        """Distances and predecessor tree from ``source``.
+    def solve(self, source: int, *, profile: bool = False, return_predecessors: bool = True,
+              t0: float | None = None) -> SSSPResult:
+        """Distances and, with ``return_predecessors``, the predecessor tree from ``source``.
 
-        ``timings["total"]`` is CUDA-event time from the first initialisation command to the end
-        of the copy of distances and predecessors into host memory.
+        The result pass writes both straight into page-locked host arrays that the result owns
+        (:mod:`sssp.gpu.hostmem`). ``timings["wall"]`` (also ``"total"``) runs from ``t0`` (the
+        caller's clock at the call, default: entering this method) until the result is
+        assembled; ``timings["gpu"]`` is CUDA-event time from the first initialisation command
+        until the result is in host memory, ``timings["loop"]`` until the phase loop ended.
+        ``profile`` is accepted for the other solvers' signature and changes nothing here.
         """
+        t0 = time.perf_counter() if t0 is None else t0
         n = self.n
         if not (0 <= int(source) < n):
             raise InvalidGraphError(f"source {source} is out of range [0, {n})")
         source = int(source)
-        cuda, stream = self.cuda, self.stream
-        t_wall = time.perf_counter()
-        start, end = cuda.Event(), cuda.Event()
-        start.record(stream)
+        fill, self._poison_host = self._poison_host, None
+        dist, dist_ptr = self._host.take(n, self._dist_dtype, fill=fill)
+        pred, pred_ptr = self._host.take(n, np.int32, fill=fill) if return_predecessors else (None, 0)
+        stream = self.stream
+        ev_start, ev_loop, ev_end = self._events
+        ev_start.record(stream)
+        t_queued = time.perf_counter()
         self.start(source)
-        mid = cuda.Event()
         self.run_phases()
-        mid.record(stream)
-        if self.nearfar or not self.params.packed:
+        ev_loop.record(stream)
+        if return_predecessors and self._tree_pass:
             self._launch("tree")
-        cuda.memcpy_dtoh_async(self.h_key, self.d_key, stream)
-        if self.h_pred is not None:
-            cuda.memcpy_dtoh_async(self.h_pred, self.d_pred, stream)
-        cuda.memcpy_dtoh_async(self.h_ctrl, self.d_ctrl, stream)
-        end.record(stream)
-        end.synchronize()
-        total_ms = end.time_since(start)
-        loop_ms = mid.time_since(start)
-        wall = time.perf_counter() - t_wall
-        ctrl = self.h_ctrl.copy()
-        if ctrl[kernels.CTRL_ABORT]:
-            raise RuntimeError("the persistent loop's grid barrier timed out: the grid was not resident")
-        if not ctrl[kernels.CTRL_DONE]:
-            raise RuntimeError(f"no termination within {kernels.engine_phase_limit(n)} phases (n = {n})")
-        iterations = int(ctrl[kernels.CTRL_PHASE]) - 1
+        self._deliver(source, dist, dist_ptr, pred, pred_ptr)
+        ev_end.record(stream)
+        ev_end.synchronize()
+        t_done = time.perf_counter()
+        gpu_ms, loop_ms = ev_end.time_since(ev_start), ev_loop.time_since(ev_start)
+        info, info64 = self.h_info, self._info64
+        c = kernels.RES_CTRL
+        if info[c + kernels.CTRL_ABORT]:
+            raise SolverError("the persistent loop's grid barrier timed out: the grid was not resident")
+        if not info[c + kernels.CTRL_DONE]:
+            limit = kernels.nearfar_step_limit(n) if self.nearfar else kernels.engine_phase_limit(n)
+            raise SolverError(f"no termination within {limit} steps (n = {n})")
+        iterations = int(info[c + kernels.CTRL_PHASE]) - 1
+        reached = int(info64[kernels.RES_REACHED // 2])
         if self.nearfar:
-            return self._nearfar_result(source, ctrl, total_ms, loop_ms, wall)
-        cnt = np.empty(2 * (iterations + 2), np.uint32)
-        cuda.memcpy_dtoh(cnt, self.d_cnt)
-        dist, pred = self._decode()
-        frontier = cnt[0 : 2 * (iterations + 1) : 2].astype(np.float64)
-        fringe = cnt[1 : 2 * (iterations + 1) : 2].astype(np.float64)
-        stats = {
-            "relax_active_share": float(frontier.mean() / n),
-            "max_frontier": int(frontier.max()),
-            "mean_fringe": float(fringe[1:].mean()) if iterations else 0.0,
-        }
-        return self._result(source, dist, pred, iterations, stats, total_ms, loop_ms, wall)
-
-    def _result(self, source: int, dist: np.ndarray, pred: np.ndarray, iterations: int, stats: dict,
-                total_ms: float, loop_ms: float, wall: float) -> SSSPResult:
-        """The result of one solve: the algorithm's own ``stats`` and what every engine-2 solve
-        reports (distance kind, device, loop, L1 states, cost per phase or step, memory)."""
-        stats = {
-            **stats,
-            "dist_bits": self.params.dist_bits,
-            "dist_kind": "float" if self.params.floating else "uint",
-            "device": self.info.name,
-            "engine": "engine2",
-            "loop": self.loop,
-            "l1_applied": dict(self.l1_applied),
-            "phase_us": 1e3 * loop_ms / max(iterations, 1),
-            "rows_sorted": self.rows_sorted,
-            "memory_bytes": self.memory_bytes(),
-        }
-        timings = {"total": total_ms * 1e-3, "loop": loop_ms * 1e-3, "wall": wall}
+            stats, pred = self._nearfar_stats(source, info, info64, dist, pred, reached)
+        else:
+            frontier = int(info64[kernels.RES_FRONTIER_SUM // 2])
+            fringe = int(info64[kernels.RES_FRINGE_SUM // 2])
+            stats = {
+                "relax_active_share": frontier / (iterations + 1) / n,
+                "max_frontier": int(info[kernels.RES_FRONTIER_MAX]),
+                "mean_fringe": fringe / iterations if iterations else 0.0,
+                "reached": reached,
+            }
+        stats.update(self._static_stats())
+        stats["phase_us"] = 1e3 * loop_ms / max(iterations, 1)
+        t_end = time.perf_counter()
+        wall = t_end - t0
+        # Where the host's share of the wall time goes: before the first command was queued
+        # (checks, result arrays), and from the end of the device's work to the result.
+        timings = {"total": wall, "wall": wall, "gpu": gpu_ms * 1e-3, "loop": loop_ms * 1e-3,
+                   "host_before": t_queued - t0, "host_after": t_end - t_done}
         return SSSPResult(
             dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
             backend="gpu", iterations=iterations, timings=timings, config=self.config,
             config_source=self.config_source, stats=stats,
         )
 
-    def _nearfar_result(self, source: int, ctrl: np.ndarray, total_ms: float, loop_ms: float,
-                        wall: float) -> SSSPResult:
-        steps = int(ctrl[kernels.CTRL_PHASE]) - 1
+    def _deliver(self, source: int, dist: np.ndarray, dist_ptr: int, pred: np.ndarray | None,
+                 pred_ptr: int) -> None:
+        """Queue the result pass (and, without mapped host memory, the copies after it)."""
+        cuda, stream = self.cuda, self.stream
+        null = np.uintp(0)
+        if self._d_out is None:
+            d_dist, d_pred = np.uintp(dist_ptr), np.uintp(pred_ptr)
+        else:
+            d_dist, d_pred = self._d_out[0], self._d_out[1] if pred is not None else null
+        grid, block = self._result_grid
+        self._result_func.prepared_async_call(
+            grid, block, stream, self.d_key, self.d_pred or null, self.d_cnt, self.d_ctrl, d_dist, d_pred,
+            np.uintp(self._d_info) if self._d_out is None else self._d_info, self.d_result_scratch,
+            np.int32(self.n), np.int32(source), np.int32(self._layout), np.int32(self._counters),
+            np.int32(self._history_len))
+        if self._d_out is not None:
+            cuda.memcpy_dtoh_async(dist, self._d_out[0], stream)
+            if pred is not None:
+                cuda.memcpy_dtoh_async(pred, self._d_out[1], stream)
+            cuda.memcpy_dtoh_async(self.h_info, self._d_info, stream)
+
+    def _static_stats(self) -> dict[str, Any]:
+        """What every result of this solver reports beside its own counts (built once)."""
+        if getattr(self, "_stats", None) is None:
+            stats: dict[str, Any] = {
+                "dist_bits": self.params.dist_bits,
+                "dist_kind": "float" if self.params.floating else "uint",
+                "device": self.info.name,
+                "engine": "engine2",
+                "loop": self.loop,
+                "l1_applied": dict(self.l1_applied),
+                "rows_sorted": self.rows_sorted,
+                "memory_bytes": self.memory_bytes(),
+                "host_mapped": self.mapped,
+            }
+            if self.nearfar:
+                stats["delta"] = self.delta
+                if self.cluster:
+                    stats["cluster_blocks"] = self.cluster
+                    stats["cluster_resident"] = bool(self.cluster_mb)
+                    stats["cluster_fused"] = bool(self.cluster_lq)
+                    if self.fusion_detail:
+                        stats["fusion_gate"] = self.fusion_detail
+                if self.cluster_fallback:
+                    stats["cluster_fallback"] = self.cluster_fallback
+            if self.config_detail:
+                stats["config_detail"] = self.config_detail
+            self._stats = stats
+        return self._stats
+
+    def _nearfar_stats(self, source: int, info: np.ndarray, info64: np.ndarray, dist: np.ndarray,
+                       pred: np.ndarray | None, reached: int) -> tuple[dict[str, Any], np.ndarray | None]:
+        steps = int(info[kernels.RES_CTRL + kernels.CTRL_PHASE]) - 1
         if steps >= kernels.nearfar_step_limit(self.n):
-            raise RuntimeError(f"near-far did not end within {kernels.nearfar_step_limit(self.n)} steps")
-        words = np.empty(kernels.NEARFAR_WORDS, np.uint32)
-        self.cuda.memcpy_dtoh(words, self.d_cnt)
-        dist, pred = self._decode()
+            raise SolverError(f"near-far did not end within {kernels.nearfar_step_limit(self.n)} steps")
+        w = kernels.RES_NF
         # Nodes reached only through flat tight edges (zero weights, or real sums that round the
         # weight away) have no strict parent: the reference's level rule completes them.
-        reached = dist < np.inf if self.params.floating else dist != UNREACHABLE
-        missing = reached & (pred < 0)
-        missing[source] = False
-        flat = int(np.count_nonzero(missing))
+        flat = int(info64[kernels.RES_FLAT // 2]) if pred is not None else 0
         if flat:
             from ..cpu.nearfar import tight_tree
 
             pred = tight_tree(self.graph, dist, source)
         stats = {
-            "delta": self.delta,
-            "buckets": int(ctrl[4]),
-            "updates": int(words[8:10].view(np.uint64)[0]),
-            "max_frontier": int(words[6]),
-            "reached": int(np.count_nonzero(reached)),
+            "buckets": int(info[kernels.RES_CTRL + kernels.CTRL_BUCKETS]),
+            "updates": int(info64[(w + kernels.NF_UPDATES) // 2]),
+            "max_frontier": int(info[w + kernels.NF_MAX_LIST]),
+            "reached": reached,
             "flat_parents_on_host": flat,
         }
-        if self.cluster:
-            stats["cluster_blocks"] = self.cluster
-            stats["cluster_resident"] = bool(self.cluster_mb)
-            stats["cluster_fused"] = bool(self.cluster_lq)
-            if self.fusion_detail:
-                stats["fusion_gate"] = self.fusion_detail
-            if self.cluster_lq:
-                stats["local_nodes"] = int(words[7])
-        if self.cluster_fallback:
-            stats["cluster_fallback"] = self.cluster_fallback
-        return self._result(source, dist, pred, steps, stats, total_ms, loop_ms, wall)
-
-    def _decode(self) -> tuple[np.ndarray, np.ndarray]:
-        """Host distances (int64 with UNREACHABLE, or float64 with inf) and int32 predecessors."""
-        key = np.asarray(self.h_key)
-        if self.params.packed:
-            raw = (key >> np.uint64(32)).astype(np.uint32)
-            pred_raw = (key & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-            inf = np.uint32(0xFFFFFFFF)
-        else:
-            raw = key
-            pred_raw = np.asarray(self.h_pred)
-            inf = None
-        if self.params.floating:
-            dist = raw.view(np.float64).copy()
-        else:
-            inf = np.iinfo(raw.dtype).max if inf is None else inf
-            dist = raw.astype(np.int64)
-            dist[raw == inf] = UNREACHABLE
-        pred = pred_raw.view(np.int32).copy()
-        pred[pred_raw == np.uint32(kernels.NO_PRED)] = -1
-        return dist, pred
+        if self.cluster_lq:
+            stats["local_nodes"] = int(info[w + kernels.NF_LOCAL_POPS])
+        return stats, pred
 
     def close(self) -> None:
         if self._graph is not None:
             self._graph.close()
             self._graph = None
+        self._host.close()
         self._free()
 
     def __enter__(self) -> EngineSolver:

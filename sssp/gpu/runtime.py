@@ -211,6 +211,7 @@ class GPUSolver(DeviceBuffers):
         self.h_deltas = cuda.pagelocked_empty(self.max_iter + 1, self.dist_dtype)
         self.h_counts = cuda.pagelocked_empty(self.max_iter + 1, np.uint32)
         self.dsize = dsize
+        self.config_detail = ""  # why this configuration (set by sssp.Solver), in every result's stats
 
     # -- helpers ---------------------------------------------------------------------------------
     def kernel_config(self, kernel: str) -> KernelConfig:
@@ -250,6 +251,8 @@ class GPUSolver(DeviceBuffers):
         source: int,
         *,
         profile: bool = False,
+        return_predecessors: bool = True,
+        t0: float | None = None,
         capture: Iterable[int] = (),
         on_snapshot: Callable[[Snapshot], None] | None = None,
     ) -> SSSPResult:
@@ -259,7 +262,13 @@ class GPUSolver(DeviceBuffers):
         ----------
         source : int
         profile : bool
-            Time every kernel launch with CUDA events (adds event overhead to ``"total"``).
+            Time every kernel launch with CUDA events (adds event overhead to ``"gpu"``).
+        return_predecessors : bool
+            False: no tree pass, and the result's ``pred`` is None.
+        t0 : float, optional
+            The caller's ``time.perf_counter()`` at the call: ``timings["wall"]`` (also
+            ``"total"``) runs from it until the result is assembled; ``timings["gpu"]`` is
+            CUDA-event time.
         capture, on_snapshot
             Iterations at which to hand device state to ``on_snapshot`` (used by the tuner to
             time kernels on the states of a real solve). Capturing synchronises the stream.
@@ -283,7 +292,7 @@ class GPUSolver(DeviceBuffers):
             else:
                 self._launch(kernel, *args)
 
-        t_wall = time.perf_counter()
+        t_wall = time.perf_counter() if t0 is None else t0
         start, end = cuda.Event(), cuda.Event()
         start.record(stream)
         words = self.dsize // 4
@@ -320,29 +329,33 @@ class GPUSolver(DeviceBuffers):
                 stream.synchronize()
                 if int(self.h_delta[0]) == self.inf:
                     break
-        timed("tree", *g, self.d_settled, self.d_dist, self.d_pred, n32)
+        if return_predecessors:
+            timed("tree", *g, self.d_settled, self.d_dist, self.d_pred, n32)
         dist_raw, pred = self.h_dist[:n], self.h_pred[:n]
         deltas, counts = self.h_deltas[: it + 1], self.h_counts[: it + 1]
         cuda.memcpy_dtoh_async(dist_raw, self.d_dist, stream)
-        cuda.memcpy_dtoh_async(pred, self.d_pred, stream)
+        if return_predecessors:
+            cuda.memcpy_dtoh_async(pred, self.d_pred, stream)
         cuda.memcpy_dtoh_async(deltas, self.d_delta, stream)
         cuda.memcpy_dtoh_async(counts, self.d_count, stream)
         end.record(stream)
         end.synchronize()
         total_ms = end.time_since(start)
-        wall = time.perf_counter() - t_wall
 
         # Δ_i = ∞ marks the first iteration that settled nothing; those before it are counted.
         inf_at = np.flatnonzero(deltas[1:] == self.inf)
         iterations = int(inf_at[0]) if inf_at.size else it
         dist = np.asarray(dist_raw).astype(np.int64)
         dist[np.asarray(dist_raw) == self.inf] = UNREACHABLE
-        pred = np.array(pred, dtype=np.int32)
-        pred[pred == UNSETTLED] = -1
+        if return_predecessors:
+            pred = np.array(pred, dtype=np.int32)
+            pred[pred == UNSETTLED] = -1
+        else:
+            pred = None
         # relax of iteration i works on the nodes settled at i - 1; the last productive relax is
         # that of the terminating iteration, so there are iterations + 1 of them.
         frontier = counts[: iterations + 1].astype(np.float64)
-        timings = {"total": total_ms * 1e-3, "wall": wall}
+        timings = {"gpu": total_ms * 1e-3}
         if profile:
             for k, pairs in events.items():
                 timings[k] = sum(b.time_since(a) for a, b in pairs) * 1e-3
@@ -353,6 +366,9 @@ class GPUSolver(DeviceBuffers):
             "device": self.info.name,
             "l1_applied": dict(self.l1_applied),
         }
+        if self.config_detail:
+            stats["config_detail"] = self.config_detail
+        timings["wall"] = timings["total"] = time.perf_counter() - t_wall
         return SSSPResult(
             dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
             backend="gpu", iterations=iterations, timings=timings, config=self.config,

@@ -1,0 +1,99 @@
+"""Page-locked host arrays that the device writes results into, reused once the user drops them.
+
+A solve's distances and predecessors are written by the result pass straight into page-locked,
+device-mapped host memory, and the arrays the user receives are views of that memory: no decode
+and no copy on the host. Allocating page-locked memory costs far more than a solve of a small
+graph, so the memory comes from a pool: the user's array holds a *lease* on one block, and when
+the last view of it is gone (CPython frees it at once) the block goes back to the pool for the
+next solve.
+
+The lease is an ndarray subclass between the user's array and the block. NumPy collapses a chain
+of views as long as each next base has the new view's own type, so the block itself is held as a
+view of a second subclass: the collapse of a plain ndarray view stops at the lease (whose base is
+not a plain ndarray), every view the user derives from a result array (slices, reshapes, dtype
+views) keeps the lease alive, and the block is reused only when none is left.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+
+
+class _Lease(np.ndarray):
+    """One block's bytes, held for as long as a result array (or any view of it) lives."""
+
+
+class _Block(np.ndarray):
+    """A page-locked block as the pool keeps it (a view of another type than the user's arrays,
+    so that NumPy's collapse of view chains cannot skip the lease)."""
+
+
+class HostArrays:
+    """A pool of page-locked host blocks for result arrays, per solver.
+
+    Parameters
+    ----------
+    cuda : module
+        ``pycuda.driver``, initialised, with the device's context current.
+    mapped : bool
+        Map the blocks into the device's address space (the result pass writes them directly);
+        otherwise the caller copies into them from device memory.
+    keep : int
+        Free blocks kept per size; blocks returned beyond that are released.
+    """
+
+    def __init__(self, cuda: Any, *, mapped: bool = True, keep: int = 4) -> None:
+        self.cuda = cuda
+        self.mapped = mapped
+        self.keep = keep
+        self._free: dict[int, list[tuple[np.ndarray, int]]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self.allocations = 0
+        """Blocks allocated so far (a test and benchmark aid: reuse keeps it flat)."""
+
+    def take(self, n: int, dtype: np.dtype | type, *, fill: int | None = None) -> tuple[np.ndarray, int]:
+        """A writable array of ``n`` elements of ``dtype`` and the device address of its first
+        byte (0 when the pool is not mapped). ``fill``: set every byte first (a testing aid:
+        an element the device fails to write then shows)."""
+        dtype = np.dtype(dtype)
+        nbytes = max(int(n) * dtype.itemsize, 8)
+        with self._lock:
+            stack = self._free.get(nbytes)
+            block = stack.pop() if stack else None
+        if block is None:
+            block = self._allocate(nbytes)
+        raw, ptr = block
+        if fill is not None:
+            raw.fill(fill)
+        lease = raw.view(_Lease)
+        weakref.finalize(lease, self._give_back, nbytes, block)
+        return np.ndarray((int(n),), dtype, buffer=lease), ptr
+
+    def _allocate(self, nbytes: int) -> tuple[np.ndarray, int]:
+        cuda = self.cuda
+        if self.mapped:
+            raw = cuda.pagelocked_empty(nbytes, np.uint8, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+            ptr = int(raw.base.get_device_pointer())
+        else:
+            raw, ptr = cuda.pagelocked_empty(nbytes, np.uint8), 0
+        self.allocations += 1
+        return raw.view(_Block), ptr
+
+    def _give_back(self, nbytes: int, block: tuple[np.ndarray, int]) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            stack = self._free.setdefault(nbytes, [])
+            if len(stack) < self.keep:
+                stack.append(block)
+
+    def close(self) -> None:
+        """Release the free blocks; blocks still leased stay valid until their arrays go."""
+        with self._lock:
+            self._closed = True
+            self._free.clear()

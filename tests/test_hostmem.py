@@ -1,0 +1,107 @@
+"""The pool of result arrays (sssp.gpu.hostmem) without a GPU: a stand-in for pycuda's
+page-locked allocations, so the lease rules are checked where CI runs."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from sssp.gpu.hostmem import HostArrays
+
+
+class _Allocation:
+    """Like pycuda's page-locked allocation: a plain ndarray (``np.asarray``) is made over it, so
+    that array's ``.base`` is this object, which names the block's device address."""
+
+    def __init__(self, nbytes: int) -> None:
+        self._memory = np.empty(nbytes, np.uint8)
+        self.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "version": 3,
+                                    "data": (self._memory.ctypes.data, False)}
+
+    def get_device_pointer(self) -> int:
+        return self._memory.ctypes.data
+
+
+class _FakeCuda:
+    class host_alloc_flags:  # noqa: N801 (pycuda's name)
+        DEVICEMAP = 2
+
+    def __init__(self) -> None:
+        self.flags: list[int] = []
+
+    def pagelocked_empty(self, nbytes, dtype, mem_flags=0):
+        self.flags.append(mem_flags)
+        assert np.dtype(dtype) == np.uint8
+        return np.asarray(_Allocation(nbytes))
+
+
+@pytest.fixture
+def pool():
+    return HostArrays(_FakeCuda(), mapped=True, keep=2)
+
+
+def test_a_dropped_result_array_returns_its_block(pool):
+    a, ptr = pool.take(1000, np.int64)
+    assert a.shape == (1000,) and a.dtype == np.int64 and a.flags.writeable
+    assert ptr == a.ctypes.data  # the device writes where the array reads
+    del a
+    gc.collect()
+    b, ptr2 = pool.take(1000, np.int64)
+    assert ptr2 == ptr and pool.allocations == 1
+
+
+def test_a_view_of_a_result_keeps_its_block_leased(pool):
+    a, ptr = pool.take(1000, np.int64)
+    a[:] = np.arange(1000)
+    part = a[10:20].reshape(2, 5)
+    as_bytes = part.view(np.uint8)
+    del a, part
+    gc.collect()
+    b, ptr2 = pool.take(1000, np.int64)  # the first block is still in use: a new one
+    assert ptr2 != ptr and pool.allocations == 2
+    b[:] = -1
+    np.testing.assert_array_equal(as_bytes.view(np.int64).ravel(), np.arange(10, 20))
+    del as_bytes
+    gc.collect()
+    c, ptr3 = pool.take(1000, np.int64)
+    assert ptr3 == ptr and pool.allocations == 2
+
+
+def test_blocks_are_kept_per_size_and_at_most_keep(pool):
+    arrays = [pool.take(100, np.int32)[0] for _ in range(4)]
+    del arrays
+    gc.collect()
+    assert pool.allocations == 4
+    again = [pool.take(100, np.int32)[0] for _ in range(4)]  # two kept, two new
+    assert pool.allocations == 6
+    other = pool.take(101, np.int32)[0]  # another size: never a block of the wrong size
+    assert other.nbytes == 404 and pool.allocations == 7
+    del again, other
+
+
+def test_fill_poisons_a_reused_block(pool):
+    a, _ = pool.take(64, np.int64)
+    a[:] = 7
+    del a
+    gc.collect()
+    b, _ = pool.take(64, np.int64, fill=0xA5)
+    assert (b.view(np.uint8) == 0xA5).all()
+
+
+def test_unmapped_pool_gives_no_device_address():
+    cuda = _FakeCuda()
+    pool = HostArrays(cuda, mapped=False)
+    a, ptr = pool.take(10, np.float64)
+    assert ptr == 0 and cuda.flags == [0]
+
+
+def test_a_closed_pool_keeps_leased_arrays_valid(pool):
+    a, _ = pool.take(10, np.int64)
+    a[:] = 3
+    pool.close()
+    assert (a == 3).all()
+    del a
+    gc.collect()
+    assert pool._free == {}
