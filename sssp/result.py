@@ -40,8 +40,10 @@ class SSSPResult:
         δ(v). On graphs with integer weights: int64, exact, :data:`UNREACHABLE` for nodes that
         cannot be reached. On graphs with real weights: float64, ``inf`` for those nodes.
         :attr:`dist_float` gives float64 with ``inf`` whatever the graph.
-    pred : ndarray, int32, shape (n,)
-        A predecessor on a shortest path; -1 for the source and unreached nodes.
+    pred : ndarray, int32, shape (n,), or None
+        A predecessor on a shortest path; -1 for the source and unreached nodes. None when the
+        solve was asked for no tree (``return_predecessors=False``: on the GPU that skips the
+        tree pass and half of the result's bytes).
     source : int
     algorithm : {"dijkstra", "martin", "crauser", "crauser-in", "crauser-inout", "near-far"}
     variant : {"successors", "predecessors"}
@@ -50,8 +52,14 @@ class SSSPResult:
         Outer-loop steps (phases) of Martín/Crauser; near-far's relax steps (its threshold
         raises are ``stats["buckets"]``); for Dijkstra, the number of settled nodes.
     timings : mapping of str to float
-        Seconds. Always has ``"total"``; the GPU adds ``"relax"``, ``"min"``, ``"update"`` and
-        ``"pred"`` (CUDA-event times summed over iterations) when profiling is on.
+        Seconds. ``"wall"``, the headline: from the call until the result was assembled, what
+        the caller waits for; ``"total"`` is the same number. The GPU adds ``"gpu"``, CUDA-event
+        time from the first command of the solve until the result was in host memory, and
+        engine 2 ``"loop"`` (until its phase loop ended), ``"host_before"`` (from the call until
+        the first command was queued) and ``"host_after"`` (from the end of the device's work
+        until the result was assembled); the paper's loop adds ``"relax"``,
+        ``"min"``, ``"update"`` and ``"tree"`` (CUDA-event times summed over iterations) when
+        profiling is on.
     config : LaunchConfig or None
         The GPU kernels' configuration that ran (None on CPU backends).
     config_source : ConfigSource or None
@@ -62,7 +70,7 @@ class SSSPResult:
     """
 
     dist: np.ndarray
-    pred: np.ndarray
+    pred: np.ndarray | None
     source: int
     algorithm: str
     variant: str
@@ -74,16 +82,17 @@ class SSSPResult:
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.dist.dtype not in (np.int64, np.float64) or self.pred.dtype != np.int32:
-            raise InvalidTypeError(
-                f"dist must be int64 or float64 and pred int32, got {self.dist.dtype}, {self.pred.dtype}"
-            )
-        if self.dist.shape != self.pred.shape:
-            raise InvalidArgumentError(
-                f"dist and pred shapes differ: {self.dist.shape} vs {self.pred.shape}"
-            )
+        if self.dist.dtype not in (np.int64, np.float64):
+            raise InvalidTypeError(f"dist must be int64 or float64, got {self.dist.dtype}")
+        if self.pred is not None:
+            if self.pred.dtype != np.int32:
+                raise InvalidTypeError(f"pred must be int32, got {self.pred.dtype}")
+            if self.dist.shape != self.pred.shape:
+                raise InvalidArgumentError(
+                    f"dist and pred shapes differ: {self.dist.shape} vs {self.pred.shape}"
+                )
+            self.pred.flags.writeable = False
         self.dist.flags.writeable = False
-        self.pred.flags.writeable = False
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
         object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
 
@@ -117,6 +126,8 @@ class SSSPResult:
 
     def path_to(self, target: int) -> list[int]:
         """Node sequence source → target along the predecessor tree; [] if unreachable."""
+        if self.pred is None:
+            raise InvalidArgumentError("this result has no predecessor tree: solve with return_predecessors=True")
         if not self.reached[target]:
             return []
         path = [int(target)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -126,6 +127,7 @@ class Solver:
                 graph, algorithm=algorithm, variant=variant, config=self.config,
                 config_source=self.config_source, device=device, **gpu_options,
             )
+            self._gpu.config_detail = self.config_detail
         elif tuned or config is not None:
             what = "tuned=True" if config is None else "config="
             why = ("backend 'cpu' was asked for" if backend == "cpu"
@@ -152,9 +154,13 @@ class Solver:
             return "gpu"
         return "gpu" if is_available() else "cpu"
 
-    def solve(self, source: int, **kwargs: Any) -> SSSPResult:
+    def solve(self, source: int, *, return_predecessors: bool = True, **kwargs: Any) -> SSSPResult:
         """Distances and shortest-path tree from ``source``. GPU keyword options (``profile``)
         are ignored on the CPU.
+
+        ``return_predecessors=False`` returns no tree (``pred`` is None): on the GPU the tree
+        pass is skipped and only the distances reach host memory. ``timings["wall"]`` runs from
+        this call until the result is assembled.
 
         Raises
         ------
@@ -164,6 +170,7 @@ class Solver:
         InvalidGraphError
             ``source`` is outside ``[0, n)``. A ``ValueError``.
         """
+        t0 = time.perf_counter()
         from .cpu.reference import check_source
 
         # bool is an int subclass, but True as a node id is almost surely a mistake.
@@ -171,17 +178,17 @@ class Solver:
             raise InvalidTypeError(f"source {source!r} is not an integer node id")
         source = check_source(self.graph, source)
         if self._gpu is not None:
-            res = self._gpu.solve(source, **kwargs)
-            if self.config_detail:  # why this algorithm and configuration (tuned look-ups)
-                res = dataclasses.replace(res, stats={**res.stats, "config_detail": self.config_detail})
-            return res
+            return self._gpu.solve(source, return_predecessors=bool(return_predecessors), t0=t0, **kwargs)
         unknown = sorted(set(kwargs) - {"profile"})
         if unknown:
             raise InvalidTypeError(f"solve() got an unexpected keyword argument {unknown[0]!r}")
         from .cpu import solve_cpu
 
         extra = {"delta": self.delta} if self.delta is not None else {}
-        return solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant, **extra)
+        res = solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant, **extra)
+        wall = time.perf_counter() - t0
+        return dataclasses.replace(res, pred=res.pred if return_predecessors else None,
+                                   timings={**res.timings, "wall": wall, "total": wall})
 
     def solve_many(self, sources: Iterable[int], **kwargs: Any) -> list[SSSPResult]:
         """:meth:`solve` from each source in turn; every source is checked as there (no ``int()``
@@ -204,7 +211,7 @@ def solve(
     graph: Graph,
     source: int,
     *,
-    algorithm: str = "crauser",
+    algorithm: str | None = None,
     variant: str = "successors",
     backend: str = "auto",
     tuned: bool = False,
