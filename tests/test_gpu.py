@@ -147,6 +147,7 @@ def test_real_graphs(path):
                           ref_cache=refs, cpu=not large)
 
 
+@pytest.mark.smoke
 def test_64bit_distances():
     """(n + 1) * max_weight overflows 32 bits: the runtime must switch to 64-bit distances, and
     to 64-bit weights when a weight does not fit in 32 bits."""
@@ -181,6 +182,7 @@ def test_hypothesis_graphs(gs):
         run_and_check(graph, [source], algorithm, variant, configs_for(graph.n + k, 1, algorithm)[0])
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("loop", LOOPS)
 def test_source_without_out_edges(loop):
     graph = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
@@ -189,6 +191,7 @@ def test_source_without_out_edges(loop):
     assert res.iterations == 0 and np.all(res.pred == -1)
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("loop", LOOPS)
 def test_one_node(loop):
     graph = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))  # a self-loop
@@ -213,6 +216,7 @@ def test_skewed_degrees_use_the_block_path():
             run_and_check(graph, [0, 1, 100], algorithm, "successors", cfg, ref_cache=refs)
 
 
+@pytest.mark.smoke
 def test_rows_are_sorted_by_weight_where_the_bound_uses_them():
     """Engine 2 sorts the device copy of every row by (weight, target) once, so that Crauser's
     bounded phases stop at a node's first edge above the bound. The copy must hold each row's
@@ -264,6 +268,7 @@ def test_rows_are_sorted_by_weight_where_the_bound_uses_them():
         assert not solver.rows_sorted
 
 
+@pytest.mark.smoke
 def test_real_valued_weights():
     """float32 and float64 weights: float64 distances equal to SciPy's, inf for unreachable
     nodes, and a valid tree (every predecessor edge tight)."""
@@ -304,6 +309,7 @@ def test_loops_agree_and_report_phase_cost():
             assert res.stats["loop"] == loop and res.stats["phase_us"] > 0
 
 
+@pytest.mark.smoke
 def test_solve_front_door_reports_config():
     graph = sssp.generate("random", size=2048, degree=20, seed=9)
     res = sssp.solve(graph, 0, backend="gpu")

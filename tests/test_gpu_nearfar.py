@@ -108,6 +108,7 @@ def test_grid_high_diameter_many_handovers():
     assert max(r.iterations for r in results) > 100
 
 
+@pytest.mark.smoke
 def test_zero_weights_take_the_reference_level_rule():
     """Zero-weight edges leave nodes without a strict tight in-edge: the host completes them with
     the reference's level rule, and the tree equals the CPU's."""
@@ -156,6 +157,7 @@ def test_step_and_bucket_counts_near_the_reference():
     assert gpu.stats["buckets"] <= cpu.stats["buckets"] * 1.5 + 2
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("config", CONFIGS + CLUSTER_CONFIGS, ids=str)
 def test_source_without_out_edges_and_one_node(config):
     graph = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
@@ -166,6 +168,7 @@ def test_source_without_out_edges_and_one_node(config):
     assert res.dist.tolist() == [0] and res.pred.tolist() == [-1]
 
 
+@pytest.mark.smoke
 def test_cluster_loop_resident_and_not():
     """Distances, predecessors and repeated solves on the cluster loop, with the graph in shared
     memory (a small graph) and with only its distances there (a large one)."""
@@ -241,6 +244,7 @@ def test_cluster_loop_falls_back_to_the_grid():
             assert r.stats["loop"] == "persistent" and "32-bit integer" in r.stats["cluster_fallback"]
 
 
+@pytest.mark.smoke
 def test_refusals():
     from sssp.errors import InvalidGraphError
 
