@@ -8,6 +8,8 @@
 #                           e.g. `apt-get install libboost-graph-dev`)
 #   OUTDIR/gap_sssp         the GAP benchmark suite's delta-stepping sssp, from a checkout of
 #                           https://github.com/sbeamer/gapbs (never copied into this repository)
+#   OUTDIR/gap_converter    GAP's converter, which writes GAP's own synthetic graphs (Kronecker
+#                           -g, uniform random -u, weighted -w) as .wsg files
 #   OUTDIR/BUILD_INFO.txt   compiler, flags, Boost version and the GAP commit
 #
 # -march=x86-64-v3 (AVX2) rather than -march=native: the binaries must run on another host.
@@ -48,7 +50,9 @@ if [[ -n $gap ]]; then
   # GAP's own Makefile flags (-std=c++11 -O3 -Wall -fopenmp) plus a static link. The linker warns
   # that libgomp's offloading plugin loader uses dlopen; sssp never offloads, so it is never hit.
   "$CXX" "${FLAGS[@]}" -std=c++11 -Wall -fopenmp -o "$out/gap_sssp" "$gap/src/sssp.cc"
+  "$CXX" "${FLAGS[@]}" -std=c++11 -Wall -fopenmp -o "$out/gap_converter" "$gap/src/converter.cc"
   commit=$(git -C "$gap" rev-parse HEAD 2>/dev/null || echo unknown)
   echo "gap_sssp: gapbs $commit src/sssp.cc (-fopenmp)" >>"$info"
-  echo "build_anchors: built $out/gap_sssp" >&2
+  echo "gap_converter: gapbs $commit src/converter.cc (-fopenmp)" >>"$info"
+  echo "build_anchors: built $out/gap_sssp and $out/gap_converter" >&2
 fi
