@@ -240,7 +240,7 @@ def test_graph_specs_selection(tmp_path):
 
 def measured_row() -> bench_sssp.Row:
     row = bench_sssp.Row("random-24k-deg2", 24576, 49152, 5, algorithm="crauser", phases=238.0,
-                         gpu_ms=0.5, gpu_mem_mb=1.5, scipy_ms=4.0, boost_ms=3.0,
+                         gpu_ms=0.5, gpu_wall_ms=0.6, gpu_mem_mb=1.5, scipy_ms=4.0, boost_ms=3.0,
                          boost_weight_bits=32, boost_rss_mb=2.0, gap_ms=0.4, gap_delta=16)
     row.checks.update(gpu="ok exact", boost="ok checksum", gap="ok verifier+reached")
     return row
@@ -256,10 +256,13 @@ def test_csv_schema(tmp_path):
     bad.graph, bad.checks["boost"] = "t60k", "MISMATCH source 3"
     bench_sssp.write_csvs(tmp_path, ["# device=X", "driver=1"], [ok, bad])
     rec = read_csv(tmp_path / "sssp_vs_boost.csv")
-    assert rec[0] == ("graph,n,m,algorithm,phases,gpu_ms,boost_ms,speedup,gap_ms,verified,"
-                      "gpu_mem_mb,boost_rss_mb").split(",")
+    assert rec[0] == ("graph,n,m,algorithm,phases,gpu_ms,gpu_wall_ms,boost_ms,speedup,gap_ms,gap_speedup,"
+                      "verified,gpu_mem_mb,boost_rss_mb").split(",")
     first = dict(zip(rec[0], rec[1], strict=True))
-    assert first["speedup"] == "6" and first["verified"] == "yes" and first["phases"] == "238"
+    # The ratios are of what the user waits for: the wall time, not the CUDA-event time.
+    assert float(first["speedup"]) == pytest.approx(3.0 / 0.6)
+    assert float(first["gap_speedup"]) == pytest.approx(0.4 / 0.6)
+    assert first["verified"] == "yes" and first["phases"] == "238"
     assert dict(zip(rec[0], rec[2], strict=True))["verified"] == "no"
     detail = read_csv(tmp_path / "sssp_vs_boost_detail.csv")
     assert detail[0] == ["# device=X", "driver=1"]
@@ -462,3 +465,30 @@ def test_phase_counts_covers_the_generated_graphs_of_the_record(tmp_path, capsys
     with pytest.raises(SystemExit):
         phase_counts.main(["--out", str(out), "--generated", "ring-5"])
     assert "unknown generated graph 'ring-5'" in capsys.readouterr().err
+
+
+def test_gap_families_are_parsed_and_refused_by_name():
+    assert bench_sssp.parse_gap_family("kron-22") == ("kron", 22)
+    assert bench_sssp.parse_gap_family("urand-20") == ("urand", 20)
+    for bad in ("kron", "kron-x", "rmat-22", "urand-0", "kron-99"):
+        with pytest.raises(sssp.InvalidGraphError, match="GAP family"):
+            bench_sssp.parse_gap_family(bad)
+    args = bench_sssp.parser().parse_args(["--out", "o", "--anchors", "a", "--skip-synthetic", "--skip-real",
+                                           "--gap-families", "kron-12"])
+    assert [(s.name, s.kind, s.arg) for s in bench_sssp.graph_specs(args)] == [("gap-kron-12", "gap", ("kron", 12))]
+
+
+def test_gap_graph_reads_what_the_converter_writes(tmp_path):
+    """The converter is an external binary: a stand-in writes a .wsg the way GAP's does, and the
+    graph read back is that graph (GAP's weights kept, not the paper's random ones)."""
+    g = sssp.Graph.from_edges(4, np.array([0, 1, 2, 3]), np.array([1, 0, 3, 2]), np.array([5, 5, 200, 200]))
+    wsg = tmp_path / "graph.wsg"
+    anchors.write_wsg(g, wsg, in_edges=False)
+    fake = tmp_path / "gap_converter"
+    fake.write_text(f"#!/bin/sh\n# args: $@\nlast=\"\"; for a in \"$@\"; do last=$a; done\ncp {wsg} \"$last\"\n")
+    fake.chmod(0o755)
+    got = bench_sssp.gap_graph("urand", 2, fake, tmp_path)
+    assert got == g and got.meta["source"] == "GAP converter -u 2 -k 16 -w"
+    assert not (tmp_path / "gap-urand-2.wsg").exists()
+    with pytest.raises(sssp.SSSPError, match="converter"):
+        bench_sssp.gap_graph("kron", 2, tmp_path / "missing", tmp_path)
