@@ -22,7 +22,7 @@ from .formats import load, save
 from .generators import generate
 from .graph import Graph, GraphFeatures
 from .result import UNREACHABLE, SSSPResult
-from .solve import Solver, solve
+from .solve import Solver, clear_solver_cache, solve
 
 __all__ = [
     "UNREACHABLE",
@@ -45,6 +45,7 @@ __all__ = [
     "StoreError",
     "TuningError",
     "UnknownClassError",
+    "clear_solver_cache",
     "generate",
     "load",
     "paper_classes",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -223,6 +226,10 @@ def solve(
 ) -> SSSPResult:
     """Shortest paths from one source; see :class:`Solver` for the parameters.
 
+    On the GPU the solver is kept for the next call on the same graph object with the same
+    options (compiled modules, the tuned look-up and the upload are reused; a tuning database
+    written since is looked up again): :func:`clear_solver_cache` releases it.
+
     Returns
     -------
     SSSPResult
@@ -232,6 +239,98 @@ def solve(
         ``pred`` (int32, -1 for the source and unreached nodes), iterations, timings, and on the
         GPU the launch configuration that ran and where it came from.
     """
-    with Solver(graph, algorithm=algorithm, variant=variant, backend=backend, tuned=tuned,
-                config=config, db=db, device=device, delta=delta) as solver:
+    options = {"algorithm": algorithm, "variant": variant, "backend": backend, "tuned": tuned,
+               "config": config, "db": db, "device": device, "delta": delta}
+    with _SOLVERS.lease(graph, options) as solver:
         return solver.solve(source, **kwargs)
+
+
+class _SolverCache:
+    """The GPU solvers of recent one-shot calls, so that ``solve(g, s)`` on a graph solved
+    before in this process pays neither the module load, the tuned look-up nor the upload again.
+
+    An entry is keyed by the graph object and every option of the call, and with ``tuned=True``
+    also by the state of the tuning database, so a database written since (a ``tune`` run) gives
+    a new look-up. Tuned solvers of databases without a cheap state (PostgreSQL) are not kept.
+    A kept solver holds its graph: at most :attr:`size` are kept, least recently used out
+    first, and :func:`clear_solver_cache` releases them all.
+    """
+
+    size = 4
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[tuple, tuple[Graph, object, Solver, threading.Lock]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(graph: Graph, options: dict[str, Any]) -> tuple | None:
+        try:
+            key = (id(graph), *sorted(options.items()))
+            hash(key)
+        except TypeError:  # an unhashable option value: nothing to key on
+            return None
+        return key
+
+    @contextlib.contextmanager
+    def lease(self, graph: Graph, options: dict[str, Any]):
+        """A solver for ``graph`` and ``options``, kept for the next call where it runs on the
+        GPU; used by one thread at a time (another call with the same key waits)."""
+        key = self._key(graph, options) if isinstance(graph, Graph) else None
+        state = None
+        if key is not None and options.get("tuned"):
+            from tuning_db.lookup import state as db_state
+
+            state = db_state(options.get("db"))
+            if state is None:
+                key = None
+        entry = None
+        if key is not None:
+            with self._lock:
+                entry = self._entries.get(key)
+                if entry is not None and (entry[0] is not graph or entry[1] != state):
+                    self._drop(key)
+                    entry = None
+                if entry is not None:
+                    self._entries.move_to_end(key)
+        if entry is None:
+            solver = Solver(graph, **options)
+            if key is None or solver.backend != "gpu":  # nothing on the CPU is worth keeping
+                with solver:
+                    yield solver
+                return
+            entry = (graph, state, solver, threading.Lock())
+            with self._lock:
+                if key in self._entries:
+                    self._drop(key)
+                self._entries[key] = entry
+                while len(self._entries) > self.size:
+                    self._drop(next(iter(self._entries)))
+        with entry[3]:
+            if entry[2]._gpu is not None:
+                yield entry[2]
+                return
+        # Evicted by another thread between the look-up and now: a solver of this call's own.
+        with Solver(graph, **options) as solver:
+            yield solver
+
+    def _drop(self, key: tuple) -> None:
+        _, _, solver, busy = self._entries.pop(key)
+        with busy:  # a solve in another thread finishes first
+            solver.close()
+
+    def clear(self) -> None:
+        with self._lock:
+            while self._entries:
+                self._drop(next(iter(self._entries)))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_SOLVERS = _SolverCache()
+
+
+def clear_solver_cache() -> None:
+    """Release the GPU solvers (device memory, uploaded graphs) kept by one-shot :func:`solve`
+    calls."""
+    _SOLVERS.clear()

@@ -1,15 +1,55 @@
-"""The look-up behind ``solve(tuned=True)``: never fails a solve because of the database."""
+"""The look-up behind ``solve(tuned=True)``: never fails a solve because of the database.
+
+The records read from a SQLite file are kept for the process, keyed by the file and by its
+state (size, modification time and inode of the file and of its write-ahead log): a process that
+solves many graphs opens the database once, and a database changed since (a ``tune`` run, an
+import) is read again. Other databases (PostgreSQL) have no such cheap state and are read on
+every look-up.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
+from pathlib import Path
 
 from sssp.errors import StoreError
 
 from .records import BestRecord
 
 logger = logging.getLogger(__name__)
+
+_cache: dict[tuple[str, str], tuple[tuple, list[BestRecord]]] = {}
+_lock = threading.Lock()
+
+
+def _file_state(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def state(url: str | None) -> tuple[str, tuple] | None:
+    """(resolved URL, a fingerprint of the database's state), or None when the database is not
+    a SQLite file (no cheap fingerprint) or the URL cannot be resolved. Two equal fingerprints
+    mean nothing was written in between."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from .engine import as_url, default_url, sqlite_file
+
+    try:
+        resolved = default_url() if url is None else as_url(url)
+        path = sqlite_file(make_url(resolved))
+    except (StoreError, ArgumentError):
+        return None
+    if path is None:
+        return None
+    path = path.expanduser().absolute()
+    return resolved, (str(path), _file_state(path), _file_state(path.with_name(path.name + "-wal")))
 
 
 def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
@@ -22,10 +62,23 @@ def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
     """
     from .store import Store
 
+    before = state(url)
+    if before is not None:
+        with _lock:
+            hit = _cache.get((before[0], device_name))
+        if hit is not None and hit[0] == before[1]:
+            return list(hit[1])
     try:
         with Store(url) as store:
-            return store.all_best(device_name=device_name)
+            records = store.all_best(device_name=device_name)
     except StoreError as err:
         msg = f"tuned configuration unavailable, using the default: {err}"
         warnings.warn(msg, RuntimeWarning, stacklevel=2)
         return []
+    # Opening may have created or seeded the file: key on what is there now, unless the file
+    # changed while it was read (another process wrote: the records may predate that write).
+    after = state(url)
+    if after is not None and (before is None or before[1][1] is None or before == after):
+        with _lock:
+            _cache[(after[0], device_name)] = (after[1], list(records))
+    return records
