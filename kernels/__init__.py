@@ -496,6 +496,14 @@ RES_PACKED, RES_U64, RES_F64 = 0, 1, 2
 high word (all ones: unreached) and the predecessor in the low word; unsigned 64-bit distances
 (all ones: unreached); float64 bits (+inf: unreached). The last two read predecessors from their
 own array."""
+OUT_I64, OUT_I32, OUT_F64, OUT_F32 = 0, 1, 2, 3
+"""The dtype the result pass writes distances in: int64 (unreached: :data:`UNREACHABLE_INT64`),
+int32 (unreached: :data:`UNREACHABLE_INT32`; integer weights whose distances fit), float64 or
+float32 (unreached: inf)."""
+OUT_KINDS = {"int64": OUT_I64, "int32": OUT_I32, "float64": OUT_F64, "float32": OUT_F32}
+UNREACHABLE_INT32 = 2**31 - 1
+"""An unreached node's distance in an int32 result (the dtype's largest value, as
+:data:`UNREACHABLE_INT64` is int64's)."""
 RES_COUNTERS_NEARFAR, RES_COUNTERS_PHASES = 0, 1
 """What the result pass summarises of ``cnt``: near-far's counter words (copied), or the phase
 history of Crauser and Martín (frontier and fringe sizes per phase, reduced)."""
@@ -541,6 +549,11 @@ def contract_defines() -> dict[str, str]:
         "SSSP_RES_PACKED": str(RES_PACKED),
         "SSSP_RES_U64": str(RES_U64),
         "SSSP_RES_F64": str(RES_F64),
+        "SSSP_UNREACHABLE_I32": f"0x{UNREACHABLE_INT32:08X}",
+        "SSSP_OUT_I64": str(OUT_I64),
+        "SSSP_OUT_I32": str(OUT_I32),
+        "SSSP_OUT_F64": str(OUT_F64),
+        "SSSP_OUT_F32": str(OUT_F32),
         "SSSP_RES_COUNTERS_NEARFAR": str(RES_COUNTERS_NEARFAR),
         "SSSP_RES_COUNTERS_PHASES": str(RES_COUNTERS_PHASES),
         "SSSP_RES_BLOCK": str(RESULT_BLOCK),
@@ -580,14 +593,15 @@ class ResultParams:
 
 
 RESULT_ARGS = ("key", "pred_in", "cnt", "ctrl", "dist", "pred", "info", "scratch", "n", "source",
-               "layout", "counters", "history_len")
-RESULT_KERNEL = KernelSpec("result", _both("sssp_result"), RESULT_ARGS, "PPPPPPPPiiiii", "nodes")
-"""The result pass, launched after the solve's last kernel: it writes the distances (int64 with
-:data:`UNREACHABLE_INT64`, or float64 with inf) and, when ``pred`` is not null, the predecessors
+               "layout", "counters", "history_len", "out_kind")
+RESULT_KERNEL = KernelSpec("result", _both("sssp_result"), RESULT_ARGS, "PPPPPPPPiiiiii", "nodes")
+"""The result pass, launched after the solve's last kernel: it writes the distances (in the
+dtype ``out_kind`` names) and, when ``pred`` is not null, the predecessors
 (int32, -1 for none) straight into the host's page-locked arrays (``dist``, ``pred``), and the
 summary of :data:`RESULT_WORDS` words into ``info``; ``layout`` one of :data:`RES_PACKED`,
 :data:`RES_U64`, :data:`RES_F64`, ``counters`` one of :data:`RES_COUNTERS_NEARFAR`,
-:data:`RES_COUNTERS_PHASES`, ``history_len`` the entries of ``cnt``. Its grid is
+:data:`RES_COUNTERS_PHASES`, ``history_len`` the entries of ``cnt``, ``out_kind`` one of
+:data:`OUT_KINDS` (the distances' dtype). Its grid is
 :func:`result_blocks`."""
 
 

@@ -4,8 +4,9 @@
 // Compiled after sssp_contract.cuh (kernels.SOURCE_PARTS), whose sizes and word layouts come
 // from the Python contract.
 //
-//   dist[v]  int64: the distance, SSSP_UNREACHABLE_I64 for an unreached node; or float64 bits
-//            (+inf for an unreached node), as the solver keeps them
+//   dist[v]  the distance in the caller's dtype (out_kind, SSSP_OUT_*): int64 with
+//            SSSP_UNREACHABLE_I64 or int32 with SSSP_UNREACHABLE_I32 for an unreached node (integer
+//            weights), float64 or float32 with +inf for it (any weights)
 //   pred[v]  int32: the predecessor, -1 (SSSP_NO_PRED read as int32) for the source and
 //            unreached nodes; pred is null when the caller asked for no tree
 //   info     the summary (SSSP_RES_*): the control words, near-far's counters or the phase
@@ -57,8 +58,9 @@ __device__ __forceinline__ void sssp_res_store64(unsigned int *info, int word, u
 extern "C" __global__ void __launch_bounds__(SSSP_RES_BLOCK)
 sssp_result(const unsigned long long *__restrict__ key, const unsigned int *__restrict__ pred_in,
             const unsigned int *__restrict__ cnt, const unsigned int *__restrict__ ctrl,
-            long long *__restrict__ dist, int *__restrict__ pred, unsigned int *__restrict__ info,
-            unsigned long long *scratch, int n, int source, int layout, int counters, int history_len) {
+            void *__restrict__ dist, int *__restrict__ pred, unsigned int *__restrict__ info,
+            unsigned long long *scratch, int n, int source, int layout, int counters, int history_len,
+            int out_kind) {
     unsigned long long reached = 0, flat = 0;
     unsigned int unused = 0;
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
@@ -78,7 +80,15 @@ sssp_result(const unsigned long long *__restrict__ key, const unsigned int *__re
             r = k != 0x7FF0000000000000ull;
             d = (long long)k;
         }
-        dist[v] = d;
+        if (out_kind == SSSP_OUT_I64) {
+            ((long long *)dist)[v] = d;
+        } else if (out_kind == SSSP_OUT_I32) {  // the host checked that every distance fits
+            ((int *)dist)[v] = r ? (int)d : SSSP_UNREACHABLE_I32;
+        } else {
+            const double x = layout == SSSP_RES_F64 ? __longlong_as_double(d) : r ? (double)d : __longlong_as_double(0x7FF0000000000000ll);
+            if (out_kind == SSSP_OUT_F64) ((double *)dist)[v] = x;
+            else ((float *)dist)[v] = (float)x;
+        }
         if (pred != nullptr) {
             if (layout != SSSP_RES_PACKED) p = pred_in[v];
             if (!r) p = SSSP_NO_PRED;

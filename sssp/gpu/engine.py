@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,23 @@ from .hostmem import HostArrays
 from .runtime import DeviceBuffers, apply_l1, compile_cubin
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Lane:
+    """The state of one solve in flight: its stream and the device buffers a solve writes.
+    Lane 0 is the solver's own; the cluster loop adds lanes so that several sources, each in
+    one thread-block cluster, run at once (:meth:`EngineSolver.solve_rows`)."""
+
+    stream: Any
+    d_key: Any
+    d_pred: Any
+    d_cnt: Any
+    d_ctrl: Any
+    d_scratch: Any
+    done: Any = None
+    """An event recorded after the lane's last queued solve."""
+
 
 CRITERION = {"crauser": "out", "crauser-in": "in", "crauser-inout": "inout", "martin": "martin",
              "near-far": "out"}
@@ -222,6 +239,10 @@ class EngineSolver(DeviceBuffers):
         self._shapes = self._launch_shapes()
         self.rows_sorted = self._sort_rows(g)
         self._setup_result_pass(host_mapped)
+        self._lane0 = _Lane(self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch)
+        self._lanes: list[_Lane] | None = None
+        self._delta_bits = (kernels.nearfar_delta_bits(self.delta, self.params.floating)
+                            if self.nearfar else 0)
         self._events = (cuda.Event(), cuda.Event(), cuda.Event())  # start, loop done, result in host memory
         self._graph = None
         if self.loop == "graph":
@@ -419,17 +440,20 @@ class EngineSolver(DeviceBuffers):
             raise InvalidGraphError(f"the persistent kernel does not fit at {block} threads per block")
         return per_sm
 
-    def args(self) -> tuple:
-        """The contract's common argument list (``kernels.ENGINE_ARGS``) for this solver."""
+    def args(self, lane: _Lane | None = None) -> tuple:
+        """The contract's common argument list (``kernels.ENGINE_ARGS``) for this solver, with
+        the per-solve buffers of ``lane`` (default: the solver's own)."""
         null = np.uintp(0)
+        ln = lane or self._lane0
         return (self.d_indptr, self.d_indices, self.d_weights, self.d_omega or null, self.d_iota or null,
-                self.d_settled or null, self.d_key, self.d_pred or null, self.d_qF or null, self.d_qR or null,
-                self.d_cnt, self.d_thr or null, self.d_ctrl, np.int32(self.n))
+                self.d_settled or null, ln.d_key, ln.d_pred or null, self.d_qF or null, self.d_qR or null,
+                ln.d_cnt, self.d_thr or null, ln.d_ctrl, np.int32(self.n))
 
-    def _launch(self, name: str, *extra: Any) -> None:
+    def _launch(self, name: str, *extra: Any, lane: _Lane | None = None) -> None:
         grid, block = self._shapes[name]
         shared = self.local_smem if name in ("persistent", "solve") else 0
-        self.funcs[name].prepared_async_call(grid, block, self.stream, *self.args(), *extra, shared_size=shared)
+        ln = lane or self._lane0
+        self.funcs[name].prepared_async_call(grid, block, ln.stream, *self.args(ln), *extra, shared_size=shared)
 
     def memory_bytes(self) -> int:
         """Device memory held by this solver (graph, node state, queues, per-phase history)."""
@@ -446,32 +470,35 @@ class EngineSolver(DeviceBuffers):
             self.cuda.memset_d8(self.d_pred, byte, self.n * 4)
 
     # -- the solve -----------------------------------------------------------------------------
-    def start(self, source: int) -> None:
+    def start(self, source: int, lane: _Lane | None = None) -> None:
         """Queue the initialisation for ``source`` (control words and the init kernel)."""
+        ln = lane or self._lane0
         self._source = source
         if self.cluster:  # the cluster kernel sets its own state and writes every control word
             return
-        self.cuda.memcpy_htod_async(self.d_ctrl, self.ctrl0, self.stream)
+        self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
         if self.nearfar:
-            self._launch("init", self.d_pushed, self.d_infar, np.int32(source))
+            self._launch("init", self.d_pushed, self.d_infar, np.int32(source), lane=ln)
         else:
-            self._launch("init", np.int32(source))
+            self._launch("init", np.int32(source), lane=ln)
 
-    def run_phases(self) -> None:
-        """Queue (or run) the phase loop with this solver's loop mechanism."""
+    def run_phases(self, lane: _Lane | None = None) -> None:
+        """Queue (or run) the phase loop with this solver's loop mechanism, for the source of
+        the last :meth:`start` (the host and graph loops run on the solver's own lane only)."""
         cuda, stream = self.cuda, self.stream
+        ln = lane or self._lane0
         if self.cluster:
-            self._launch("solve", np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
+            self._launch("solve", np.uint64(self._delta_bits),
                          np.int32(self._source), np.int32(self.nb), np.int32(kernels.CLUSTER_LIST_CAP),
                          np.int32(self.ctrl0[kernels.CTRL_LIMIT]), np.int32(self.cluster_mb),
-                         np.int32(self.cluster_lq), self.d_place or np.uintp(0), self.d_slots or np.uintp(0))
+                         np.int32(self.cluster_lq), self.d_place or np.uintp(0), self.d_slots or np.uintp(0),
+                         lane=ln)
         elif self.nearfar:
-            self._launch("persistent", self.d_pushed, self.d_infar,
-                         np.uint64(kernels.nearfar_delta_bits(self.delta, self.params.floating)),
-                         np.int32(self.local_limit))
+            self._launch("persistent", self.d_pushed, self.d_infar, np.uint64(self._delta_bits),
+                         np.int32(self.local_limit), lane=ln)
         elif self.loop == "persistent":
             self._launch("persistent", np.int32(self.local_limit), np.int32(self.local_cap),
-                         np.int32(self.degree))
+                         np.int32(self.degree), lane=ln)
         elif self.loop == "graph":
             self._graph.launch(stream)
         else:
@@ -554,6 +581,15 @@ class EngineSolver(DeviceBuffers):
             config_source=self.config_source, stats=stats,
         )
 
+    def _result_pass(self, lane: _Lane, source: int, d_dist: Any, d_pred: Any, d_info: Any,
+                     out_kind: int) -> None:
+        null = np.uintp(0)
+        grid, block = self._result_grid
+        self._result_func.prepared_async_call(
+            grid, block, lane.stream, lane.d_key, lane.d_pred or null, lane.d_cnt, lane.d_ctrl, d_dist, d_pred,
+            d_info, lane.d_scratch, np.int32(self.n), np.int32(source), np.int32(self._layout),
+            np.int32(self._counters), np.int32(self._history_len), np.int32(out_kind))
+
     def _deliver(self, source: int, dist: np.ndarray, dist_ptr: int, pred: np.ndarray | None,
                  pred_ptr: int) -> None:
         """Queue the result pass (and, without mapped host memory, the copies after it)."""
@@ -563,17 +599,196 @@ class EngineSolver(DeviceBuffers):
             d_dist, d_pred = np.uintp(dist_ptr), np.uintp(pred_ptr)
         else:
             d_dist, d_pred = self._d_out[0], self._d_out[1] if pred is not None else null
-        grid, block = self._result_grid
-        self._result_func.prepared_async_call(
-            grid, block, stream, self.d_key, self.d_pred or null, self.d_cnt, self.d_ctrl, d_dist, d_pred,
-            np.uintp(self._d_info) if self._d_out is None else self._d_info, self.d_result_scratch,
-            np.int32(self.n), np.int32(source), np.int32(self._layout), np.int32(self._counters),
-            np.int32(self._history_len))
+        d_info = np.uintp(self._d_info) if self._d_out is None else self._d_info
+        kind = kernels.OUT_F64 if self.params.floating else kernels.OUT_I64
+        self._result_pass(self._lane0, source, d_dist, d_pred, d_info, kind)
         if self._d_out is not None:
             cuda.memcpy_dtoh_async(dist, self._d_out[0], stream)
             if pred is not None:
                 cuda.memcpy_dtoh_async(pred, self._d_out[1], stream)
             cuda.memcpy_dtoh_async(self.h_info, self._d_info, stream)
+
+    # -- many sources --------------------------------------------------------------------------
+    STAGE_BYTES = 64 << 20
+    """Page-locked staging per chunk of rows (three chunks in flight: one being solved, one being
+    copied into the caller's array, one being queued)."""
+    MAX_LANES = 32
+    """Most sources in flight at once on the cluster loop."""
+
+    def lanes(self) -> list[_Lane]:
+        """The solves that can be in flight at once: on the cluster loop as many clusters as the
+        multiprocessors hold together (each with its own keys, counters and control words, the
+        graph shared), on the other loops one (their grid fills the device)."""
+        if self._lanes is not None:
+            return self._lanes
+        lanes = [self._lane0]
+        if self.cluster:
+            cuda = self.cuda
+            dev = cuda.Device(self.info.ordinal)
+            smem_sm = dev.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+            func = self.funcs["solve"]
+            per_block = func.get_attribute(cuda.function_attribute.SHARED_SIZE_BYTES) + self.local_smem + 1024
+            per_sm = max(1, smem_sm // per_block)
+            count = max(1, min(self.MAX_LANES, self.info.sm_count * per_sm // self.cluster))
+            for _ in range(count - 1):
+                scratch = self._alloc(8 * kernels.RESULT_SCRATCH_WORDS)
+                cuda.memset_d8(scratch, 0, 8 * kernels.RESULT_SCRATCH_WORDS)
+                lanes.append(_Lane(cuda.Stream(), self._alloc(self.key_dtype.itemsize * self.n), None,
+                                   self._alloc(4 * kernels.NEARFAR_WORDS), self._alloc(4 * kernels.CTRL_WORDS),
+                                   scratch))
+            self._stats = None  # memory_bytes changed
+        for lane in lanes:
+            lane.done = self.cuda.Event()
+        self._lanes = lanes
+        return lanes
+
+    def solve_rows(self, sources: np.ndarray, dist_out: np.ndarray, pred_out: np.ndarray | None = None,
+                   iterations_out: np.ndarray | None = None) -> None:
+        """Solve from every source and write row ``i`` of ``dist_out`` (and of ``pred_out``) for
+        ``sources[i]``; ``iterations_out[i]`` gets its phases or steps.
+
+        Parameters
+        ----------
+        sources : ndarray of int, shape (k,)
+            Node ids in ``[0, n)`` (checked by the caller; duplicates are solved again).
+        dist_out : ndarray, shape (k, n)
+            int64, int32, float64 or float32 (:data:`kernels.OUT_KINDS`), C-contiguous rows; an
+            integer dtype on integer weights only, int32 only where every distance fits (the
+            caller's check). Unreached: the dtype's largest value, or inf.
+        pred_out : ndarray of int32, shape (k, n), optional
+        iterations_out : ndarray of int64, shape (k,), optional
+
+        Solves run in chunks of rows staged in page-locked host memory that the result pass
+        writes; on the cluster loop several sources run at once (:meth:`lanes`), on the other
+        loops one after the other in one stream with no host round trip between them. Each
+        chunk is copied into ``dist_out`` while the next is solved, one whole-chunk assignment
+        per array, so an interrupt leaves every row either written or untouched.
+        """
+        k, n = len(sources), self.n
+        kind = kernels.OUT_KINDS[dist_out.dtype.name]
+        want_pred = pred_out is not None
+        if not self.mapped or self.loop == "host":
+            self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
+            return
+        lanes = self.lanes()
+        row_bytes = n * (dist_out.dtype.itemsize + (4 if want_pred else 0)) + 4 * kernels.RESULT_WORDS
+        rows = max(1, min(k, self.STAGE_BYTES // row_bytes))
+        stages = [self._stage(rows, dist_out.dtype, want_pred) for _ in range(min(3, -(-k // rows)))]
+        starts = list(range(0, k, rows))
+        from concurrent.futures import ThreadPoolExecutor
+
+        copies: list[Any] = [None] * len(stages)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sssp-rows")
+        queued = []  # (stage index, first row, rows) queued but not yet copied
+        flats: list[int] = []
+        try:
+            for idx, first in enumerate(starts):
+                si = idx % len(stages)
+                if copies[si] is not None:
+                    flats += copies[si].result()  # the chunk that used this stage before is copied
+                    copies[si] = None
+                count = min(rows, k - first)
+                self._queue_chunk(stages[si], sources[first:first + count], lanes, kind, want_pred)
+                queued.append((si, first, count))
+                if len(queued) > 1:
+                    psi, pfirst, pcount = queued.pop(0)
+                    self._wait(stages[psi])
+                    copies[psi] = pool.submit(self._finish_chunk, stages[psi], sources, pfirst, pcount,
+                                              dist_out, pred_out, iterations_out)
+            while queued:
+                psi, pfirst, pcount = queued.pop(0)
+                self._wait(stages[psi])
+                flats += self._finish_chunk(stages[psi], sources, pfirst, pcount, dist_out, pred_out,
+                                            iterations_out)
+        finally:
+            # Whatever stops the batch (an error, Ctrl-C), the copies under way finish whole and
+            # the device stops writing the staging memory before it goes back to the pool.
+            for c in copies:
+                if c is not None:
+                    c.exception()
+            for lane in lanes:
+                lane.stream.synchronize()
+            pool.shutdown(wait=True)
+        for c in copies:
+            if c is not None:
+                flats += c.result()
+        for i in flats:
+            pred_out[i] = self.solve(int(sources[i])).pred
+
+    def _stage(self, rows: int, dtype: np.dtype, want_pred: bool) -> dict[str, Any]:
+        n = self.n
+        dist, dptr = self._host.take(rows * n, dtype)
+        pred, pptr = self._host.take(rows * n, np.int32) if want_pred else (None, 0)
+        info, iptr = self._host.take(rows * kernels.RESULT_WORDS, np.uint32)
+        return {"dist": dist.reshape(rows, n), "dptr": dptr, "pred": None if pred is None else pred.reshape(rows, n),
+                "pptr": pptr, "info": info.reshape(rows, kernels.RESULT_WORDS), "iptr": iptr,
+                "events": [self.cuda.Event() for _ in self.lanes()]}
+
+    def _queue_chunk(self, stage: dict[str, Any], chunk: np.ndarray, lanes: list[_Lane], kind: int,
+                     want_pred: bool) -> None:
+        n, item = self.n, stage["dist"].dtype.itemsize
+        null = np.uintp(0)
+        for j, s in enumerate(chunk):
+            lane = lanes[j % len(lanes)]
+            s = int(s)
+            self.start(s, lane)
+            self.run_phases(lane)
+            if want_pred and self._tree_pass:
+                self._launch("tree", lane=lane)
+            self._result_pass(lane, s, np.uintp(stage["dptr"] + j * n * item),
+                              np.uintp(stage["pptr"] + j * n * 4) if want_pred else null,
+                              np.uintp(stage["iptr"] + j * 4 * kernels.RESULT_WORDS), kind)
+        for lane, event in zip(lanes, stage["events"], strict=True):
+            event.record(lane.stream)
+
+    def _wait(self, stage: dict[str, Any]) -> None:
+        for event in stage["events"]:
+            event.synchronize()
+
+    def _finish_chunk(self, stage: dict[str, Any], sources: np.ndarray, first: int, count: int,
+                      dist_out: np.ndarray, pred_out: np.ndarray | None,
+                      iterations_out: np.ndarray | None) -> list[int]:
+        """Check a solved chunk and copy it into the caller's arrays; the rows whose trees need
+        the host's completion."""
+        info = stage["info"][:count]
+        c = kernels.RES_CTRL
+        bad = np.flatnonzero(info[:, c + kernels.CTRL_ABORT] != 0)
+        if bad.size:
+            raise SolverError(f"source {int(sources[first + bad[0]])}: the persistent loop's grid barrier timed out")
+        bad = np.flatnonzero(info[:, c + kernels.CTRL_DONE] == 0)
+        if bad.size:
+            raise SolverError(f"source {int(sources[first + bad[0]])}: no termination within the step limit")
+        pred = stage["pred"]
+        flats: list[int] = []
+        if pred is not None and self.nearfar:
+            # Nodes reached only through flat tight edges: completed by the caller's thread
+            # (the device's context is current there), as solve() completes them.
+            flat = info[:, kernels.RES_FLAT] | info[:, kernels.RES_FLAT + 1]
+            flats = [first + int(j) for j in np.flatnonzero(flat)]
+        dist_out[first:first + count] = stage["dist"][:count]
+        if pred_out is not None:
+            pred_out[first:first + count] = pred[:count]
+        if iterations_out is not None:
+            iterations_out[first:first + count] = info[:, c + kernels.CTRL_PHASE].astype(np.int64) - 1
+        return flats
+
+    def _solve_rows_one_by_one(self, sources: np.ndarray, dist_out: np.ndarray, pred_out: np.ndarray | None,
+                               iterations_out: np.ndarray | None) -> None:
+        """The rows through :meth:`solve` (host loop, or no mapped host memory)."""
+        for i, s in enumerate(sources):
+            r = self.solve(int(s), return_predecessors=pred_out is not None)
+            if dist_out.dtype == r.dist.dtype:
+                dist_out[i] = r.dist
+            else:
+                d = r.dist_float if dist_out.dtype.kind == "f" else r.dist
+                row = d.astype(dist_out.dtype)
+                if dist_out.dtype.kind == "i":
+                    row[~r.reached] = np.iinfo(dist_out.dtype).max
+                dist_out[i] = row
+            if pred_out is not None:
+                pred_out[i] = r.pred
+            if iterations_out is not None:
+                iterations_out[i] = r.iterations
 
     def _static_stats(self) -> dict[str, Any]:
         """What every result of this solver reports beside its own counts (built once)."""
