@@ -5,6 +5,7 @@
 
 from .classes import GraphClass, paper_classes, parse_size
 from .config import ConfigSource, KernelConfig, LaunchConfig
+from .convert import as_graph
 from .errors import (
     BackendUnavailableError,
     GraphFormatError,
@@ -20,7 +21,7 @@ from .errors import (
 from .formats import load, save
 from .generators import generate
 from .graph import Graph, GraphFeatures
-from .result import UNREACHABLE, SSSPResult
+from .result import UNREACHABLE, MultiSourceResult, NearestSourceResult, SSSPResult
 from .solve import Solver, solve
 
 __all__ = [
@@ -37,12 +38,15 @@ __all__ = [
     "KernelCompileError",
     "KernelConfig",
     "LaunchConfig",
+    "MultiSourceResult",
+    "NearestSourceResult",
     "SSSPError",
     "SSSPResult",
     "Solver",
     "StoreError",
     "TuningError",
     "UnknownClassError",
+    "as_graph",
     "generate",
     "load",
     "paper_classes",

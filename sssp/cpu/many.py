@@ -184,7 +184,8 @@ class CPURows:
         n = self.graph.n
         if self.algorithm == "dijkstra":
             lim = np.inf if limit is None else float(limit)
-            fd, fp, fs = _scipy_dijkstra(self._mat, directed=True, indices=np.unique(sources), min_only=True,
+            # The sources as given: SciPy seeds its heap in this order, which settles ties.
+            fd, fp, fs = _scipy_dijkstra(self._mat, directed=True, indices=sources, min_only=True,
                                          return_predecessors=True, limit=lim)
             dist = self._native(fd)
             nearest = np.where(fs < 0, -1, fs).astype(np.int32)
