@@ -37,7 +37,8 @@ from .graph import Graph
 from .result import UNREACHABLE, MultiSourceResult, NearestSourceResult, unreachable_value
 
 MEMORY_BUDGET: int = 256 * 2**20
-"""Default working memory of one chunk of rows, in bytes: the engine's row buffers plus, when
+"""Default working memory of one chunk of rows, in bytes: the chunk's rows of the distance and
+predecessor tables (resident until the chunk is done), the engine's own row buffers and, when
 ``out`` has a narrower dtype than the solver's, the rows awaiting conversion."""
 
 _FLOAT64_EXACT = 2**53
@@ -444,7 +445,9 @@ def run_rows(engine: RowEngine, request: ManyRequest, info: RunInfo, *, progress
     else:
         pred = None
     direct = dist.dtype == native  # rows go straight into dist, else through a buffer
-    per_row = engine.row_bytes(n, request.want_pred) + (0 if direct else n * native.itemsize)
+    # A chunk's rows stay resident until released (in a memory map too), plus the buffer.
+    per_row = (engine.row_bytes(n, request.want_pred) + n * dist.dtype.itemsize
+               + (4 * n if pred is not None else 0) + (0 if direct else n * native.itemsize))
     rows = chunk_rows(n, k, per_row, budget, engine.workers)
     buf = None if direct else np.empty((rows, n), dtype=native)
     iterations = np.zeros(k, dtype=np.int64)
