@@ -47,7 +47,8 @@ class Solver:
         ``"auto"``: on the GPU, the algorithm the tuner chose for the graph's class
         (:func:`sssp.tuned.resolve_choice`; Crauser OUT when nothing is stored); on the CPU,
         the faster exact algorithm for the graph (:func:`sssp.cpu.default_algorithm`:
-        near-far or SciPy's Dijkstra). Default (None): on the CPU that same rule; on the GPU
+        near-far or SciPy's Dijkstra; for a batch on four or more cores, near-far, which runs on
+        all of them). Default (None): on the CPU that same rule; on the GPU
         ``"auto"`` with ``tuned=True``, else ``"crauser"``; near-far when ``delta`` is given.
         The result's ``algorithm`` names what ran, and ``stats["config_detail"]`` (also
         ``Solver.config_detail``) why.
@@ -110,6 +111,8 @@ class Solver:
         self.delta = delta
         # An unnamed algorithm runs on the GPU when there is one: Crauser has a GPU version.
         self.backend = self._resolve_backend(backend, "crauser" if algorithm in (None, "auto") else algorithm)
+        # The CPU default may differ for a batch of sources (sssp.cpu.default_algorithm).
+        self._cpu_default = self.backend == "cpu" and algorithm in (None, "auto")
         if algorithm is None:
             if self.backend == "gpu":
                 algorithm = "auto" if tuned and config is None else "crauser"
@@ -123,7 +126,7 @@ class Solver:
         self.config_detail = ""
         self._gpu = None
         self._gpu_options: dict[str, Any] = {}
-        self._rows: Any = None  # the CPU many-source engine, made on first use
+        self._rows: dict[str, Any] = {}  # the CPU many-source engines, made on first use
         self._device = device
         if self.backend == "gpu":
             from .gpu import device_info, make_solver
@@ -318,25 +321,31 @@ class Solver:
 
         request = build_request(self.graph, sources, out=out, pred_out=pred_out,
                                 return_predecessors=return_predecessors, min_only=min_only, limit=limit)
+        algorithm = self.algorithm
         if self._gpu is not None:
             engine: Any = LoopingGPURows(self._gpu, self._gpu_solver_for, self.graph, kwargs)
         else:
             unknown = sorted(set(kwargs) - {"profile"})
             if unknown:
                 raise InvalidTypeError(f"solve_many() got an unexpected keyword argument {unknown[0]!r}")
-            engine = self._cpu_rows()
-        info = RunInfo(self.algorithm, self.variant, self.config, self.config_source,
+            if self._cpu_default and not request.min_only:
+                from .cpu.many import available_cores
+
+                algorithm = default_cpu_algorithm(self.graph, self.variant,
+                                                  workers=min(request.k, available_cores()))
+            engine = self._cpu_rows(algorithm)
+        info = RunInfo(algorithm, self.variant, self.config, self.config_source,
                        stats={"config_detail": self.config_detail} if self.config_detail else None)
         if request.min_only:
             return run_nearest(engine, request, info)
         return run_rows(engine, request, info, progress=progress, memory_budget=memory_budget)
 
-    def _cpu_rows(self) -> Any:
-        if self._rows is None:
+    def _cpu_rows(self, algorithm: str) -> Any:
+        if algorithm not in self._rows:
             from .cpu.many import CPURows
 
-            self._rows = CPURows(self.graph, algorithm=self.algorithm, variant=self.variant, delta=self.delta)
-        return self._rows
+            self._rows[algorithm] = CPURows(self.graph, algorithm=algorithm, variant=self.variant, delta=self.delta)
+        return self._rows[algorithm]
 
     def _gpu_solver_for(self, graph: Graph) -> Any:
         """A GPU solver like this one's for another graph (min_only's super-source graph)."""
@@ -349,9 +358,9 @@ class Solver:
         if self._gpu is not None:
             self._gpu.close()
             self._gpu = None
-        if self._rows is not None:
-            self._rows.close()
-            self._rows = None
+        for engine in self._rows.values():
+            engine.close()
+        self._rows.clear()
 
     def __enter__(self) -> Solver:
         return self
@@ -360,11 +369,11 @@ class Solver:
         self.close()
 
 
-def default_cpu_algorithm(graph: Graph, variant: str = "successors") -> str:
+def default_cpu_algorithm(graph: Graph, variant: str = "successors", *, workers: int = 1) -> str:
     """The CPU default (:func:`sssp.cpu.default_algorithm`), imported when first needed."""
     from .cpu import default_algorithm
 
-    return default_algorithm(graph, variant)
+    return default_algorithm(graph, variant, workers=workers)
 
 
 @overload

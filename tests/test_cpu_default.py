@@ -14,7 +14,8 @@ import scipy.sparse as sp
 
 import sssp
 from sssp.cli import main
-from sssp.cpu import NEAR_FAR_MAX_DEGREE, default_algorithm
+from sssp.cpu import NEAR_FAR_BATCH_WORKERS, NEAR_FAR_MAX_DEGREE, default_algorithm
+from sssp.cpu.many import available_cores
 from sssp.errors import InvalidTypeError
 
 pytestmark = pytest.mark.timeout(300)
@@ -38,6 +39,9 @@ def random_graph(n: int, degree: float, *, unit: bool = False, max_weight: int =
 def test_the_rule(graph, want):
     assert default_algorithm(graph) == want
     assert default_algorithm(graph, "predecessors") == "crauser"  # the variant exists for Crauser only
+    # Batches on many cores: SciPy's Dijkstra would use one of them.
+    assert default_algorithm(graph, workers=NEAR_FAR_BATCH_WORKERS - 1) == want
+    assert default_algorithm(graph, workers=NEAR_FAR_BATCH_WORKERS) == "near-far"
 
 
 def test_solve_is_solver_with_one_parameter_list_and_defaults():
@@ -57,8 +61,9 @@ def test_solve_solver_and_many_sources_take_the_same_default(graph, caplog):
     with sssp.Solver(graph, backend="cpu") as solver:
         assert solver.algorithm == want
     assert sssp.solve(graph, 0, backend="cpu").algorithm == want
-    assert sssp.solve(graph, [0, 1], backend="cpu").algorithm == want
-    assert sssp.solve(graph, [0, 1], backend="cpu", min_only=True).algorithm == want
+    batch = default_algorithm(graph, workers=min(8, available_cores()))
+    assert sssp.solve(graph, range(8), backend="cpu").algorithm == batch
+    assert sssp.solve(graph, [0, 1], backend="cpu", min_only=True).algorithm == want  # one solve
     with caplog.at_level(logging.WARNING, logger="sssp.solve"):  # tuned=True is for the GPU
         assert sssp.solve(graph, 0, backend="cpu", tuned=True).algorithm == want
         assert sssp.Solver(graph, backend="cpu", tuned=True).algorithm == want

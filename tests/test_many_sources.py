@@ -116,7 +116,7 @@ def test_solver_solve_many_reuses_its_workers():
         a = solver.solve_many(range(20))
         b = solver.solve(range(20, 40))
     np.testing.assert_array_equal(np.vstack([a.dist_float, b.dist_float]), reference(g, range(40)))
-    assert solver._rows is None  # closed with the solver
+    assert not solver._rows  # closed with the solver
 
 
 # -- out= and pred_out= --------------------------------------------------------------------------

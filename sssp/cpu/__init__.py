@@ -17,6 +17,7 @@ from .parallel import UNSETTLED, crauser, martin, parallel_dijkstra
 from .reference import FLOAT_EXACT_LIMIT, check_source, dijkstra
 
 __all__ = [
+    "NEAR_FAR_BATCH_WORKERS",
     "NEAR_FAR_MAX_DEGREE",
     "UNSETTLED",
     "check_source",
@@ -35,8 +36,11 @@ NEAR_FAR_MAX_DEGREE = 4.5
 """Below this mean out-degree near-far is the CPU default whatever the weights (see
 :func:`default_algorithm`)."""
 
+NEAR_FAR_BATCH_WORKERS = 4
+"""From this many parallel workers on, a batch of sources runs near-far whatever the graph."""
 
-def default_algorithm(graph: Graph, variant: str = "successors") -> str:
+
+def default_algorithm(graph: Graph, variant: str = "successors", *, workers: int = 1) -> str:
     """The CPU algorithm a solve runs when none is named: the faster exact one for the graph.
 
     near-far (Δ-stepping, :mod:`sssp.cpu.nearfar`) when every edge has the same weight
@@ -47,14 +51,24 @@ def default_algorithm(graph: Graph, variant: str = "successors") -> str:
     ``variant="predecessors"`` keeps Crauser.
 
     The rule comes from one core's time per source (``benchmarks/cpu_default.py``, recorded in
-    ``benchmarks/results/cpu_default_rule.csv``): on 85 graphs it costs 1.8 % on average over
-    picking the faster of the two each time, and at most 28 %. SciPy's Dijkstra wins on
-    denser graphs with varied weights (by up to 1.8x at degree 200); near-far on unit weights
-    (up to 2.6x) and on sparse ones (1.6x on the COL road network). The paper's Crauser
-    (9.2 s per source on COL, against 83 ms for near-far) stays an explicit choice.
+    ``benchmarks/results/cpu/cpu_default_rule.csv``): on 85 graphs it costs 3.0 % on average
+    over picking the faster of the two each time, and at most 30 % (always SciPy: 21 %,
+    always near-far: 7.9 %). SciPy's Dijkstra wins on denser graphs with varied weights (by up
+    to 1.8x at degree 200); near-far on unit weights (up to 3x) and on sparse ones (1.6x on
+    the COL road network: 71 ms against 110 ms). The paper's Crauser (14 064 phases, 9-19 s
+    per source on COL) stays an explicit choice.
+
+    ``workers``: the solves a batch of sources runs at once (:class:`sssp.cpu.many.CPURows`).
+    SciPy's Dijkstra holds the GIL and runs on one core whatever this is, near-far on all of
+    them; since near-far's one-core time is at most 1.8x SciPy's on the graphs above, from
+    :data:`NEAR_FAR_BATCH_WORKERS` workers on near-far is the default for batches (faster even
+    at half the ideal scaling). That threshold is reasoned from the one-core ratios; the
+    measurement of the scaling is ``benchmarks/many_cpu.py``.
     """
     if variant == "predecessors":
         return "crauser"
+    if workers >= NEAR_FAR_BATCH_WORKERS:
+        return "near-far"
     f = graph.features()
     if graph.m == 0 or f.min_weight == f.max_weight or f.mean_degree < NEAR_FAR_MAX_DEGREE:
         return "near-far"
