@@ -235,7 +235,7 @@ def run_networkx_suite(tmp_path: Path, target: str) -> dict:
     env.pop("NETWORKX_BACKEND_PRIORITY", None)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "nx_backend_probe", "-p", "no:cacheprovider", "-q",
-         "--pyargs", target, "-o", "addopts=", "--rootdir", str(tmp_path)],
+         "--pyargs", *target.split(), "-o", "addopts=", "--rootdir", str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=560)
     assert probe.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(probe.read_text())
@@ -249,11 +249,31 @@ def test_networkx_shortest_path_suite_passes_against_the_backend(tmp_path):
     failed = sorted(k for k, v in r["outcomes"].items() if v == "failed")
     assert not failed, r["log"]
     assert r["returncode"] == 0, r["log"]
-    xfailed = [k for k, v in r["outcomes"].items() if v == "xfailed"]
-    declared = {f"{file}::{name}" for file, name in EXPECTED_FAILURES}
-    assert all(any(k.endswith(d.replace(".", "::")) for d in declared) for k in xfailed), xfailed
+    xfailed = {k.split("::", 1)[1].replace("::", ".") for k, v in r["outcomes"].items() if v == "xfailed"}
+    assert xfailed <= {name for _, name in EXPECTED_FAILURES}, xfailed
     # The suite really ran on the backend: every function was called, many times over.
     assert set(r["calls"]) >= {"single_source_dijkstra", "dijkstra_predecessor_and_distance",
                                "multi_source_dijkstra", "all_pairs_dijkstra_path_length", "dijkstra_path"}
     assert sum(r["calls"].values()) > 100, r["calls"]
     assert r["refused"], "the negative-weight tests should have been handed back to NetworkX"
+
+
+CALLER_SUITES = ["networkx.algorithms.tests.test_cycles", "networkx.algorithms.tests.test_voronoi",
+                 "networkx.algorithms.tests.test_distance_measures",
+                 "networkx.algorithms.centrality.tests.test_closeness_centrality",
+                 "networkx.algorithms.approximation.tests.test_steinertree",
+                 "networkx.algorithms.approximation.tests.test_traveling_salesman",
+                 "networkx.algorithms.tests.test_simple_paths"]
+
+
+@pytest.mark.slow
+def test_networkx_algorithms_built_on_dijkstra_pass_against_the_backend(tmp_path):
+    """NetworkX's tests of the algorithms that call the Dijkstra functions (cycle bases,
+    Voronoi cells, eccentricity, closeness, Steiner trees, TSP, simple paths): no failure but
+    the ones the backend declares."""
+    r = run_networkx_suite(tmp_path, " ".join(CALLER_SUITES))
+    failed = sorted(k for k, v in r["outcomes"].items() if v == "failed")
+    assert not failed, r["log"]
+    xfailed = {k.split("::", 1)[1].replace("::", ".") for k, v in r["outcomes"].items() if v == "xfailed"}
+    assert xfailed == {name for file, name in EXPECTED_FAILURES}, xfailed
+    assert sum(r["calls"].values()) > 500, r["calls"]

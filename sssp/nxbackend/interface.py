@@ -391,8 +391,17 @@ for _name, _func in _IMPLEMENTED.items():
     setattr(BackendInterface, _name, staticmethod(_func))
 
 
-EXPECTED_FAILURES: dict[tuple[str, str], str] = {}
-"""(test file, test name with its class) -> why sssp's answer differs from what the test pins."""
+_EQUAL_PATHS = ("a minimum cycle basis is built from shortest paths: among paths of equal "
+                "length sssp picks another, so a cycle comes back in another node order or another "
+                "cycle of the same weight takes its place")
+EXPECTED_FAILURES: dict[tuple[str, str], str] = {
+    ("test_cycles.py", "TestMinimumCycleBasis.test_unweighted_diamond"): _EQUAL_PATHS,
+    ("test_cycles.py", "TestMinimumCycleBasis.test_weighted_diamond"): _EQUAL_PATHS,
+    ("test_cycles.py", "TestMinimumCycleBasis.test_petersen_graph"): _EQUAL_PATHS,
+    ("test_cycles.py", "TestMinimumCycleBasis.test_gh6787_and_edge_attribute_names"): _EQUAL_PATHS,
+}
+"""(test file, test name with its class) -> why sssp's answer differs from what NetworkX's test
+pins (found by running NetworkX's whole suite against the backend: 7003 passed, these 4 not)."""
 
 
 def _test_key(item: Any) -> tuple[str, str]:
