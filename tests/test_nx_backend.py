@@ -28,8 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(autouse=True)
 def _quiet_cache_note():
     # NetworkX notes once per call that it reuses a cached conversion; the tests reuse graphs.
+    added = "cache" not in nx.config.warnings_to_ignore
     nx.config.warnings_to_ignore.add("cache")
     yield
+    if added:
+        nx.config.warnings_to_ignore.discard("cache")
 
 
 def test_entry_points_are_installed():
@@ -198,6 +201,7 @@ def test_can_run_says_why_not(args, kwargs, reason):
 
 def test_networkx_runs_what_the_backend_refuses():
     G = negative_graph()
+    before = list(nx.config.backend_priority.algos)
     nx.config.backend_priority.algos = ["sssp"]
     try:
         # NetworkX's own answer (its Dijkstra on negative weights), not an sssp error:
@@ -210,7 +214,7 @@ def test_networkx_runs_what_the_backend_refuses():
         with pytest.raises(KeyError, match="colour"):  # the user's own exception, from NetworkX's call
             nx.single_source_dijkstra_path_length(bad, 0, weight=raising)
     finally:
-        nx.config.backend_priority.algos = []
+        nx.config.backend_priority.algos = before
     with pytest.raises(NotImplementedError):  # asked for by name: NetworkX does not fall back
         nx.single_source_dijkstra_path_length(G, 0, backend="sssp")
 

@@ -58,7 +58,10 @@ def _jit(fn):
     """``numba.njit`` with the on-disk cache when numba can place one, else without it.
 
     Compiled code releases the GIL (``nogil``): the many-source CPU path runs one solve per
-    thread (:mod:`sssp.cpu.many`), and these kernels touch no Python object.
+    thread (:mod:`sssp.cpu.many`), and these kernels touch no Python object. numba's cache
+    does not key on these options, only on the source file's time stamp: a change here must
+    come with a change to every module that uses ``_jit``, or caches compiled before it are
+    loaded as they are.
 
     numba refuses to decorate a ``cache=True`` function when it finds no writable cache
     location (a read-only install with an unwritable HOME and NUMBA_CACHE_DIR); the solvers then
