@@ -3,11 +3,11 @@
 The compiled solvers (near-far, Crauser, Martín) run one source per thread: their numba code
 releases the GIL, so a thread pool of one worker per core runs them in parallel, writes each
 finished row straight into the caller's array and needs no copy of the graph. SciPy's
-Dijkstra holds the GIL while it runs (a Python thread beside it made 6 % of its free progress,
-against 49 % beside the compiled near-far), so threads cannot spread it, and a process pool
-would copy the graph into every worker and every row back through a pipe; it runs on one core,
-in calls of a few sources (:data:`SCIPY_BATCH`) so that Ctrl-C and the progress bar are
-served between them.
+Dijkstra holds the GIL while it runs (``benchmarks/gil_probe.py``: a Python thread beside it
+kept 1-4 % of its rate alone, against 59-68 % beside the compiled near-far, on the loaded
+2-core development machine), so threads cannot spread it, and a process pool would copy the
+graph into every worker and every row back through a pipe; it runs on one core, in calls of a
+few sources (:data:`SCIPY_BATCH`) so that Ctrl-C and the progress bar are served between them.
 """
 
 from __future__ import annotations
