@@ -31,7 +31,7 @@ step "sssp info"
 "$bin/sssp" info "$tmp/g.npz"
 
 step "solve on the CPU: Crauser (the paper's algorithm) from 5 random sources"
-"$bin/sssp" solve "$tmp/g.npz" --backend cpu --sources 5
+"$bin/sssp" solve "$tmp/g.npz" --backend cpu --algorithm crauser --sources 5
 
 step "solve on the CPU: SciPy's Dijkstra (the reference) from the same 5 sources"
 "$bin/sssp" solve "$tmp/g.npz" --backend cpu --algorithm dijkstra --sources 5

@@ -5,6 +5,7 @@
 
 from .classes import GraphClass, paper_classes, parse_size
 from .config import ConfigSource, KernelConfig, LaunchConfig
+from .convert import as_graph
 from .errors import (
     BackendUnavailableError,
     GraphFormatError,
@@ -21,7 +22,7 @@ from .errors import (
 from .formats import load, save
 from .generators import generate
 from .graph import Graph, GraphFeatures
-from .result import UNREACHABLE, SSSPResult
+from .result import UNREACHABLE, MultiSourceResult, NearestSourceResult, SSSPResult
 from .solve import Solver, clear_solver_cache, solve
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "KernelCompileError",
     "KernelConfig",
     "LaunchConfig",
+    "MultiSourceResult",
+    "NearestSourceResult",
     "SSSPError",
     "SSSPResult",
     "Solver",
@@ -45,6 +48,7 @@ __all__ = [
     "StoreError",
     "TuningError",
     "UnknownClassError",
+    "as_graph",
     "clear_solver_cache",
     "generate",
     "load",

@@ -180,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algorithm", choices=("auto", *ALGORITHMS), default=None,
                    help="crauser, martin, crauser-in, crauser-inout, near-far (Δ-stepping, default "
                         "Δ), the CPU-only dijkstra (SciPy's), or auto (the tuner's pick for the "
-                        "graph's class on the GPU). Default: auto with --tuned, else crauser")
+                        "graph's class on the GPU). Default: on the CPU the faster of near-far and "
+                        "dijkstra for the graph; on the GPU auto with --tuned, else crauser")
     p.add_argument("--variant", choices=VARIANTS, default="successors", help="default successors")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="auto (GPU when usable, the default), cpu or gpu")

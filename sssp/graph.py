@@ -372,11 +372,14 @@ class Graph:
         ids = {v: i for i, v in enumerate(nodes)}
         directed = g.is_directed()
         get = _nx_weight_getter(g, weight, default)
+        # An attribute weighs both directions of an undirected edge alike; a callable is called
+        # per direction, weight(u, v, data) for u -> v, as NetworkX's Dijkstra calls it.
+        both_ways = not directed and not callable(weight)
         src, dst, w = [], [], []
         pairs = g.adj.items()
         for u, nbrs in pairs:
             for v, data in nbrs.items():
-                if not directed and ids[v] < ids[u]:
+                if both_ways and ids[v] < ids[u]:
                     continue  # each undirected pair once; both arcs added below
                 wt = get(u, v, data)
                 if wt is None:
@@ -386,7 +389,7 @@ class Graph:
                 src.append(ids[u])
                 dst.append(ids[v])
                 w.append(wt)
-                if not directed and u != v:
+                if both_ways and u != v:
                     src.append(ids[v])
                     dst.append(ids[u])
                     w.append(wt)

@@ -137,3 +137,253 @@ class SSSPResult:
                 raise InvalidArgumentError(f"predecessor tree is broken at node {path[-1]}")
             path.append(p)
         return path[::-1]
+
+
+DIST_DTYPES = (np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.float64), np.dtype(np.float32))
+"""Distance dtypes a many-source result may hold: the solvers' int64 and float64, and the
+narrower int32 and float32 a caller may ask for with ``out=`` (integer graphs only)."""
+
+
+def unreachable_value(dtype: np.dtype) -> int | float:
+    """The sentinel of an unreachable node in a distance array of ``dtype``: the dtype's
+    largest value for integers (:data:`UNREACHABLE` for int64), ``inf`` for floats."""
+    dtype = np.dtype(dtype)
+    return float("inf") if dtype.kind == "f" else int(np.iinfo(dtype).max)
+
+
+def _frozen_view(a: np.ndarray) -> np.ndarray:
+    """A read-only view: the result never writes through it, and a caller's ``out=`` array
+    itself stays writable."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _check_tree_shape(pred: np.ndarray | None, shape: tuple[int, ...]) -> None:
+    if pred is None:
+        return
+    if not isinstance(pred, np.ndarray) or pred.dtype != np.int32 or pred.shape != shape:
+        got = f"{pred.dtype} {pred.shape}" if isinstance(pred, np.ndarray) else type(pred).__name__
+        raise InvalidTypeError(f"pred must be int32 of shape {shape} or None, got {got}")
+
+
+@dataclass(frozen=True)
+class MultiSourceResult:
+    """Distances (and, when asked for, shortest-path trees) from many sources: one row per
+    source, in the order the sources were given (duplicates kept), as
+    ``scipy.sparse.csgraph.dijkstra(indices=...)`` returns them.
+
+    Attributes
+    ----------
+    sources : ndarray, int64, shape (k,)
+        The source of each row.
+    dist : ndarray, shape (k, n)
+        ``dist[i, v]`` = δ(sources[i], v). int64 on integer graphs and float64 on real ones,
+        or the dtype of the caller's ``out=`` array (int32, float32 and float64 on integer
+        graphs), whose memory it then shares (a read-only view of it). Unreachable nodes hold
+        :attr:`unreachable`: the dtype's largest integer (:data:`UNREACHABLE` for int64), or
+        ``inf``; :attr:`dist_float` gives SciPy's float64 with ``inf``.
+    pred : ndarray, int32, shape (k, n), or None
+        Row ``i`` is a shortest-path tree from ``sources[i]``, -1 for the source and
+        unreachable nodes; None unless predecessors were asked for.
+    iterations : ndarray, int64, shape (k,)
+        Each solve's outer-loop steps, as :attr:`SSSPResult.iterations` counts them.
+    algorithm, variant, backend : str
+        What ran (as in :class:`SSSPResult`).
+    timings : mapping of str to float
+        Seconds: ``"wall"`` for the whole batch; on the GPU also ``"gpu"``, the device time
+        summed over the solves.
+    config, config_source
+        The GPU launch configuration and where it came from (None on the CPU).
+    stats : mapping
+        How the batch ran: ``"chunk_rows"`` (rows per chunk), ``"chunks"``, ``"workers"``
+        (solves run at once), ``"limit"``.
+    """
+
+    sources: np.ndarray
+    dist: np.ndarray
+    pred: np.ndarray | None
+    iterations: np.ndarray
+    algorithm: str
+    variant: str
+    backend: str
+    timings: Mapping[str, float] = field(default_factory=dict)
+    config: LaunchConfig | None = None
+    config_source: ConfigSource | None = None
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dist, np.ndarray) or self.dist.dtype not in DIST_DTYPES or self.dist.ndim != 2:
+            got = (f"{self.dist.dtype} of shape {self.dist.shape}" if isinstance(self.dist, np.ndarray)
+                   else type(self.dist).__name__)
+            raise InvalidTypeError(f"dist must be a 2-D int64, int32, float64 or float32 array, got {got}")
+        k = self.dist.shape[0]
+        if self.sources.dtype != np.int64 or self.sources.shape != (k,):
+            raise InvalidTypeError(f"sources must be int64 of shape ({k},), got {self.sources.dtype} {self.sources.shape}")
+        if self.iterations.shape != (k,):
+            raise InvalidArgumentError(f"iterations must have shape ({k},), got {self.iterations.shape}")
+        _check_tree_shape(self.pred, self.dist.shape)
+        for name in ("sources", "dist", "pred", "iterations"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _frozen_view(value))
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+
+    @property
+    def k(self) -> int:
+        """Number of rows (sources, duplicates counted)."""
+        return self.dist.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return self.dist.shape[1]
+
+    @property
+    def is_float(self) -> bool:
+        """True when :attr:`dist` is a floating dtype (``inf`` marks unreachable nodes)."""
+        return self.dist.dtype.kind == "f"
+
+    @property
+    def unreachable(self) -> int | float:
+        """The value :attr:`dist` holds for unreachable nodes (see :func:`unreachable_value`)."""
+        return unreachable_value(self.dist.dtype)
+
+    @property
+    def reached(self) -> np.ndarray:
+        """Boolean mask, shape (k, n), of the nodes each source reaches."""
+        return np.isfinite(self.dist) if self.is_float else self.dist != self.unreachable
+
+    @property
+    def dist_float(self) -> np.ndarray:
+        """Distances as float64 with ``inf`` for unreachable nodes (SciPy's convention).
+
+        Returns
+        -------
+        ndarray, float64, shape (k, n)
+            Read-only: :attr:`dist` itself when it is float64, else a new array (k x n x 8
+            bytes: for tables streamed into a memory map, convert row blocks instead).
+        """
+        if self.dist.dtype == np.float64:
+            return self.dist
+        out = self.dist.astype(np.float64)
+        if not self.is_float:
+            out[self.dist == self.unreachable] = np.inf
+        out.flags.writeable = False
+        return out
+
+    def path_to(self, row: int, target: int) -> list[int]:
+        """Node sequence ``sources[row]`` → ``target`` along row ``row``'s tree; [] if
+        unreachable.
+
+        Raises
+        ------
+        InvalidArgumentError
+            The result holds no predecessors (solve with ``return_predecessors=True``).
+        """
+        if self.pred is None:
+            raise InvalidArgumentError("this result has no predecessors: solve with return_predecessors=True")
+        d = self.dist[row]
+        reached = np.isfinite(d) if self.is_float else d != self.unreachable
+        source = int(self.sources[row])
+        return _walk(self.pred[row], reached, target, lambda v: v == source)
+
+
+@dataclass(frozen=True)
+class NearestSourceResult:
+    """Distances from the nearest of several sources: one solve with many start nodes
+    (``min_only=True``, as in SciPy's ``dijkstra(min_only=True)`` and NetworkX's
+    ``multi_source_dijkstra``).
+
+    Attributes
+    ----------
+    sources : ndarray, int64, shape (k,)
+        The start nodes as given.
+    dist : ndarray, int64 or float64, shape (n,)
+        min over the sources s of δ(s, v); :data:`UNREACHABLE` (integer graphs) or ``inf``
+        where no source reaches ``v``.
+    nearest : ndarray, int32, shape (n,)
+        The source at that distance (one of them on ties; a source is its own nearest); -1
+        where no source reaches ``v`` (SciPy writes -9999).
+    pred : ndarray, int32, shape (n,), or None
+        A shortest-path forest rooted at the sources, -1 for the sources and unreachable
+        nodes; None unless predecessors were asked for.
+    iterations : int
+        Outer-loop steps of the one solve.
+    algorithm, variant, backend, timings, config, config_source, stats
+        As in :class:`MultiSourceResult` (``timings["wall"]``; on the GPU also ``"gpu"``).
+    """
+
+    sources: np.ndarray
+    dist: np.ndarray
+    nearest: np.ndarray
+    pred: np.ndarray | None
+    iterations: int
+    algorithm: str
+    variant: str
+    backend: str
+    timings: Mapping[str, float] = field(default_factory=dict)
+    config: LaunchConfig | None = None
+    config_source: ConfigSource | None = None
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.dist.dtype not in (np.int64, np.float64) or self.dist.ndim != 1:
+            raise InvalidTypeError(f"dist must be 1-D int64 or float64, got {self.dist.dtype} {self.dist.shape}")
+        if self.nearest.dtype != np.int32 or self.nearest.shape != self.dist.shape:
+            raise InvalidTypeError(f"nearest must be int32 of shape {self.dist.shape}, got "
+                                   f"{self.nearest.dtype} {self.nearest.shape}")
+        if self.sources.dtype != np.int64 or self.sources.ndim != 1:
+            raise InvalidTypeError(f"sources must be 1-D int64, got {self.sources.dtype} {self.sources.shape}")
+        _check_tree_shape(self.pred, self.dist.shape)
+        for name in ("sources", "dist", "nearest", "pred"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _frozen_view(value))
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+
+    @property
+    def is_float(self) -> bool:
+        return self.dist.dtype == np.float64
+
+    @property
+    def reached(self) -> np.ndarray:
+        """Boolean mask of the nodes some source reaches."""
+        return self.nearest >= 0
+
+    @property
+    def dist_float(self) -> np.ndarray:
+        """Distances as float64 with ``inf`` for unreachable nodes (SciPy's convention)."""
+        if self.is_float:
+            return self.dist
+        out = self.dist.astype(np.float64)
+        out[self.dist == UNREACHABLE] = np.inf
+        out.flags.writeable = False
+        return out
+
+    def path_to(self, target: int) -> list[int]:
+        """Node sequence from ``nearest[target]`` to ``target``; [] if unreachable.
+
+        Raises
+        ------
+        InvalidArgumentError
+            The result holds no predecessors (solve with ``return_predecessors=True``).
+        """
+        if self.pred is None:
+            raise InvalidArgumentError("this result has no predecessors: solve with return_predecessors=True")
+        root = self.nearest[target]
+        return _walk(self.pred, self.reached, target, lambda v: v == root)
+
+
+def _walk(pred: np.ndarray, reached: np.ndarray, target: int, is_root: Any) -> list[int]:
+    if not reached[target]:
+        return []
+    path = [int(target)]
+    while not is_root(path[-1]):
+        p = int(pred[path[-1]])
+        if p < 0 or len(path) > pred.size:
+            raise InvalidArgumentError(f"predecessor tree is broken at node {path[-1]}")
+        path.append(p)
+    return path[::-1]

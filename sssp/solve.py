@@ -9,35 +9,56 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from .config import ConfigSource, LaunchConfig
+from .convert import as_graph
 from .errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
 from .graph import Graph
-from .result import ALGORITHMS, CPU_ONLY_ALGORITHMS, VARIANTS, SSSPResult
+from .result import (
+    ALGORITHMS,
+    CPU_ONLY_ALGORITHMS,
+    VARIANTS,
+    MultiSourceResult,
+    NearestSourceResult,
+    SSSPResult,
+)
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "cpu", "gpu")
 
 
+GraphLike = Any
+"""A :class:`Graph`, a SciPy sparse matrix or array, or a NetworkX graph (:func:`sssp.as_graph`)."""
+
+_MANY_ONLY = ("out", "pred_out", "return_predecessors", "min_only", "progress", "memory_budget")
+
+
 class Solver:
-    """Solve shortest paths on one graph from many sources.
+    """Solve shortest paths on one graph from one source or many.
 
     Parameters
     ----------
-    graph : Graph
+    graph : Graph, SciPy sparse matrix or array, or NetworkX graph
+        Converted once by :func:`sssp.as_graph` (NetworkX: the ``"weight"`` attribute, 1 where
+        missing; node ``i`` is the ``i``-th of ``G.nodes``).
     algorithm : {"auto", "crauser", "martin", "crauser-in", "crauser-inout", "near-far", "dijkstra"}, optional
         ``"dijkstra"`` is SciPy's, the reference (CPU only); ``"near-far"`` is Δ-stepping with
         the default Δ (:func:`sssp.cpu.nearfar.default_delta`) unless ``delta`` is given.
         ``"auto"``: on the GPU, the algorithm the tuner chose for the graph's class
-        (:func:`sssp.tuned.resolve_choice`; Crauser OUT when nothing is stored), on the CPU
-        SciPy's Dijkstra. Default: ``"auto"`` with ``tuned=True``, else ``"crauser"``. The
-        result's ``algorithm`` names what ran, and ``stats["config_detail"]`` (also
+        (:func:`sssp.tuned.resolve_choice`; Crauser OUT when nothing is stored); on the CPU,
+        the faster exact algorithm for the graph (:func:`sssp.cpu.default_algorithm`:
+        near-far or SciPy's Dijkstra; for a batch on four or more cores, near-far, which runs on
+        all of them). Default (None): on the CPU that same rule; on the GPU
+        ``"auto"`` with ``tuned=True``, else ``"crauser"``; near-far when ``delta`` is given.
+        The result's ``algorithm`` names what ran, and ``stats["config_detail"]`` (also
         ``Solver.config_detail``) why.
     variant : {"successors", "predecessors"}
+        The predecessors variant exists for Crauser's and Martín's algorithms only (without an
+        algorithm it picks Crauser).
     backend : {"auto", "cpu", "gpu"}
         ``"auto"`` takes the GPU when pycuda and a CUDA device are usable and the algorithm has a
         GPU version, else the CPU.
@@ -55,12 +76,13 @@ class Solver:
         Bucket width of ``algorithm="near-far"`` (default: the rule in :mod:`sssp.cpu.nearfar`);
         refused for the other algorithms.
 
-    On the GPU the graph is uploaded once, at construction.
+    On the GPU the graph is uploaded once, at construction. On the CPU the many-source path
+    keeps its worker threads until :meth:`close`.
     """
 
     def __init__(
         self,
-        graph: Graph,
+        graph: GraphLike,
         *,
         algorithm: str | None = None,
         variant: str = "successors",
@@ -72,12 +94,8 @@ class Solver:
         delta: float | None = None,
         **gpu_options: Any,
     ) -> None:
-        if not isinstance(graph, Graph):
-            raise InvalidTypeError(f"expected an sssp.Graph, got {type(graph).__name__}")
-        requested = algorithm
-        if algorithm is None:
-            algorithm = "crauser"
-        if algorithm not in (*ALGORITHMS, "auto"):
+        graph = as_graph(graph)
+        if algorithm is not None and algorithm not in (*ALGORITHMS, "auto"):
             raise InvalidArgumentError(
                 f"unknown algorithm {algorithm!r}: expected auto or one of {', '.join(ALGORITHMS)}")
         if variant not in VARIANTS:
@@ -86,23 +104,34 @@ class Solver:
             raise InvalidArgumentError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
         if config is not None and not isinstance(config, LaunchConfig):
             raise InvalidTypeError(f"config must be a LaunchConfig, got {type(config).__name__}")
-        if delta is not None and algorithm != "near-far":
+        if delta is not None and algorithm not in (None, "near-far"):
             raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
         if algorithm == "auto" and config is not None:
             raise InvalidArgumentError("algorithm 'auto' picks its own configuration: pass an algorithm with config=")
+        if algorithm is None and delta is not None:
+            algorithm = "near-far"  # a Δ names near-far
         self.graph = graph
-        self.algorithm = algorithm
         self.variant = variant
         self.delta = delta
-        self.backend = self._resolve_backend(backend, "crauser" if algorithm == "auto" else algorithm)
-        if requested is None and tuned and config is None and self.backend == "gpu":
-            self.algorithm = algorithm = "auto"
-        if algorithm == "auto" and self.backend == "cpu":
-            self.algorithm = algorithm = "dijkstra"
+        # An unnamed algorithm runs on the GPU when there is one: Crauser has a GPU version.
+        self.backend = self._resolve_backend(backend, "crauser" if algorithm in (None, "auto") else algorithm)
+        # The CPU default may differ for a batch of sources (sssp.cpu.default_algorithm).
+        self._cpu_default = self.backend == "cpu" and algorithm in (None, "auto")
+        if algorithm is None:
+            if self.backend == "gpu":
+                algorithm = "auto" if tuned and config is None else "crauser"
+            else:
+                algorithm = default_cpu_algorithm(graph, variant)
+        elif algorithm == "auto" and self.backend == "cpu":
+            algorithm = default_cpu_algorithm(graph, variant)
+        self.algorithm = algorithm
         self.config: LaunchConfig | None = None
         self.config_source: ConfigSource | None = None
         self.config_detail = ""
         self._gpu = None
+        self._gpu_options: dict[str, Any] = {}
+        self._rows: dict[str, Any] = {}  # the CPU many-source engines, made on first use
+        self._device = device
         if self.backend == "gpu":
             from .gpu import device_info, make_solver
 
@@ -126,6 +155,7 @@ class Solver:
                      self.config_detail)
             if delta is not None:
                 gpu_options = {**gpu_options, "delta": delta}
+            self._gpu_options = dict(gpu_options)
             self._gpu = make_solver(
                 graph, algorithm=algorithm, variant=variant, config=self.config,
                 config_source=self.config_source, device=device, **gpu_options,
@@ -157,9 +187,27 @@ class Solver:
             return "gpu"
         return "gpu" if is_available() else "cpu"
 
-    def solve(self, source: int, *, return_predecessors: bool = True, **kwargs: Any) -> SSSPResult:
-        """Distances and shortest-path tree from ``source``. GPU keyword options (``profile``)
-        are ignored on the CPU.
+    @overload
+    def solve(self, sources: int | np.integer, **kwargs: Any) -> SSSPResult: ...
+    @overload
+    def solve(self, sources: Iterable[int], *, min_only: Literal[True], **kwargs: Any) -> NearestSourceResult: ...
+    @overload
+    def solve(self, sources: Iterable[int], **kwargs: Any) -> MultiSourceResult: ...
+
+    def solve(self, sources: Any, **kwargs: Any) -> SSSPResult | MultiSourceResult | NearestSourceResult:
+        """Shortest paths from one source (an :class:`SSSPResult`) or from each of a sequence
+        of sources (:meth:`solve_many`).
+
+        Parameters
+        ----------
+        sources : int, or sequence of int
+            One node id (an ``int`` or NumPy integer), or a list, tuple, range or 1-D array of
+            them.
+        limit : float, optional
+            Nodes farther than this are unreachable (SciPy's ``limit``, NetworkX's ``cutoff``).
+        **kwargs
+            With a sequence: the options of :meth:`solve_many`. On the GPU: ``profile``
+            (ignored on the CPU).
 
         ``return_predecessors=False`` returns no tree (``pred`` is None): on the GPU the tree
         pass is skipped and only the distances reach host memory. ``timings["wall"]`` runs from
@@ -168,40 +216,180 @@ class Solver:
         Raises
         ------
         InvalidTypeError
-            ``source`` is not an integer (``1.7``, ``"3"`` and ``True`` are refused, never
-            rounded or parsed). A ``TypeError``.
+            ``sources`` is not an integer (``1.7``, ``"3"`` and ``True`` are refused, never
+            rounded or parsed) nor a sequence of them. A ``TypeError``.
         InvalidGraphError
-            ``source`` is outside ``[0, n)``. A ``ValueError``.
+            A source outside ``[0, n)``. A ``ValueError``.
         """
         t0 = time.perf_counter()
-        from .cpu.reference import check_source
+        from .many import is_one_source
 
+        if not is_one_source(sources):
+            return self.solve_many(sources, **kwargs)
+        given = sorted(set(kwargs) & (set(_MANY_ONLY) - {"return_predecessors"}))
+        if given:
+            raise InvalidArgumentError(f"{given[0]}= applies to a sequence of sources, not to one source")
+        return self._solve_one(sources, t0=t0, **kwargs)
+
+    def _solve_one(self, source: Any, *, limit: Any = None, return_predecessors: bool = True,
+                   t0: float | None = None, **kwargs: Any) -> SSSPResult:
+        t0 = time.perf_counter() if t0 is None else t0
+        from .cpu.reference import check_source
+        from .many import apply_limit, check_limit
+
+        if isinstance(source, np.ndarray):  # a 0-d array
+            source = source[()]
         # bool is an int subclass, but True as a node id is almost surely a mistake.
         if isinstance(source, bool) or not isinstance(source, int | np.integer):
             raise InvalidTypeError(f"source {source!r} is not an integer node id")
         source = check_source(self.graph, source)
+        bound = check_limit(self.graph, limit)
         if self._gpu is not None:
-            return self._gpu.solve(source, return_predecessors=bool(return_predecessors), t0=t0, **kwargs)
-        unknown = sorted(set(kwargs) - {"profile"})
-        if unknown:
-            raise InvalidTypeError(f"solve() got an unexpected keyword argument {unknown[0]!r}")
-        from .cpu import solve_cpu
+            res = self._gpu.solve(source, return_predecessors=bool(return_predecessors), t0=t0, **kwargs)
+        else:
+            unknown = sorted(set(kwargs) - {"profile"})
+            if unknown:
+                raise InvalidTypeError(f"solve() got an unexpected keyword argument {unknown[0]!r}")
+            from .cpu import solve_cpu
 
-        extra = {"delta": self.delta} if self.delta is not None else {}
-        res = solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant, **extra)
-        wall = time.perf_counter() - t0
-        return dataclasses.replace(res, pred=res.pred if return_predecessors else None,
-                                   timings={**res.timings, "wall": wall, "total": wall})
+            extra = {"delta": self.delta} if self.delta is not None else {}
+            res = solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant, **extra)
+            if not return_predecessors:
+                res = dataclasses.replace(res, pred=None)
+        if bound is not None:
+            dist = np.array(res.dist)
+            pred = None if res.pred is None else np.array(res.pred)
+            apply_limit(dist, pred, bound)
+            res = dataclasses.replace(res, dist=dist, pred=pred, stats={**res.stats, "limit": bound})
+        if res.backend == "cpu" or bound is not None:  # the GPU's own clock stopped at its result
+            wall = time.perf_counter() - t0
+            res = dataclasses.replace(res, timings={**res.timings, "wall": wall, "total": wall})
+        return res
 
-    def solve_many(self, sources: Iterable[int], **kwargs: Any) -> list[SSSPResult]:
-        """:meth:`solve` from each source in turn; every source is checked as there (no ``int()``
-        cast, so ``1.7`` is refused rather than solved from node 1)."""
-        return [self.solve(s, **kwargs) for s in sources]
+    @overload
+    def solve_many(self, sources: Iterable[int], *, min_only: Literal[True], **kwargs: Any) -> NearestSourceResult: ...
+    @overload
+    def solve_many(self, sources: Iterable[int], **kwargs: Any) -> MultiSourceResult: ...
+
+    def solve_many(
+        self,
+        sources: Iterable[int],
+        *,
+        out: np.ndarray | None = None,
+        pred_out: np.ndarray | None = None,
+        return_predecessors: bool | None = None,
+        min_only: bool = False,
+        limit: float | None = None,
+        progress: bool | None = None,
+        memory_budget: int | None = None,
+        **kwargs: Any,
+    ) -> MultiSourceResult | NearestSourceResult:
+        """Distances from each of many sources, one row per source (SciPy's
+        ``dijkstra(indices=...)``), or with ``min_only=True`` from the nearest of them.
+
+        Parameters
+        ----------
+        sources : sequence of int
+            A list, tuple, range or 1-D integer array, in row order; duplicates give duplicate
+            rows. Each is checked as :meth:`solve` checks one source. With ``min_only=True``
+            any iterable (a set).
+        out : ndarray, shape (k, n), optional
+            The caller's distance table, e.g. a ``numpy.memmap`` for all-pairs tables that do
+            not fit in memory. Rows are written whole, chunk by chunk. int64 or float64; on
+            integer graphs also int32, float32 (and float64) when every possible distance
+            (``(n - 1) * max_weight``, or ``limit``) fits exactly. Unreachable nodes hold the
+            dtype's largest value (``sssp.UNREACHABLE`` for int64, 2**31 - 1 for int32) or
+            ``inf``.
+        pred_out : ndarray, int32, shape (k, n), optional
+            The same for the predecessors (implies ``return_predecessors``).
+        return_predecessors : bool, optional
+            Also compute a shortest-path tree per source (default False: a (k, n) tree table
+            costs as much memory as the distances).
+        min_only : bool
+            One solve with every source as a start node: a :class:`NearestSourceResult` with
+            the distance to the nearest source and which source it is (-1 where none reaches;
+            SciPy writes -9999).
+        limit : float, optional
+            Nodes farther than this are unreachable (SciPy's ``limit``, NetworkX's ``cutoff``):
+            SciPy's Dijkstra stops its search there; the other algorithms finish and drop them.
+        progress : bool, optional
+            A progress bar on stderr: by default only on a terminal and for batches longer than
+            a second.
+        memory_budget : int, optional
+            Working bytes per chunk of rows (default :data:`sssp.many.MEMORY_BUDGET`, 256 MiB):
+            host memory stays bounded whatever the number of sources.
+        **kwargs
+            GPU options of each solve (``profile``).
+
+        Returns
+        -------
+        MultiSourceResult or NearestSourceResult
+            ``dist`` (k, n) in the order of ``sources`` (a read-only view of ``out`` when it
+            is given), ``pred`` (k, n) int32 or None, ``iterations`` (k,), timings
+            (``"wall"``; ``"gpu"`` on the GPU).
+
+        Raises
+        ------
+        InvalidTypeError, InvalidArgumentError, InvalidGraphError
+            Bad input (see :func:`sssp.many.build_request`), before anything is written.
+        """
+        from .many import (
+            BatchedGPURows,
+            LoopingGPURows,
+            RunInfo,
+            build_request,
+            run_nearest,
+            run_rows,
+        )
+
+        request = build_request(self.graph, sources, out=out, pred_out=pred_out,
+                                return_predecessors=return_predecessors, min_only=min_only, limit=limit)
+        algorithm = self.algorithm
+        if self._gpu is not None:
+            engine: Any = LoopingGPURows(self._gpu, self._gpu_solver_for, self.graph, kwargs)
+            if hasattr(self._gpu, "solve_rows") and not kwargs:
+                engine = BatchedGPURows(self._gpu, engine)
+        else:
+            unknown = sorted(set(kwargs) - {"profile"})
+            if unknown:
+                raise InvalidTypeError(f"solve_many() got an unexpected keyword argument {unknown[0]!r}")
+            if self._cpu_default and not request.min_only:
+                from .cpu.many import available_cores
+
+                algorithm = default_cpu_algorithm(self.graph, self.variant,
+                                                  workers=min(request.k, available_cores()))
+            engine = self._cpu_rows(algorithm)
+        stats: dict[str, Any] = {"config_detail": self.config_detail} if self.config_detail else {}
+        if self._gpu is not None:
+            stats["loop"] = getattr(self._gpu, "loop", "legacy")
+            if isinstance(engine, BatchedGPURows):
+                stats["lanes"] = len(self._gpu.lanes())
+        info = RunInfo(algorithm, self.variant, self.config, self.config_source, stats=stats or None)
+        if request.min_only:
+            return run_nearest(engine, request, info)
+        return run_rows(engine, request, info, progress=progress, memory_budget=memory_budget)
+
+    def _cpu_rows(self, algorithm: str) -> Any:
+        if algorithm not in self._rows:
+            from .cpu.many import CPURows
+
+            self._rows[algorithm] = CPURows(self.graph, algorithm=algorithm, variant=self.variant, delta=self.delta)
+        return self._rows[algorithm]
+
+    def _gpu_solver_for(self, graph: Graph) -> Any:
+        """A GPU solver like this one's for another graph (min_only's super-source graph)."""
+        from .gpu import make_solver
+
+        return make_solver(graph, algorithm=self.algorithm, variant=self.variant, config=self.config,
+                           config_source=self.config_source, device=self._device, **self._gpu_options)
 
     def close(self) -> None:
         if self._gpu is not None:
             self._gpu.close()
             self._gpu = None
+        for engine in self._rows.values():
+            engine.close()
+        self._rows.clear()
 
     def __enter__(self) -> Solver:
         return self
@@ -210,9 +398,25 @@ class Solver:
         self.close()
 
 
+def default_cpu_algorithm(graph: Graph, variant: str = "successors", *, workers: int = 1) -> str:
+    """The CPU default (:func:`sssp.cpu.default_algorithm`), imported when first needed."""
+    from .cpu import default_algorithm
+
+    return default_algorithm(graph, variant, workers=workers)
+
+
+@overload
+def solve(graph: GraphLike, sources: int | np.integer, **options: Any) -> SSSPResult: ...
+@overload
+def solve(graph: GraphLike, sources: Iterable[int], *, min_only: Literal[True],
+          **options: Any) -> NearestSourceResult: ...
+@overload
+def solve(graph: GraphLike, sources: Iterable[int], **options: Any) -> MultiSourceResult: ...
+
+
 def solve(
-    graph: Graph,
-    source: int,
+    graph: GraphLike,
+    sources: Any,
     *,
     algorithm: str | None = None,
     variant: str = "successors",
@@ -223,8 +427,12 @@ def solve(
     device: int = 0,
     delta: float | None = None,
     **kwargs: Any,
-) -> SSSPResult:
-    """Shortest paths from one source; see :class:`Solver` for the parameters.
+) -> SSSPResult | MultiSourceResult | NearestSourceResult:
+    """Shortest paths from one source or many: ``Solver(graph, ...).solve(sources, ...)``.
+
+    The keyword parameters are :class:`Solver`'s, with its defaults (so ``tuned=True`` runs
+    the class's tuned pick of algorithm); ``**kwargs`` go to :meth:`Solver.solve` (``limit``)
+    and, for a sequence of sources, :meth:`Solver.solve_many` (``out``, ``min_only``, ...).
 
     On the GPU the solver is kept for the next call on the same graph object with the same
     options (compiled modules, the tuned look-up and the upload are reused; a tuning database
@@ -233,16 +441,20 @@ def solve(
     Returns
     -------
     SSSPResult
-        Always the same type: ``dist`` (int64 with :data:`sssp.UNREACHABLE` for unreachable nodes
+        For one source: ``dist`` (int64 with :data:`sssp.UNREACHABLE` for unreachable nodes
         on integer graphs, float64 with ``inf`` on real-weighted ones; ``dist_float`` is always
-        float64 with ``inf``),
-        ``pred`` (int32, -1 for the source and unreached nodes), iterations, timings, and on the
-        GPU the launch configuration that ran and where it came from.
+        float64 with ``inf``), ``pred`` (int32, -1 for the source and unreached nodes),
+        iterations, timings, and on the GPU the launch configuration that ran and where it
+        came from.
+    MultiSourceResult
+        For a sequence of sources: the same per row, ``dist`` (k, n) in the order given.
+    NearestSourceResult
+        With ``min_only=True``: distances from the nearest source and which source it is.
     """
     options = {"algorithm": algorithm, "variant": variant, "backend": backend, "tuned": tuned,
                "config": config, "db": db, "device": device, "delta": delta}
     with _SOLVERS.lease(graph, options) as solver:
-        return solver.solve(source, **kwargs)
+        return solver.solve(sources, **kwargs)
 
 
 class _SolverCache:

@@ -14,12 +14,15 @@ from ..graph import Graph
 from ..result import ALGORITHMS, VARIANTS, SSSPResult
 from .nearfar import default_delta, near_far
 from .parallel import UNSETTLED, crauser, martin, parallel_dijkstra
-from .reference import check_source, dijkstra
+from .reference import FLOAT_EXACT_LIMIT, check_source, dijkstra
 
 __all__ = [
+    "NEAR_FAR_BATCH_WORKERS",
+    "NEAR_FAR_MAX_DEGREE",
     "UNSETTLED",
     "check_source",
     "crauser",
+    "default_algorithm",
     "default_delta",
     "dijkstra",
     "martin",
@@ -27,6 +30,51 @@ __all__ = [
     "parallel_dijkstra",
     "solve_cpu",
 ]
+
+
+NEAR_FAR_MAX_DEGREE = 4.5
+"""Below this mean out-degree near-far is the CPU default whatever the weights (see
+:func:`default_algorithm`)."""
+
+NEAR_FAR_BATCH_WORKERS = 4
+"""From this many parallel workers on, a batch of sources runs near-far whatever the graph."""
+
+
+def default_algorithm(graph: Graph, variant: str = "successors", *, workers: int = 1) -> str:
+    """The CPU algorithm a solve runs when none is named: the faster exact one for the graph.
+
+    near-far (Δ-stepping, :mod:`sssp.cpu.nearfar`) when every edge has the same weight
+    (unweighted graphs), when the mean out-degree is below :data:`NEAR_FAR_MAX_DEGREE` (road
+    networks, meshes, sparse random graphs), or when SciPy's float64 arithmetic would not be
+    exact (integer weights with ``max_weight * n > 2**53``); SciPy's Dijkstra otherwise.
+    The predecessors variant exists for the phased algorithms only, so
+    ``variant="predecessors"`` keeps Crauser.
+
+    The rule comes from one core's time per source (``benchmarks/cpu_default.py``, recorded in
+    ``benchmarks/results/cpu/cpu_default_rule.csv``): on 85 graphs it costs 3.0 % on average
+    over picking the faster of the two each time, and at most 30 % (always SciPy: 21 %,
+    always near-far: 7.9 %). SciPy's Dijkstra wins on denser graphs with varied weights (by up
+    to 1.8x at degree 200); near-far on unit weights (up to 3x) and on sparse ones (1.6x on
+    the COL road network: 71 ms against 110 ms). The paper's Crauser (14 064 phases, 9-19 s
+    per source on COL) stays an explicit choice.
+
+    ``workers``: the solves a batch of sources runs at once (:class:`sssp.cpu.many.CPURows`).
+    SciPy's Dijkstra holds the GIL and runs on one core whatever this is, near-far on all of
+    them; since near-far's one-core time is at most 1.8x SciPy's on the graphs above, from
+    :data:`NEAR_FAR_BATCH_WORKERS` workers on near-far is the default for batches (faster even
+    at half the ideal scaling). That threshold is reasoned from the one-core ratios; the
+    measurement of the scaling is ``benchmarks/many_cpu.py``.
+    """
+    if variant == "predecessors":
+        return "crauser"
+    if workers >= NEAR_FAR_BATCH_WORKERS:
+        return "near-far"
+    f = graph.features()
+    if graph.m == 0 or f.min_weight == f.max_weight or f.mean_degree < NEAR_FAR_MAX_DEGREE:
+        return "near-far"
+    if not graph.is_float and graph.max_weight * graph.n > FLOAT_EXACT_LIMIT:
+        return "near-far"
+    return "dijkstra"
 
 
 def solve_cpu(

@@ -4,7 +4,8 @@ GPU version will be checked against.
 Meyer and Sanders' Δ-stepping with the two-pile organisation of Davidson, Baxter, Garland and
 Owens (IPDPS 2014): a *near* frontier of nodes below the current threshold, relaxed step after
 step (label-correcting: a node may be relaxed several times), and a *far* pile of everything
-else, split again each time the threshold rises. Compiled with numba.
+else, split again each time the threshold rises. Compiled with numba, releasing the GIL (the
+many-source path runs one solve per thread).
 
 Semantics (what a GPU version must reproduce, step for step)::
 

@@ -57,15 +57,21 @@ _CODES = {"martin": 0, "crauser": 1, "crauser-in": 2, "crauser-inout": 3}
 def _jit(fn):
     """``numba.njit`` with the on-disk cache when numba can place one, else without it.
 
+    Compiled code releases the GIL (``nogil``): the many-source CPU path runs one solve per
+    thread (:mod:`sssp.cpu.many`), and these kernels touch no Python object. numba's cache
+    does not key on these options, only on the source file's time stamp: a change here must
+    come with a change to every module that uses ``_jit``, or caches compiled before it are
+    loaded as they are.
+
     numba refuses to decorate a ``cache=True`` function when it finds no writable cache
     location (a read-only install with an unwritable HOME and NUMBA_CACHE_DIR); the solvers then
     compile at each process start instead of failing to import.
     """
     try:
-        return njit(cache=True)(fn)
+        return njit(cache=True, nogil=True)(fn)
     except (RuntimeError, OSError) as err:
         log.debug("numba cache unavailable for %s (%s): compiling without it", fn.__name__, err)
-        return njit(fn)
+        return njit(nogil=True)(fn)
 
 
 # -- the three per-iteration scans ----------------------------------------------------------------

@@ -643,7 +643,7 @@ class EngineSolver(DeviceBuffers):
         return lanes
 
     def solve_rows(self, sources: np.ndarray, dist_out: np.ndarray, pred_out: np.ndarray | None = None,
-                   iterations_out: np.ndarray | None = None) -> None:
+                   iterations_out: np.ndarray | None = None) -> float:
         """Solve from every source and write row ``i`` of ``dist_out`` (and of ``pred_out``) for
         ``sources[i]``; ``iterations_out[i]`` gets its phases or steps.
 
@@ -663,14 +663,23 @@ class EngineSolver(DeviceBuffers):
         loops one after the other in one stream with no host round trip between them. Each
         chunk is copied into ``dist_out`` while the next is solved, one whole-chunk assignment
         per array, so an interrupt leaves every row either written or untouched.
+
+        Returns
+        -------
+        float
+            Device seconds (CUDA events) from the first queued command until the last row was in
+            host memory.
         """
         k, n = len(sources), self.n
         kind = kernels.OUT_KINDS[dist_out.dtype.name]
         want_pred = pred_out is not None
         if not self.mapped or self.loop == "host":
-            self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
-            return
+            return self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
         lanes = self.lanes()
+        began = self.cuda.Event()
+        began.record(self._lane0.stream)
+        for lane in lanes[1:]:  # the other lanes start after the mark (their clocks compare)
+            lane.stream.wait_for_event(began)
         row_bytes = n * (dist_out.dtype.itemsize + (4 if want_pred else 0)) + 4 * kernels.RESULT_WORDS
         rows = max(1, min(k, self.STAGE_BYTES // row_bytes))
         stages = [self._stage(rows, dist_out.dtype, want_pred) for _ in range(min(3, -(-k // rows)))]
@@ -712,8 +721,16 @@ class EngineSolver(DeviceBuffers):
         for c in copies:
             if c is not None:
                 flats += c.result()
+        ended = []
+        for lane in lanes:
+            lane.done.record(lane.stream)
+            ended.append(lane.done)
+        for event in ended:
+            event.synchronize()
+        device = max(event.time_since(began) for event in ended) * 1e-3
         for i in flats:
             pred_out[i] = self.solve(int(sources[i])).pred
+        return device
 
     def _stage(self, rows: int, dtype: np.dtype, want_pred: bool) -> dict[str, Any]:
         n = self.n
@@ -775,6 +792,7 @@ class EngineSolver(DeviceBuffers):
     def _solve_rows_one_by_one(self, sources: np.ndarray, dist_out: np.ndarray, pred_out: np.ndarray | None,
                                iterations_out: np.ndarray | None) -> None:
         """The rows through :meth:`solve` (host loop, or no mapped host memory)."""
+        device = 0.0
         for i, s in enumerate(sources):
             r = self.solve(int(s), return_predecessors=pred_out is not None)
             if dist_out.dtype == r.dist.dtype:
@@ -789,6 +807,8 @@ class EngineSolver(DeviceBuffers):
                 pred_out[i] = r.pred
             if iterations_out is not None:
                 iterations_out[i] = r.iterations
+            device += r.timings["gpu"]
+        return device
 
     def _static_stats(self) -> dict[str, Any]:
         """What every result of this solver reports beside its own counts (built once)."""
