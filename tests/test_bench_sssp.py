@@ -10,6 +10,7 @@ import dataclasses
 import math
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -492,3 +493,28 @@ def test_gap_graph_reads_what_the_converter_writes(tmp_path):
     assert not (tmp_path / "gap-urand-2.wsg").exists()
     with pytest.raises(sssp.SSSPError, match="converter"):
         bench_sssp.gap_graph("kron", 2, tmp_path / "missing", tmp_path)
+
+
+def test_boost_processes_share_the_sources_and_report_the_makespan(tmp_path):
+    """``run_boost_parallel`` deals the sources out to the processes in turn and takes the
+    largest sum of one process's own solve times (a stand-in prints what boost_dijkstra does:
+    the warm-up line, then ``source seconds checksum`` lines, then its keys)."""
+    fake = tmp_path / "boost_dijkstra"
+    fake.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys
+        sources = [int(s) for s in sys.argv[2:]]
+        for s in sources:
+            print(s, 0.001 * (s + 1), 10 * s)
+        print("weight_bits 32")
+        print("rss_after_build_kb 2048")
+        print("maxrss_kb 4096")
+    """))
+    fake.chmod(0o755)
+    makespan, wall, sums = anchors.run_boost_parallel(fake, tmp_path / "unused.csr", [0, 1, 2, 3, 4], 2)
+    # Process 0 solves 0, 2, 4 (and 0 again first, untimed); process 1 solves 1, 3.
+    assert makespan == pytest.approx(0.001 * (1 + 3 + 5))
+    assert sums == {s: 10 * s for s in range(5)} and wall > 0
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsys.exit('boom')\n")
+    with pytest.raises(anchors.AnchorError, match="boom"):
+        anchors.run_boost_parallel(fake, tmp_path / "unused.csr", [0, 1], 2)
