@@ -46,8 +46,6 @@ class _Lane:
     d_cnt: Any
     d_ctrl: Any
     d_scratch: Any
-    done: Any = None
-    """An event recorded after the lane's last queued solve."""
 
 
 CRITERION = {"crauser": "out", "crauser-in": "in", "crauser-inout": "inout", "martin": "martin",
@@ -241,6 +239,7 @@ class EngineSolver(DeviceBuffers):
         self._setup_result_pass(host_mapped)
         self._lane0 = _Lane(self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch)
         self._lanes: list[_Lane] | None = None
+        self._copy_stream: Any = None
         self._delta_bits = (kernels.nearfar_delta_bits(self.delta, self.params.floating)
                             if self.nearfar else 0)
         self._events = (cuda.Event(), cuda.Event(), cuda.Event())  # start, loop done, result in host memory
@@ -637,8 +636,6 @@ class EngineSolver(DeviceBuffers):
                                    self._alloc(4 * kernels.NEARFAR_WORDS), self._alloc(4 * kernels.CTRL_WORDS),
                                    scratch))
             self._stats = None  # memory_bytes changed
-        for lane in lanes:
-            lane.done = self.cuda.Event()
         self._lanes = lanes
         return lanes
 
@@ -673,7 +670,7 @@ class EngineSolver(DeviceBuffers):
         k, n = len(sources), self.n
         kind = kernels.OUT_KINDS[dist_out.dtype.name]
         want_pred = pred_out is not None
-        if not self.mapped or self.loop == "host":
+        if self.loop == "host":
             return self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
         lanes = self.lanes()
         began = self.cuda.Event()
@@ -717,29 +714,34 @@ class EngineSolver(DeviceBuffers):
                     c.exception()
             for lane in lanes:
                 lane.stream.synchronize()
+            if self._copy_stream is not None:
+                self._copy_stream.synchronize()
+            for stage in stages:
+                for key in ("d_dist", "d_pred", "d_info"):
+                    if stage[key] is not None:
+                        stage[key].free()
             pool.shutdown(wait=True)
         for c in copies:
             if c is not None:
                 flats += c.result()
-        ended = []
-        for lane in lanes:
-            lane.done.record(lane.stream)
-            ended.append(lane.done)
-        for event in ended:
-            event.synchronize()
-        device = max(event.time_since(began) for event in ended) * 1e-3
+        # The last chunk's copy is the device's last work (one copy stream, in chunk order).
+        device = stages[(len(starts) - 1) % len(stages)]["copied"].time_since(began) * 1e-3
         for i in flats:
             pred_out[i] = self.solve(int(sources[i])).pred
         return device
 
     def _stage(self, rows: int, dtype: np.dtype, want_pred: bool) -> dict[str, Any]:
-        n = self.n
-        dist, dptr = self._host.take(rows * n, dtype)
-        pred, pptr = self._host.take(rows * n, np.int32) if want_pred else (None, 0)
-        info, iptr = self._host.take(rows * kernels.RESULT_WORDS, np.uint32)
-        return {"dist": dist.reshape(rows, n), "dptr": dptr, "pred": None if pred is None else pred.reshape(rows, n),
-                "pptr": pptr, "info": info.reshape(rows, kernels.RESULT_WORDS), "iptr": iptr,
-                "events": [self.cuda.Event() for _ in self.lanes()]}
+        """One chunk's staging: device rows the result passes write (device memory: the passes
+        of many sources in flight wrote mapped host memory at a few GB/s, measured on the H200,
+        run 58), and page-locked host rows one copy per array brings them to."""
+        n, cuda = self.n, self.cuda
+        dist = self._host.take(rows * n, dtype)[0].reshape(rows, n)
+        pred = self._host.take(rows * n, np.int32)[0].reshape(rows, n) if want_pred else None
+        info = self._host.take(rows * kernels.RESULT_WORDS, np.uint32)[0].reshape(rows, kernels.RESULT_WORDS)
+        return {"dist": dist, "pred": pred, "info": info,
+                "d_dist": cuda.mem_alloc(dist.nbytes), "d_pred": cuda.mem_alloc(pred.nbytes) if want_pred else None,
+                "d_info": cuda.mem_alloc(info.nbytes),
+                "events": [cuda.Event() for _ in self.lanes()], "copied": cuda.Event(), "count": 0}
 
     def _queue_chunk(self, stage: dict[str, Any], chunk: np.ndarray, lanes: list[_Lane], kind: int,
                      want_pred: bool) -> None:
@@ -752,15 +754,25 @@ class EngineSolver(DeviceBuffers):
             self.run_phases(lane)
             if want_pred and self._tree_pass:
                 self._launch("tree", lane=lane)
-            self._result_pass(lane, s, np.uintp(stage["dptr"] + j * n * item),
-                              np.uintp(stage["pptr"] + j * n * 4) if want_pred else null,
-                              np.uintp(stage["iptr"] + j * 4 * kernels.RESULT_WORDS), kind)
+            self._result_pass(lane, s, np.uintp(int(stage["d_dist"]) + j * n * item),
+                              np.uintp(int(stage["d_pred"]) + j * n * 4) if want_pred else null,
+                              np.uintp(int(stage["d_info"]) + j * 4 * kernels.RESULT_WORDS), kind)
+        # One copy stream brings the chunk to host memory once every lane has written its rows.
+        if self._copy_stream is None:
+            self._copy_stream = self.cuda.Stream()
+        copy = self._copy_stream
         for lane, event in zip(lanes, stage["events"], strict=True):
             event.record(lane.stream)
+            copy.wait_for_event(event)
+        count = len(chunk)
+        self.cuda.memcpy_dtoh_async(stage["dist"][:count], stage["d_dist"], copy)
+        if want_pred:
+            self.cuda.memcpy_dtoh_async(stage["pred"][:count], stage["d_pred"], copy)
+        self.cuda.memcpy_dtoh_async(stage["info"][:count], stage["d_info"], copy)
+        stage["copied"].record(copy)
 
     def _wait(self, stage: dict[str, Any]) -> None:
-        for event in stage["events"]:
-            event.synchronize()
+        stage["copied"].synchronize()
 
     def _finish_chunk(self, stage: dict[str, Any], sources: np.ndarray, first: int, count: int,
                       dist_out: np.ndarray, pred_out: np.ndarray | None,
