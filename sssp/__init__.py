@@ -7,12 +7,14 @@ from .classes import GraphClass, paper_classes, parse_size
 from .config import ConfigSource, KernelConfig, LaunchConfig
 from .errors import (
     BackendUnavailableError,
+    ConfigIgnoredWarning,
     GraphFormatError,
     InvalidArgumentError,
     InvalidGraphError,
     InvalidTypeError,
     KernelCompileError,
     SSSPError,
+    SSSPWarning,
     StoreError,
     TuningError,
     UnknownClassError,
@@ -26,6 +28,7 @@ from .solve import Solver, solve
 __all__ = [
     "UNREACHABLE",
     "BackendUnavailableError",
+    "ConfigIgnoredWarning",
     "ConfigSource",
     "Graph",
     "GraphClass",
@@ -39,6 +42,7 @@ __all__ = [
     "LaunchConfig",
     "SSSPError",
     "SSSPResult",
+    "SSSPWarning",
     "Solver",
     "StoreError",
     "TuningError",

@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 
 from .config import ConfigSource, LaunchConfig
-from .errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
+from .errors import (
+    BackendUnavailableError,
+    ConfigIgnoredWarning,
+    InvalidArgumentError,
+    InvalidTypeError,
+    warn,
+)
 from .graph import Graph
 from .result import ALGORITHMS, CPU_ONLY_ALGORITHMS, VARIANTS, SSSPResult
 
@@ -131,9 +137,10 @@ class Solver:
             why = ("backend 'cpu' was asked for" if backend == "cpu"
                    else f"algorithm {algorithm!r} runs on the CPU only" if algorithm in CPU_ONLY_ALGORITHMS
                    else "no GPU is usable here")
-            # A warning, not info: the user asked for something that will not happen.
-            log.warning("%s is ignored: it applies to the GPU backend only, and %s; "
-                        "solving on the CPU", what, why)
+            # warnings.warn, not logging: the caller asked for something that will not happen,
+            # and can filter it or assert it (pytest.warns) by its category.
+            warn(f"{what} is ignored: it applies to the GPU backend only, and {why}; solving on "
+                 "the CPU", ConfigIgnoredWarning)
 
     @staticmethod
     def _resolve_backend(backend: str, algorithm: str) -> str:
