@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from sssp.cliutil import (
     atomic_output,
     check_writable_dir,
     escape,
+    is_stdout,
     logging_to_stderr,
     non_negative_int,
     positive_int,
@@ -41,6 +42,7 @@ from sssp.errors import SSSPError
 from sssp.result import GPU_ALGORITHMS, PHASED_ALGORITHMS, VARIANTS
 
 from . import interrupt
+from .space import SCOPES
 
 log = logging.getLogger("tuner")
 
@@ -61,7 +63,7 @@ examples:
   tune report --format html -o table1.html
   tune report --format csv > results.csv        # one tidy table, for pandas
   tune show --device-name H200
-  tune export -o results.json && tune import results.json --db other.sqlite
+  tune export -o results.json && tune import results.json --db sqlite:///other.sqlite
   tune upgrade --db URL                         # migrate an older database's tables
   tune run --all --devices 0,1                  # one worker process per GPU
   tune run --replay --all --workers 4 --db postgresql+psycopg://host/tuning   # shared by workers
@@ -132,7 +134,7 @@ def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                    help="try every configuration (default) or sample with Optuna's TPE")
     p.add_argument("--budget", type=positive_int, metavar="N",
                    help="trials per kernel for --strategy tpe")
-    p.add_argument("--scope", default="extended", choices=["paper", "extended", "full"],
+    p.add_argument("--scope", default="extended", choices=SCOPES,
                    help="search space: the paper's, extended (default) or full")
     p.add_argument("--sources", type=positive_int, default=20, metavar="K",
                    help="random sources of the end-to-end check (default 20; use >= 20)")
@@ -285,7 +287,7 @@ def _emit(text: str, args: argparse.Namespace) -> None:
     """Print ``text``, or write it (UTF-8, atomically) to ``-o FILE``. Control characters that
     came from the database (a hand-edited device name) are shown escaped, line by line."""
     text = "\n".join(escape(line) for line in text.split("\n"))
-    if not args.output:
+    if not args.output or is_stdout(args.output):  # -o /dev/stdout: at stdout's position
         sys.stdout.write(text)
         return
     check_writable_dir(args.output)
@@ -329,6 +331,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.sources < 20:
         log.warning("--sources %d is below the 20 the end-to-end check is meant to use", args.sources)
     jobs: list[tuple[GraphClass, object, str]] = [(gc, None, "") for gc in _classes(args)]
+    if args.replay and not args.graph:
+        _check_replayable([gc for gc, _, _ in jobs], args)
     if not args.replay:
         from sssp.gpu import is_available
 
@@ -398,6 +402,36 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(about))
     return 0
+
+
+def _check_replayable(classes: list[GraphClass], args: argparse.Namespace) -> None:
+    """Refuse, before any work, a replay of classes whose recorded measurements do not ship,
+    naming those that do (for this algorithm, variant, scope and kernels, else all that ship)."""
+    from .pipeline import TuneOptions, cache_path, recorded_dir, store_recorded_bests
+
+    kernels_ = KERNELS if args.kernel == "all" else (args.kernel,)
+    root = recorded_dir() / "kt_cache"
+    shipped: dict[tuple[str, str, str], set[GraphClass]] = {}
+    for r in store_recorded_bests():
+        for scope in SCOPES:
+            opts = TuneOptions(kernels=kernels_, scope=scope, algorithm=r.algorithm, variant=r.variant)
+            if all(cache_path(root, r.kernel_version.digest, r.device.name, r.graph_class, k, opts).exists()
+                   for k in kernels_):
+                shipped.setdefault((r.algorithm, r.variant, scope), set()).add(r.graph_class)
+
+    def names(gcs: Iterable[GraphClass]) -> str:
+        return ", ".join(str(gc) for gc in sorted(gcs, key=lambda gc: (gc.nodes, gc.mean_degree, gc.diameter)))
+
+    key = (args.algorithm, args.variant, args.scope)
+    missing = [gc for gc in classes if gc not in shipped.get(key, ())]
+    if not missing:
+        return
+    what = f"{args.algorithm}/{args.variant}, --scope {args.scope}"
+    if key in shipped:
+        raise SSSPError(f"no recorded measurements ship for class {names(missing)} ({what}); "
+                        f"--replay can replay {names(shipped[key])}")
+    others = "; ".join(f"{a}/{v} --scope {sc}: {names(gcs)}" for (a, v, sc), gcs in sorted(shipped.items()))
+    raise SSSPError(f"no recorded measurements ship for {what}; recorded are {others or 'none'}")
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
