@@ -191,6 +191,25 @@ def test_replay_of_a_class_that_does_not_ship_lists_those_that_do(tmp_path, caps
         assert shipped in err
 
 
+def test_html_report_draws_its_figures_from_the_shipped_results(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert tune_cli.main(["import", str(ROOT / "tuning_db" / "data" / "h200-engine2.json"), "--db", db]) == 0
+    baselines = ROOT / "benchmarks" / "results" / "h200" / "sssp_vs_boost.csv"
+    out = tmp_path / "report.html"
+    rc, _, err = run(capsys, tune_cli.main, "report", "--db", db, "--baselines", str(baselines), "-o", str(out))
+    assert rc == 0, err  # the format follows the suffix
+    html = out.read_text(encoding="utf-8")
+    assert html.count('<img src="data:image/svg+xml;base64,') == 2
+    assert "sssp_vs_boost.csv, not measured by this command" in html
+    with pytest.raises(SystemExit) as exc:
+        tune_cli.main(["report", "--db", db, "--baselines", str(baselines)])  # Markdown has no figures
+    assert exc.value.code == 2 and "--format html" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("graph,boost_ms\nx,1\n")
+    rc, _, err = run(capsys, tune_cli.main, "report", "--db", db, "--format", "html", "--baselines", str(bad))
+    assert rc == 1 and "bad.csv" in err and "gpu_ms" in err
+
+
 # -- the library --------------------------------------------------------------------------------
 def small_graph() -> sssp.Graph:
     return sssp.Graph([0, 1, 2, 2], [1, 2], [3, 4])

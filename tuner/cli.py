@@ -60,7 +60,7 @@ examples:
   tune run --replay --all                       # no GPU: replay recorded measurements
   tune engine --all                             # engine 2: loop, mapping and launch, end to end
   tune report                                   # Table 1 and the speedups, from the database
-  tune report --format html -o table1.html
+  tune report --format html -o report.html     # with figures; add --baselines FILE.csv for Boost/GAP
   tune report --format csv > results.csv        # one tidy table, for pandas
   tune show --device-name H200
   tune export -o results.json && tune import results.json --db sqlite:///other.sqlite
@@ -208,6 +208,10 @@ def _add_report_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                                    "GPU) and the end-to-end speedups, from the stored results. "
                                    "CSV gives one tidy table with every figure instead.")
     _add_output_options(p, what="report")
+    p.add_argument("--baselines", metavar="FILE.csv",
+                   help="benchmark times (columns graph, gpu_ms, boost_ms, gap_ms, as "
+                        "benchmarks/bench_sssp.py writes them) for the HTML report's dot plot of "
+                        "the GPU against Boost and GAP, e.g. benchmarks/results/h200/sssp_vs_boost.csv")
     p.set_defaults(func=cmd_report, parser=p)
     return p
 
@@ -488,16 +492,41 @@ def cmd_report(args: argparse.Namespace) -> int:
     from . import report
 
     fmt = _format(args)
+    if args.baselines and fmt != "html":
+        args.parser.error("--baselines draws a figure of the HTML report: add --format html")
+    baselines = None
+    if args.baselines:  # read first: a bad file fails before the database is opened
+        from .figures import read_baselines
+
+        try:
+            text = Path(args.baselines).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise SSSPError(f"cannot read --baselines {escape(args.baselines)!r}: "
+                            f"{getattr(err, 'strerror', None) or err}") from err
+        baselines = read_baselines(text, escape(args.baselines))
     store = _store(args)
     selected = report.select(_records(store), device_name=args.device_name)
     if fmt == "csv":
         text = report.long_table(selected)
     else:
-        tables = [report.table1_data(selected)]
+        tables = []  # Table 1 shows the paper's kernels, which a database of tune engine lacks
+        if not all(report.is_engine2(r) for r in selected):
+            tables.append(report.table1_data(selected))
         if any(report.is_engine2(r) for r in selected):
             tables.append(report.engine_table_data(selected))
         tables.append(report.speedup_table_data(selected))
-        text = report.render(tables, fmt, about=report.about(selected, database=store.url))
+        figures, notes = [], []
+        if fmt == "html":
+            from . import figures as draw
+
+            figures.append(draw.speedup_heatmap(selected))
+            if baselines is not None:
+                figures.append(draw.baseline_dotplot(baselines, source=Path(args.baselines).name))
+            else:
+                notes.append("The GPU against Boost and GAP: give the benchmark times with --baselines "
+                             "FILE.csv (e.g. benchmarks/results/h200/sssp_vs_boost.csv) for that figure.")
+        text = report.render(tables, fmt, about=report.about(selected, database=store.url),
+                             figures=figures, notes=notes)
     _emit(text, args)
     return 0
 
