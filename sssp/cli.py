@@ -399,16 +399,14 @@ def _source_index(graph: Any, source: int, file: str) -> int:
     try:
         return graph.index_of(source)
     except InvalidGraphError as err:
-        reason = str(err)
+        reason = str(err)  # names the range itself for ids 0..n-1
     labels = graph.labels
-    if labels is None:
-        valid = f"0..{graph.n - 1}"
-    elif labels.dtype.kind in "iu":
-        lo, hi = int(labels.min()), int(labels.max())
-        valid = f"{lo}..{hi}" if hi - lo + 1 == graph.n else f"{graph.n} ids between {lo} and {hi}"
-    else:
-        valid = f"{graph.n} ids such as {escape(graph.label_of(0))!r}"
-    if labels is not None:  # index_of names the range itself only for ids 0..n-1
+    if labels is not None:
+        if labels.dtype.kind in "iu":
+            lo, hi = int(labels.min()), int(labels.max())
+            valid = f"{lo}..{hi}" if hi - lo + 1 == graph.n else f"{graph.n} ids between {lo} and {hi}"
+        else:
+            valid = f"{graph.n} ids such as {escape(graph.label_of(0))!r}"
         reason += f": the node ids of {escape(file)} are {valid}"
     raise SSSPError(f"--source {source}: {reason}; without --source the source is the first "
                     f"node, {escape(graph.label_of(0))}")

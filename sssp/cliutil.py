@@ -141,8 +141,8 @@ def atomic_output(path: str | Path, suffix: str) -> Iterator[Path]:
     old one. A symbolic link: the same, for the file it points to (the link stays a link). A FIFO,
     a character device (``/dev/null``, a terminal) or stdout's file (``/dev/stdout``, piped or
     redirected; see :func:`is_stdout`): the path itself, written directly, since replacing it
-    would destroy it or write where no reader looks. Anything else (a folder, a socket, a block device) is
-    refused.
+    would destroy it or write where no reader looks. Anything else (a folder, a socket, a block
+    device) is refused.
 
     ``suffix`` ends the temporary file's name, for writers that insist on one (``.npz``).
     """
