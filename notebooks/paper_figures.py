@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import csv
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, ScalarFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from tqdm import TqdmWarning
+
+# Optuna (through tuning_db) imports tqdm.auto, which warns in a Jupyter kernel without
+# ipywidgets that it cannot draw widget progress bars. This module draws no progress bar.
+warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -69,6 +75,14 @@ def _label(rec: recorded.Recorded | None) -> str:
 
 def _degree(graph: str) -> int:
     return int(graph.rsplit("deg", 1)[1])
+
+
+def _log_ratio_axis(axis, unit: str = "×") -> None:
+    """Ticks at 1, 2, 5 per decade, labelled as numbers (``2×``), on a log axis: matplotlib's
+    default labels only powers of ten, so a range within one decade shows one label ("1.0")."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}{unit}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 # -- experiment 1 -------------------------------------------------------------------------------
@@ -194,35 +208,61 @@ def _auto(rec: recorded.Recorded | None) -> dict[str, dict]:
             if r["algorithm"].startswith("auto:") and r["status"] == "ok" and r["backend"] == "gpu"}
 
 
+# One colour and marker per solver, the same in every panel (five combinations, nothing else).
+SOLVER_STYLE = {
+    "GPU Crauser, default": ("tab:blue", "o"),
+    "GPU Crauser, tuned": ("tab:cyan", "s"),
+    "GPU Martín, default": ("tab:red", "^"),
+    "CPU Crauser": ("tab:green", "v"),
+    "Boost Dijkstra": ("k", "D"),
+}
+
+
 def exp2_other_times(d: claims.Data) -> Figure:
-    """(A) real, Kronecker and social graphs: one point per graph (families by marker, solvers by
-    colour), against the edge count; no line joins unrelated graphs."""
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    """(A) real, Kronecker and social graphs: a dot plot, one row per graph (grouped by family,
+    by edge count within it), one dot per solver; no line joins unrelated graphs, and the legend
+    sits above the data."""
     rec = d.exp2
-    markers = dict(zip(_families(rec), "osD^v<>pP*Xh", strict=False))
-    drawn = False
-    for (label, algo, variant, backend, config), color in zip(
-            SOLVERS, ("tab:blue", "tab:cyan", "tab:red", "tab:green", "k"), strict=True):
-        rows = [r for r in _select(rec, algo, variant, backend, config).values()
-                if r["family"] in markers and time_ms(r) is not None]
-        for fam, mk in markers.items():
-            pts = [(float(r["m"]), time_ms(r)) for r in rows if r["family"] == fam]
-            if pts:
-                ax.scatter(*zip(*pts, strict=True), marker=mk, color=color, s=22, alpha=0.8)
-                drawn = True
-        if rows:
-            ax.scatter([], [], color=color, marker="o", label=label)
-    if drawn:
-        for fam, mk in markers.items():
-            ax.scatter([], [], color="0.5", marker=mk, label=f"family: {fam}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("edges (arcs)")
-        ax.set_ylabel("time per source (ms)")
-        ax.legend(fontsize=7, ncol=2)
-    else:
+    families = _families(rec)
+    solvers = [(label, _select(rec, algo, variant, backend, config))
+               for label, algo, variant, backend, config in SOLVERS]
+    graphs: dict[str, Mapping[str, str]] = {}
+    for _, rows in solvers:
+        for g, r in rows.items():
+            if r["family"] in families and time_ms(r) is not None:
+                graphs.setdefault(g, r)
+    order = sorted(graphs, key=lambda g: (families.index(graphs[g]["family"]), float(graphs[g]["m"]), g))
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.24 * max(len(order), 4)))
+    if not order:
         _empty(ax, "no real, Kronecker or social graph rows")
-    ax.set_title(f"Experiment 2 (A), real/Kronecker/social graphs — {_label(rec)}", fontsize=10)
+        ax.set_title(f"Experiment 2 (A), real/Kronecker/social graphs — {_label(rec)}", fontsize=10)
+        fig.tight_layout()
+        return fig
+    row = {g: i for i, g in enumerate(order)}
+    boundaries = [i - 0.5 for i in range(1, len(order)) if graphs[order[i - 1]]["family"] != graphs[order[i]]["family"]]
+    ax.hlines(boundaries, 0, 1, transform=ax.get_yaxis_transform(), color="0.6", lw=0.8, zorder=1)
+    for label, rows in solvers:
+        pts = [(time_ms(r), row[g]) for g, r in rows.items() if g in row and time_ms(r) is not None]
+        if pts:
+            colour, marker = SOLVER_STYLE[label]
+            ax.scatter(*zip(*pts, strict=True), color=colour, marker=marker, s=24, label=label, zorder=3)
+    ax.set_yticks(range(len(order)),
+                  [f"{g} ({float(graphs[g]['m']) / 1e6:.2g}M arcs)" for g in order], fontsize=7)
+    ax.set_ylim(len(order) - 0.4, -0.6)  # first family on top
+    ax.yaxis.grid(True, color="0.93", lw=0.7)
+    ax.set_axisbelow(True)
+    for i, g in enumerate(order):
+        if i == 0 or graphs[order[i - 1]]["family"] != graphs[g]["family"]:
+            ax.annotate(graphs[g]["family"], xy=(1.01, i - 0.4), xycoords=("axes fraction", "data"),
+                        fontsize=8, va="top", color="0.3")
+    ax.set_xscale("log")
+    _log_ratio_axis(ax.xaxis, unit="")
+    ax.set_xlabel("time per source (ms)")
+    ax.set_ylabel("graph (arcs), by family")
+    ax.legend(fontsize=8, ncol=len(SOLVER_STYLE), loc="lower left", bbox_to_anchor=(0.0, 1.0),
+              frameon=False, handletextpad=0.2, columnspacing=1.0)
+    ax.set_title(f"Experiment 2 (A), real/Kronecker/social graphs — {_label(rec)}", fontsize=10,
+                 pad=24)
     fig.tight_layout()
     return fig
 
@@ -255,8 +295,7 @@ def tuned_vs_default(d: claims.Data, paper: Mapping[str, claims.PaperValue]) -> 
                 color=["0.6" if b.kept_default else COLORS.get(b.graph_class.size, "tab:blue") for b in best])
         ax2.tick_params(axis="x", rotation=60, labelsize=7)
         ax2.set_yscale("log")
-        ax2.yaxis.set_major_formatter(ScalarFormatter())
-        ax2.yaxis.set_minor_formatter(NullFormatter())
+        _log_ratio_axis(ax2.yaxis)
         ax2.axhline(1, color="k", lw=0.8)
         ax2.axhline(paper_speedup, color="r", ls=":", label=f"paper: {paper_speedup:.2f}×")
         ax2.set_ylabel("default / tuned median time (×)")
@@ -402,14 +441,22 @@ def table1_side_by_side(best: Sequence) -> str:
             cells += [paper[(size, kernel)][f"{paper_deg} F"], paper[(size, kernel)][f"{paper_deg} K"]]
             cells += [ours.get((size, kernel), {}).get(f"{deg} {dev}", report.MISSING) for dev in devices]
         lines.append("| " + " | ".join(cells) + " |")
-    foot = ["", "F = GTX 480 (Fermi), K = GTX 680 (Kepler): the paper's Table 1 (PAPER.md). "
+    foot = ["F = GTX 480 (Fermi), K = GTX 680 (Kepler): the paper's Table 1 (PAPER.md). "
             + (f"{', '.join(devices)}: recorded tuning results, {d_label(best)}." if devices
                else "No recorded tuning results: " + NOT_MEASURED + ".")]
-    foot += [f"{n}" for n in notes]
+    foot += list(notes)
     foot.append("The H200 cells are the per-kernel picks of the tuner (block size-L1 state; S = "
                 "max-shared carveout, `/xK` = K threads per node in relax); L1 'A'/'N' on Hopper is a "
                 "carveout preference, not Fermi/Kepler's fixed split.")
-    return "\n".join(lines + foot)
+    # One paragraph per footnote (a blank line between): lines that follow each other would join
+    # into one, and a note starting with "*" would become a bullet.
+    paragraphs = [_md_escape_marker(n) for n in foot]
+    return "\n".join(lines) + "\n\n" + "\n\n".join(paragraphs)
+
+
+def _md_escape_marker(text: str) -> str:
+    """A paragraph that starts with a list marker (``*``, ``-``, ``+``) shown as text."""
+    return "\\" + text if text[:1] and text[:1] in "*-+" else text
 
 
 def d_label(best: Sequence) -> str:

@@ -8,6 +8,7 @@ from .config import ConfigSource, KernelConfig, LaunchConfig
 from .convert import as_graph
 from .errors import (
     BackendUnavailableError,
+    ConfigIgnoredWarning,
     GraphFormatError,
     InvalidArgumentError,
     InvalidGraphError,
@@ -15,6 +16,7 @@ from .errors import (
     KernelCompileError,
     SolverError,
     SSSPError,
+    SSSPWarning,
     StoreError,
     TuningError,
     UnknownClassError,
@@ -28,6 +30,7 @@ from .solve import Solver, clear_solver_cache, solve
 __all__ = [
     "UNREACHABLE",
     "BackendUnavailableError",
+    "ConfigIgnoredWarning",
     "ConfigSource",
     "Graph",
     "GraphClass",
@@ -43,6 +46,7 @@ __all__ = [
     "NearestSourceResult",
     "SSSPError",
     "SSSPResult",
+    "SSSPWarning",
     "Solver",
     "SolverError",
     "StoreError",

@@ -17,11 +17,12 @@ import stat
 import sys
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import SSSPError
+from .errors import SSSPError, SSSPWarning
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -29,6 +30,7 @@ __all__ = [
     "atomic_output",
     "check_writable_dir",
     "escape",
+    "is_stdout",
     "is_stream",
     "logging_to_stderr",
     "non_negative_int",
@@ -119,26 +121,42 @@ def is_stream(path: str | Path) -> bool:
     return mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode))
 
 
+def is_stdout(path: str | Path) -> bool:
+    """True when ``path`` is the file this process's stdout writes to: ``/dev/stdout`` or
+    ``/dev/fd/1`` (a pipe, a terminal, or the file stdout was redirected to), or that file by
+    its own name. Such output goes through stdout itself, at its position: reopening the path
+    would truncate a file opened for appending (``>>``)."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError):  # no such path; stdout without a descriptor
+        return False
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | Path, suffix: str) -> Iterator[Path]:
     """The path a writer should write ``path`` through.
 
     A new path or an existing regular file: a fresh temporary file beside it, renamed over it
     only if the block succeeds, so an error never leaves a half-written file nor replaces a good
-    old one. A symbolic link: the same, for the file it points to (the link stays a link). A FIFO
-    or a character device (``/dev/stdout``, ``/dev/null``): the path itself, written directly,
-    since replacing it would destroy it. Anything else (a folder, a socket, a block device) is
-    refused.
+    old one. A symbolic link: the same, for the file it points to (the link stays a link). A FIFO,
+    a character device (``/dev/null``, a terminal) or stdout's file (``/dev/stdout``, piped or
+    redirected; see :func:`is_stdout`): the path itself, written directly, since replacing it
+    would destroy it or write where no reader looks. Anything else (a folder, a socket, a block
+    device) is refused.
 
     ``suffix`` ends the temporary file's name, for writers that insist on one (``.npz``).
     """
     given = Path(path)
-    target = Path(os.path.realpath(given))
     try:
-        mode = _mode(target)
+        # The path itself first, links followed: realpath cannot resolve /dev/stdout when it is
+        # a pipe (it gives /proc/PID/fd/pipe:[N], which does not exist).
+        mode = _mode(given)
+        target = Path(os.path.realpath(given))
+        if mode is None:
+            mode = _mode(target)
     except OSError as err:
         raise SSSPError(f"cannot write {escape(given)!r}: {err.strerror or err}") from err
-    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or is_stdout(given)):
         try:
             yield given
         except OSError as err:
@@ -162,7 +180,9 @@ def atomic_output(path: str | Path, suffix: str) -> Iterator[Path]:
 @contextlib.contextmanager
 def logging_to_stderr(prog: str, verbosity: int) -> Iterator[None]:
     """Route library logs to (the current) stderr for one command, then restore; WARNING and
-    above by default, INFO with ``-v``, DEBUG with ``-vv``."""
+    above by default, INFO with ``-v``, DEBUG with ``-vv``. The library's :mod:`warnings`
+    (:class:`sssp.SSSPWarning`) are shown the same way, one line each: a command-line user has
+    no use for the file and line Python's default display names."""
     root = logging.getLogger()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{prog}: %(levelname)s: %(name)s: %(message)s"))
@@ -171,8 +191,18 @@ def logging_to_stderr(prog: str, verbosity: int) -> Iterator[None]:
     old_level = root.level
     root.addHandler(handler)
     root.setLevel(min(level, old_level) if old_level else level)
+
+    def show(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+        if issubclass(category, SSSPWarning):
+            sys.stderr.write(f"{prog}: WARNING: {escape(message)}\n")
+        else:
+            default_show(message, category, *_, **__)
+
     try:
-        yield
+        with warnings.catch_warnings():  # restores showwarning and the filters afterwards
+            default_show = warnings.showwarning
+            warnings.showwarning = show
+            yield
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)

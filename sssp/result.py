@@ -14,8 +14,15 @@ from .errors import InvalidArgumentError, InvalidTypeError
 
 UNREACHABLE: int = int(np.iinfo(np.int64).max)
 """Distance of a node that cannot be reached from the source on a graph with integer weights
-(``dist[v] == UNREACHABLE``); real-weighted graphs use ``inf``, and :attr:`SSSPResult.dist_float`
-uses ``inf`` for both."""
+(``dist[v] == UNREACHABLE``, ``2**63 - 1``); real-weighted graphs use ``inf``, and
+:attr:`SSSPResult.dist_float` uses ``inf`` for both.
+
+.. warning::
+   ``UNREACHABLE`` is the largest int64, so arithmetic on raw integer distances overflows
+   silently: ``r.dist + 1`` is ``-2**63`` (negative) at every unreachable node, and
+   ``r.dist.sum()`` or ``r.dist[u] + w`` wrap the same way. Mask first (``r.dist[r.reached]``)
+   or use ``r.dist_float`` (float64 with ``inf``, SciPy's and NetworkX's convention, where
+   ``inf + 1`` stays ``inf``; exact up to 2**53)."""
 
 ALGORITHMS = ("dijkstra", "martin", "crauser", "crauser-in", "crauser-inout", "near-far")
 """``crauser``: the OUT criterion; ``crauser-in``: the IN criterion; ``crauser-inout``: both;
@@ -37,9 +44,11 @@ class SSSPResult:
     Attributes
     ----------
     dist : ndarray, int64 or float64, shape (n,)
-        δ(v). On graphs with integer weights: int64, exact, :data:`UNREACHABLE` for nodes that
-        cannot be reached. On graphs with real weights: float64, ``inf`` for those nodes.
-        :attr:`dist_float` gives float64 with ``inf`` whatever the graph.
+        δ(v). On graphs with integer weights: int64, exact, :data:`UNREACHABLE` (``2**63 - 1``)
+        for nodes that cannot be reached. On graphs with real weights: float64, ``inf`` for
+        those nodes. :attr:`dist_float` gives float64 with ``inf`` whatever the graph.
+        **Do not compute on integer** ``dist`` **unmasked**: ``dist + 1`` overflows to a
+        negative number at unreachable nodes; use ``dist[reached]`` or :attr:`dist_float`.
     pred : ndarray, int32, shape (n,), or None
         A predecessor on a shortest path; -1 for the source and unreached nodes. None when the
         solve was asked for no tree (``return_predecessors=False``: on the GPU that skips the

@@ -15,7 +15,13 @@ import numpy as np
 
 from .config import ConfigSource, LaunchConfig
 from .convert import as_graph
-from .errors import BackendUnavailableError, InvalidArgumentError, InvalidTypeError
+from .errors import (
+    BackendUnavailableError,
+    ConfigIgnoredWarning,
+    InvalidArgumentError,
+    InvalidTypeError,
+    warn,
+)
 from .graph import Graph
 from .result import (
     ALGORITHMS,
@@ -110,6 +116,7 @@ class Solver:
             raise InvalidArgumentError("algorithm 'auto' picks its own configuration: pass an algorithm with config=")
         if algorithm is None and delta is not None:
             algorithm = "near-far"  # a Δ names near-far
+        requested = algorithm
         self.graph = graph
         self.variant = variant
         self.delta = delta
@@ -164,11 +171,12 @@ class Solver:
         elif tuned or config is not None:
             what = "tuned=True" if config is None else "config="
             why = ("backend 'cpu' was asked for" if backend == "cpu"
-                   else f"algorithm {algorithm!r} runs on the CPU only" if algorithm in CPU_ONLY_ALGORITHMS
+                   else f"algorithm {requested!r} runs on the CPU only" if requested in CPU_ONLY_ALGORITHMS
                    else "no GPU is usable here")
-            # A warning, not info: the user asked for something that will not happen.
-            log.warning("%s is ignored: it applies to the GPU backend only, and %s; "
-                        "solving on the CPU", what, why)
+            # warnings.warn, not logging: the caller asked for something that will not happen,
+            # and can filter it or assert it (pytest.warns) by its category.
+            warn(f"{what} is ignored: it applies to the GPU backend only, and {why}; solving on "
+                 "the CPU", ConfigIgnoredWarning)
 
     @staticmethod
     def _resolve_backend(backend: str, algorithm: str) -> str:

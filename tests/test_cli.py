@@ -125,7 +125,7 @@ def test_solve_roundtrip_matches_library(graph_file, tmp_path, capsys):
     np.testing.assert_array_equal(got, expected.dist)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dist.npy"]
     fields = pairs(out)
-    assert fields["algorithm"] == "crauser/successors"
+    assert fields["algorithm"] == f"{expected.algorithm}/successors"  # the CPU default rule
     assert fields["backend"] == "cpu"
     assert fields["iterations"] == str(expected.iterations)
     assert fields["time"].endswith(" ms")
@@ -159,7 +159,8 @@ def test_solve_many_sources_json(graph_file, capsys):
     assert data["backend"] == "cpu" and data["config"] is None
     assert len(data["runs"]) == 4
     g = sssp.load(graph_file)
-    assert [r["source"] for r in data["runs"]] == list(sssp.graph.iter_sources(g, 4, seed=1))
+    sources = [r["source"] for r in data["runs"]]
+    assert sources == np.random.default_rng(1).choice(g.n, size=4, replace=False).tolist()
     times = sorted(r["time_ms"] for r in data["runs"])
     assert data["median_ms"] == pytest.approx((times[1] + times[2]) / 2)
     for r in data["runs"]:
@@ -438,29 +439,27 @@ class _FakeTerminal(io.StringIO):
         return True
 
 
-def test_write_progress_only_on_a_terminal(tmp_path, monkeypatch):
+def test_write_progress_only_on_a_terminal(monkeypatch):
     from sssp import cli
 
-    g = sssp.generate("random", size=1024, degree=8, seed=0)
     monkeypatch.setattr(cli, "SAVE_PROGRESS_DELAY_S", 0)
 
-    def slow_write(path):
-        with open(path, "wb") as fh:
-            for _ in range(4):
-                fh.write(b"x" * 50_000)
-                fh.flush()
-                time.sleep(0.3)
+    def slow_write(progress):
+        for i in range(1, 5):
+            progress(i * 50_000, 200_000)
+            time.sleep(0.3)
 
     term = _FakeTerminal()
     monkeypatch.setattr(sys, "stderr", term)
-    with cli._progress_of_file(tmp_path / "a.npz", g, compress=True):
-        slow_write(tmp_path / "a.npz")
+    with cli._write_progress() as progress:
+        slow_write(progress)
     assert "write" in term.getvalue() and "kB" in term.getvalue()  # bytes, as they were written
+    assert "/195k" in term.getvalue()  # of the total (200 000 B in KiB)
 
     log = io.StringIO()  # not a terminal: nothing at all
     monkeypatch.setattr(sys, "stderr", log)
-    with cli._progress_of_file(tmp_path / "b.npz", g, compress=True):
-        slow_write(tmp_path / "b.npz")
+    with cli._write_progress() as progress:
+        slow_write(progress)
     assert log.getvalue() == ""
 
 
@@ -481,6 +480,7 @@ def test_solve_reports_the_algorithm_that_ran(graph_file, capsys):
     rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "auto", "--json")
     assert rc == 0 and json.loads(out)["algorithm"] == "dijkstra"
     rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--json")
-    assert rc == 0 and json.loads(out)["algorithm"] == "crauser"
+    default = sssp.cpu.default_algorithm(sssp.load(graph_file), "successors")
+    assert rc == 0 and json.loads(out)["algorithm"] == default  # the CPU default rule
     rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "near-far")
     assert rc == 0 and "near-far/successors" in out

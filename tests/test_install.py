@@ -1,7 +1,8 @@
 """``pip install .`` (not editable) gives a working CPU install: the wheel holds the packages and
-their data, declares Kernel Tuner as a core dependency (pycuda only in the gpu extra), and from
-a fresh environment outside the repository ``tune report``, a replay and the notebooks' reading
-code work.
+their data (with ``py.typed``), its metadata are complete (SPDX license expression, the LICENSE
+file, classifiers PyPI knows, project URLs), it declares Kernel Tuner as a core dependency
+(pycuda only in the gpu extra), and from a fresh environment outside the repository ``tune
+report`` (HTML with its figures too), a replay and the notebooks' reading code work.
 
 The wheel is built offline (``--no-build-isolation``, with the dev extra's setuptools) and
 installed with ``--no-deps`` into a new virtual environment; the dependencies come from this
@@ -43,12 +44,46 @@ def wheel(tmp_path_factory) -> Path:
     return whl
 
 
-def requirements(whl: Path) -> list[str]:
+def metadata(whl: Path) -> list[tuple[str, str]]:
+    """The wheel's core metadata headers, in order (the description that follows is left out)."""
     with zipfile.ZipFile(whl) as z:
         meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         text = z.read(meta).decode()
-    return [line.split(":", 1)[1].strip() for line in text.splitlines()
-            if line.startswith("Requires-Dist:")]
+    headers = text.split("\n\n", 1)[0]
+    return [(k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in headers.splitlines())]
+
+
+def requirements(whl: Path) -> list[str]:
+    return [v for k, v in metadata(whl) if k == "Requires-Dist"]
+
+
+def test_wheel_metadata_license_classifiers_and_urls(wheel):
+    """An SPDX license expression (not setuptools' deprecated table), the LICENSE file shipped,
+    classifiers PyPI knows, and project URLs."""
+    from trove_classifiers import classifiers as known
+
+    meta = metadata(wheel)
+    fields = dict(meta)
+    assert fields["Metadata-Version"] >= "2.4"
+    assert fields["License-Expression"] == "MIT" and "License" not in fields
+    assert fields["License-File"] == "LICENSE"
+    names = zipfile.ZipFile(wheel).namelist()
+    (license_file,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    text = zipfile.ZipFile(wheel).read(license_file).decode()
+    assert text.startswith("MIT License") and "Permission is hereby granted" in text
+    assert text == (ROOT / "LICENSE").read_text()
+    classifiers = [v for k, v in meta if k == "Classifier"]
+    assert classifiers and not [c for c in classifiers if c not in known], "unknown classifiers"
+    assert "Typing :: Typed" in classifiers
+    assert not [c for c in classifiers if c.startswith("License ::")]  # the expression says it
+    urls = [v for k, v in meta if k == "Project-URL"]
+    assert urls and all(re.fullmatch(r"[\w ]+, https://\S+", u) for u in urls), urls
+
+
+def test_every_package_ships_py_typed(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    for pkg in ("sssp", "tuner", "tuning_db", "kernels"):
+        assert f"{pkg}/py.typed" in names
 
 
 def test_wheel_declares_kernel_tuner_core_and_pycuda_gpu_only(wheel):
@@ -102,6 +137,15 @@ def test_tune_report_from_the_shipped_results(installed):
     out = sh(venv / "bin" / "tune", "report", env=env, cwd=base)
     assert "as in the paper's Table 1" in out and "NVIDIA H200" in out
     assert "results: recorded" in out
+
+
+def test_html_report_with_its_figures(installed):
+    venv, env, base = installed
+    baselines = ROOT / "benchmarks" / "results" / "h200" / "sssp_vs_boost.csv"
+    out = base / "report.html"
+    sh(venv / "bin" / "tune", "report", "--format", "html", "--baselines", baselines, "-o", out,
+       env=env, cwd=base)
+    assert out.read_text().count('<img src="data:image/svg+xml;base64,') == 2
 
 
 def test_replay_works_without_a_gpu(installed):

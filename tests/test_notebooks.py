@@ -39,6 +39,10 @@ def test_notebook_executes(path):
     client.execute()  # raises CellExecutionError if any cell raises
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
+    # Nothing on stderr (a reader sees it in red): no warning of a library, no log line.
+    stderr = [o["text"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "stream" and o.get("name") == "stderr"]
+    assert not stderr, stderr
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert images, "no figure was drawn"
 
@@ -120,7 +124,8 @@ def test_exp2_lines_never_join_two_sizes(data):
             assert list(line.get_xdata()) == [2, 20, 200, 2000]
     fig = pf.exp2_other_times(data)
     _check_axes(fig)
-    assert not fig.axes[0].lines  # points only: unrelated real graphs are never joined
+    ax = fig.axes[0]
+    assert not ax.lines  # points only: unrelated real graphs are never joined
 
 
 def test_tuned_boost_and_memory_figures(data):
@@ -144,3 +149,46 @@ def test_missing_files_show_not_measured(tmp_path):
     assert texts and all(t.startswith("not measured") for t in texts)
     table = pf.table1_side_by_side([])
     assert "192-A" in table and "No recorded tuning results" in table
+
+
+def test_other_graphs_use_one_style_per_solver_and_keep_the_legend_off_the_data(data):
+    import numpy as np
+    from matplotlib.collections import PathCollection
+
+    fig = pf.exp2_other_times(data)
+    ax = fig.axes[0]
+    points = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    styles = {(tuple(np.round(c.get_facecolor()[0], 3)), c.get_paths()[0].vertices.tobytes()) for c in points}
+    assert len(styles) == len(points) <= len(pf.SOLVER_STYLE)  # one colour x marker per solver
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.y0 >= ax.get_window_extent().y1 - 1  # above the axes, not over the dots
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "fe_body (0.33M arcs)" in labels and "kronecker-logn16 (6M arcs)" in labels
+
+
+def test_log_axes_label_more_than_one_tick():
+    """Exp 2 (B)'s right panel, on the recorded tuning results (speedups 1-7x: one decade)."""
+    fig = pf.tuned_vs_default(pf.load("h200"), pf.paper_values())
+    fig.canvas.draw()
+    ax = fig.axes[1]
+    assert ax.get_yscale() == "log"
+    lo, hi = ax.get_ylim()
+    shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
+    assert len(shown) >= 2 and all(t.endswith("×") for t in shown), shown
+
+
+def test_table1_footnotes_are_separate_paragraphs():
+    import importlib.resources as resources
+
+    from tuning_db import Store
+
+    with Store("sqlite://", seed=False) as store:
+        store.import_json(resources.files("tuning_db") / "data" / "h200.json", trials=False)
+        best = store.all_best()
+    text = pf.table1_side_by_side(best)
+    foot = text.split("\n\n", 1)[1]
+    paragraphs = foot.split("\n\n")
+    assert len(paragraphs) >= 3 and all("\n" not in p for p in paragraphs)
+    assert not any(p.startswith(("* ", "- ", "+ ")) for p in paragraphs)  # no accidental bullet
+    assert any(p.startswith("\\* tuned configuration") for p in paragraphs)

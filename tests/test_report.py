@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import dataclasses
 import datetime as dt
 import io
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -156,7 +159,7 @@ def test_replay_label_iff_a_record_is_replayed(full, fmt):
         recs = [make(c, replay=i == 5) for i, c in enumerate(paper_classes())]
         rows = list(csv.DictReader(io.StringIO(report.long_table(recs))))
         assert {r["results"] for r in rows} == {"recorded", "replayed"}
-        assert [r["replay"] for r in rows].count("True") == 3  # one record, three kernels
+        assert [r["replay"] for r in rows].count("True") == 1  # one row per record
         return
     assert report.REPLAY_LABEL not in report.table1(full, fmt=fmt)
     recs = [make(c, replay=i == 5) for i, c in enumerate(paper_classes())]
@@ -188,9 +191,9 @@ def test_latex_escapes_specials():
     odd = DeviceRecord("GPU_1 50% R&D", "GPU-z", "9.0", 1, "1", "1")
     text = report.show_table([make(GraphClass("24k", "deg2"), device=odd)], fmt="latex")
     assert r"GPU\_1 50\% R\&D" in text
-    assert "\\begin{tabular}" in text and "\\hline" in text and "\\end{table}" in text
-    body = [ln for ln in text.splitlines() if ln.endswith(r"\\")]
-    assert all(ln.count(" & ") == 10 for ln in body)  # 11 columns, no stray unescaped "&"
+    assert "\\begin{longtable}" in text and "\\hline" in text and "\\end{document}" in text
+    body = [ln for ln in text.splitlines() if ln.endswith(r"\\") and " & " in ln]
+    assert body and all(ln.count(" & ") == 10 for ln in body)  # 11 columns, no stray unescaped "&"
 
 
 def test_csv_grid(full):
@@ -272,7 +275,7 @@ def test_html_is_a_complete_utf8_document(full):
             self.stack: list[str] = []
 
         def handle_starttag(self, tag, attrs):
-            if tag not in ("meta", "br"):
+            if tag not in ("meta", "br", "img"):
                 self.stack.append(tag)
 
         def handle_endtag(self, tag):
@@ -336,13 +339,13 @@ def test_long_table_is_tidy_for_pandas(full):
     recs[1] = make(paper_classes()[1], kept_default=True, replay=True, speedup=0.98765)
     df = pd.read_csv(io.StringIO(report.long_table(recs)))
     assert list(df.columns) == list(report.LONG_HEADER)
-    assert len(df) == 12 * 3  # one row per record and kernel
+    assert len(df) == 12  # one row per record
     assert df["speedup"].dtype == float and df["default_ms"].dtype == float
     assert df["kept_default"].dtype == bool and df["sources"].dtype == "int64"
-    row = df[(df["size"] == "24k") & (df["degree"] == "deg20") & (df["kernel"] == "min")].iloc[0]
+    row = df[(df["size"] == "24k") & (df["degree"] == "deg20")].iloc[0]
     assert row["speedup"] == pytest.approx(0.98765) and row["kept_default"]
-    assert row["results"] == "replayed" and row["config"] == "256-N"
-    assert row["tuned_config"] == picks(paper_classes()[1]).min.label
+    assert row["results"] == "replayed" and row["min"] == "256-N" and row["diameter"] == "lowdiam"
+    assert row["tuned_min"] == picks(paper_classes()[1]).min.label
     assert pd.to_datetime(df["measured_at"]).dt.tz is not None
     assert set(df["device"]) == {"NVIDIA H200"}
 
@@ -386,3 +389,142 @@ def test_engine2_records_get_their_own_table():
     nf = dataclasses.replace(nf, config=fused, tuned_config=fused, options={**nf.options, **fused.options()})
     (row,) = report.engine_table_data([nf]).rows
     assert row[4] == "cluster x16 fused"
+
+
+# -- reports a reader opens: tidy CSV, a LaTeX document that compiles, HTML with figures ----------
+def engine2(cls: GraphClass, *, loop: str = "persistent", algorithm: str = "auto", speedup: float = 3.0,
+            replay: bool = False) -> BestRecord:
+    cfg = LaunchConfig(KernelConfig(1024, "N", 32), loop=loop, blocks_per_sm=1, local_limit=0)
+    return dataclasses.replace(make(cls, speedup=speedup, replay=replay), algorithm=algorithm, config=cfg,
+                               tuned_config=cfg, options=cfg.options(),
+                               kernel_version=KernelVersionRecord("def"))
+
+
+@pytest.fixture
+def mixed() -> list[BestRecord]:
+    """The paper kernels' 12 classes, engine 2 on the same classes, and engine 2 on the
+    high-diameter classes of the same sizes and degrees (keys that differ by diameter only)."""
+    return ([make(c) for c in paper_classes()]
+            + [engine2(c) for c in paper_classes()]
+            + [engine2(GraphClass(size, deg, "highdiam"), loop="cluster", speedup=10.0)
+               for size in ("24k", "49k", "98k") for deg in ("deg2", "deg20")])
+
+
+def test_csv_has_the_full_class_key_and_one_row_per_record(mixed):
+    pd = pytest.importorskip("pandas")
+    df = pd.read_csv(io.StringIO(report.long_table(mixed)))
+    assert len(df) == len(mixed)  # one row per record: no figure is repeated per kernel
+    assert not df.duplicated(list(report.LONG_KEY)).any()
+    assert {"size", "degree", "diameter", "kernel_digest"} <= set(report.LONG_KEY)
+    assert set(df["diameter"]) == {"lowdiam", "highdiam"}
+    both = df[(df["size"] == "24k") & (df["degree"] == "deg2") & (df["kernel_digest"] == "def")]
+    assert sorted(both["diameter"]) == ["highdiam", "lowdiam"]
+    # Sums over rows count each record once.
+    assert df["default_ms"].sum() == pytest.approx(sum(r.default_median_ms for r in mixed))
+    assert set(df["engine"]) == {"paper kernels", "engine 2 (persistent)", "engine 2 (cluster)"}
+    assert {"relax", "min", "update", "tuned_relax", "tuned_min", "tuned_update"} <= set(df.columns)
+
+
+def test_latex_is_a_complete_document(mixed):
+    text = report.render([report.table1_data(mixed), report.engine_table_data(mixed),
+                          report.speedup_table_data(mixed)], "latex", about=report.about(mixed))
+    body = text[text.index(r"\begin{document}"):]
+    assert r"\documentclass" in text.split(r"\begin{document}")[0]
+    assert body.rstrip().endswith(r"\end{document}") and body.count(r"\begin{longtable}") == 3
+    assert "report made:" in body  # the provenance is inside the document
+    # Numbers right-aligned: the speedup table's ms and speedup columns are 'r' columns.
+    spec = re.findall(r"\\begin\{longtable\}\{([^}]*(?:\}[^}]*)*?)\}\n\\caption\{End-to-end", text)
+    assert spec and "rrr" in spec[0]
+
+
+def _compile(tex: str, tmp_path) -> str:
+    """pdflatex twice (longtable), the second run's log."""
+    path = tmp_path / "report.tex"
+    path.write_text(tex, encoding="utf-8")
+    for _ in range(2):
+        proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", path.name],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+    return (tmp_path / "report.log").read_text(errors="replace")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex is not installed (.ci/run installs Debian's texlive-latex-base)")
+@pytest.mark.parametrize("what", ["report", "show", "table1"])
+def test_latex_compiles_and_fits_the_page(what, tmp_path):
+    """The shipped results, rendered as `tune report`, `tune show` and `table1` do: pdflatex
+    accepts the document and no table is wider than the page."""
+    import importlib.resources as resources
+
+    from tuning_db import Store
+
+    with Store("sqlite://", seed=False) as store:
+        for name in ("h200.json", "h200-engine2.json"):
+            store.import_json(resources.files("tuning_db") / "data" / name, trials=False)
+        recs = store.all_best()
+    if what == "report":
+        tables = [report.table1_data(recs), report.engine_table_data(recs), report.speedup_table_data(recs)]
+        tex = report.render(tables, "latex", about=report.about(recs))
+    elif what == "show":
+        tex = report.show_table(recs, "latex")
+    else:
+        tex = report.table1(recs, fmt="latex")
+    log = _compile(tex, tmp_path)
+    assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox.*", log)
+    assert "Rerun" not in log and "Output written on report.pdf" in log
+
+
+def test_html_has_the_heatmap_and_the_dot_plot(mixed):
+    from xml.etree import ElementTree
+
+    from tuner import figures
+
+    baselines = figures.read_baselines(
+        "graph,n,gpu_ms,boost_ms,gap_ms\nrandom-24k-deg2,24576,0.2,2.5,0.3\nt60k,60005,2.0,7.0,1.2\n",
+        "bench.csv")
+    figs = [figures.speedup_heatmap(mixed), figures.baseline_dotplot(baselines, source="bench.csv")]
+    text = report.render([report.speedup_table_data(mixed)], "html", about=report.about(mixed), figures=figs)
+    uris = re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)">', text)
+    assert len(uris) == 2
+    heat, dots = (base64.b64decode(u).decode("utf-8") for u, _ in uris)
+    for svg in (heat, dots):
+        ElementTree.fromstring(svg.encode())  # well-formed SVG
+    assert "1.23×" in heat and "10.00×" in heat and "3.00×" in heat  # every panel's cells, labelled
+    assert "high diameter" in heat and "engine 2" in heat and "paper kernels" in heat
+    assert "t60k" in dots and "random-24k-deg2" in dots and "Boost" in dots
+    assert "12.5x over Boost" in uris[1][1]  # the alt text says what the figure shows
+    assert "recorded benchmark times from bench.csv" in text  # provenance in the caption
+
+
+def test_html_numbers_right_aligned_and_cells_never_wrap(mixed):
+    text = report.render([report.speedup_table_data(mixed)], "html", about=report.about(mixed))
+    style = re.search(r"<style>(.*)</style>", text).group(1)
+    assert re.search(r"th,td\{[^}]*white-space:nowrap", style)
+    assert re.search(r"\.num\{[^}]*text-align:right", style)
+    header = re.search(r"<thead>\s*<tr>(.*?)</tr>", text, re.S).group(1)
+    cells = re.findall(r"<th( class=\"num\")?>([^<]*)</th>", header)
+    numeric = {name for cls, name in cells if cls}
+    assert numeric == {"default ms", "tuned ms", "speedup", "sources"}
+    row = re.search(r"<tbody>\s*<tr>(.*?)</tr>", text, re.S).group(1)
+    assert re.search(r'<td class="num">\d+\.\d\d\d</td>', row) and re.search(r'<td>\d+k/deg', row)
+
+
+def test_figures_label_replayed_and_recorded_data():
+    from tuner import figures
+
+    recs = [make(c, replay=c.degree == "deg2") for c in paper_classes()]
+    fig = figures.speedup_heatmap(recs)
+    assert report.REPLAY_LABEL in fig.svg
+    assert any("recorded" in n for n in fig.notes)
+    assert report.REPLAY_LABEL not in figures.speedup_heatmap([make(c) for c in paper_classes()]).svg
+
+
+def test_bad_baselines_name_the_file_and_line():
+    from tuner import figures
+
+    with pytest.raises(TuningError, match=r"b\.csv: .*gpu_ms"):
+        figures.read_baselines("graph,boost_ms\ng,1\n", "b.csv")
+    with pytest.raises(TuningError, match=r"b\.csv:3: boost_ms 'fast'"):
+        figures.read_baselines("graph,gpu_ms,boost_ms\ng,1,2\nh,1,fast\n", "b.csv")
+    with pytest.raises(TuningError, match="only a header"):
+        figures.read_baselines("graph,gpu_ms,gap_ms\n", "b.csv")

@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from sssp.cliutil import (
     atomic_output,
     check_writable_dir,
     escape,
+    is_stdout,
     logging_to_stderr,
     non_negative_int,
     positive_int,
@@ -41,6 +42,7 @@ from sssp.errors import SSSPError
 from sssp.result import GPU_ALGORITHMS, PHASED_ALGORITHMS, VARIANTS
 
 from . import interrupt
+from .space import SCOPES
 
 log = logging.getLogger("tuner")
 
@@ -58,10 +60,10 @@ examples:
   tune run --replay --all                       # no GPU: replay recorded measurements
   tune engine --all                             # engine 2: loop, mapping and launch, end to end
   tune report                                   # Table 1 and the speedups, from the database
-  tune report --format html -o table1.html
+  tune report --format html -o report.html     # with figures; add --baselines FILE.csv for Boost/GAP
   tune report --format csv > results.csv        # one tidy table, for pandas
   tune show --device-name H200
-  tune export -o results.json && tune import results.json --db other.sqlite
+  tune export -o results.json && tune import results.json --db sqlite:///other.sqlite
   tune upgrade --db URL                         # migrate an older database's tables
   tune run --all --devices 0,1                  # one worker process per GPU
   tune run --replay --all --workers 4 --db postgresql+psycopg://host/tuning   # shared by workers
@@ -132,7 +134,7 @@ def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                    help="try every configuration (default) or sample with Optuna's TPE")
     p.add_argument("--budget", type=positive_int, metavar="N",
                    help="trials per kernel for --strategy tpe")
-    p.add_argument("--scope", default="extended", choices=["paper", "extended", "full"],
+    p.add_argument("--scope", default="extended", choices=SCOPES,
                    help="search space: the paper's, extended (default) or full")
     p.add_argument("--sources", type=positive_int, default=20, metavar="K",
                    help="random sources of the end-to-end check (default 20; use >= 20)")
@@ -206,6 +208,10 @@ def _add_report_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
                                    "GPU) and the end-to-end speedups, from the stored results. "
                                    "CSV gives one tidy table with every figure instead.")
     _add_output_options(p, what="report")
+    p.add_argument("--baselines", metavar="FILE.csv",
+                   help="benchmark times (columns graph, gpu_ms, boost_ms, gap_ms, as "
+                        "benchmarks/bench_sssp.py writes them) for the HTML report's dot plot of "
+                        "the GPU against Boost and GAP, e.g. benchmarks/results/h200/sssp_vs_boost.csv")
     p.set_defaults(func=cmd_report, parser=p)
     return p
 
@@ -285,7 +291,7 @@ def _emit(text: str, args: argparse.Namespace) -> None:
     """Print ``text``, or write it (UTF-8, atomically) to ``-o FILE``. Control characters that
     came from the database (a hand-edited device name) are shown escaped, line by line."""
     text = "\n".join(escape(line) for line in text.split("\n"))
-    if not args.output:
+    if not args.output or is_stdout(args.output):  # -o /dev/stdout: at stdout's position
         sys.stdout.write(text)
         return
     check_writable_dir(args.output)
@@ -329,6 +335,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.sources < 20:
         log.warning("--sources %d is below the 20 the end-to-end check is meant to use", args.sources)
     jobs: list[tuple[GraphClass, object, str]] = [(gc, None, "") for gc in _classes(args)]
+    if args.replay and not args.graph:
+        _check_replayable([gc for gc, _, _ in jobs], args)
     if not args.replay:
         from sssp.gpu import is_available
 
@@ -400,6 +408,36 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_replayable(classes: list[GraphClass], args: argparse.Namespace) -> None:
+    """Refuse, before any work, a replay of classes whose recorded measurements do not ship,
+    naming those that do (for this algorithm, variant, scope and kernels, else all that ship)."""
+    from .pipeline import TuneOptions, cache_path, recorded_dir, store_recorded_bests
+
+    kernels_ = KERNELS if args.kernel == "all" else (args.kernel,)
+    root = recorded_dir() / "kt_cache"
+    shipped: dict[tuple[str, str, str], set[GraphClass]] = {}
+    for r in store_recorded_bests():
+        for scope in SCOPES:
+            opts = TuneOptions(kernels=kernels_, scope=scope, algorithm=r.algorithm, variant=r.variant)
+            if all(cache_path(root, r.kernel_version.digest, r.device.name, r.graph_class, k, opts).exists()
+                   for k in kernels_):
+                shipped.setdefault((r.algorithm, r.variant, scope), set()).add(r.graph_class)
+
+    def names(gcs: Iterable[GraphClass]) -> str:
+        return ", ".join(str(gc) for gc in sorted(gcs, key=lambda gc: (gc.nodes, gc.mean_degree, gc.diameter)))
+
+    key = (args.algorithm, args.variant, args.scope)
+    missing = [gc for gc in classes if gc not in shipped.get(key, ())]
+    if not missing:
+        return
+    what = f"{args.algorithm}/{args.variant}, --scope {args.scope}"
+    if key in shipped:
+        raise SSSPError(f"no recorded measurements ship for class {names(missing)} ({what}); "
+                        f"--replay can replay {names(shipped[key])}")
+    others = "; ".join(f"{a}/{v} --scope {sc}: {names(gcs)}" for (a, v, sc), gcs in sorted(shipped.items()))
+    raise SSSPError(f"no recorded measurements ship for {what}; recorded are {others or 'none'}")
+
+
 def cmd_engine(args: argparse.Namespace) -> int:
     """``tune engine``: search engine 2 per class on this GPU and store the best."""
     from .pipeline import device_record
@@ -454,16 +492,41 @@ def cmd_report(args: argparse.Namespace) -> int:
     from . import report
 
     fmt = _format(args)
+    if args.baselines and fmt != "html":
+        args.parser.error("--baselines draws a figure of the HTML report: add --format html")
+    baselines = None
+    if args.baselines:  # read first: a bad file fails before the database is opened
+        from .figures import read_baselines
+
+        try:
+            text = Path(args.baselines).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise SSSPError(f"cannot read --baselines {escape(args.baselines)!r}: "
+                            f"{getattr(err, 'strerror', None) or err}") from err
+        baselines = read_baselines(text, escape(args.baselines))
     store = _store(args)
     selected = report.select(_records(store), device_name=args.device_name)
     if fmt == "csv":
         text = report.long_table(selected)
     else:
-        tables = [report.table1_data(selected)]
+        tables = []  # Table 1 shows the paper's kernels, which a database of tune engine lacks
+        if not all(report.is_engine2(r) for r in selected):
+            tables.append(report.table1_data(selected))
         if any(report.is_engine2(r) for r in selected):
             tables.append(report.engine_table_data(selected))
         tables.append(report.speedup_table_data(selected))
-        text = report.render(tables, fmt, about=report.about(selected, database=store.url))
+        figures, notes = [], []
+        if fmt == "html":
+            from . import figures as draw
+
+            figures.append(draw.speedup_heatmap(selected))
+            if baselines is not None:
+                figures.append(draw.baseline_dotplot(baselines, source=Path(args.baselines).name))
+            else:
+                notes.append("The GPU against Boost and GAP: give the benchmark times with --baselines "
+                             "FILE.csv (e.g. benchmarks/results/h200/sssp_vs_boost.csv) for that figure.")
+        text = report.render(tables, fmt, about=report.about(selected, database=store.url),
+                             figures=figures, notes=notes)
     _emit(text, args)
     return 0
 

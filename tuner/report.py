@@ -17,8 +17,9 @@ Each builds one intermediate :class:`Table` (title, header, rows, notes) and ren
 :func:`render`, so the four formats always agree on content.
 
 :func:`long_table`
-    The tidy export: one row per record and kernel, numbers as numbers, with the device, the
-    measurement time and the results' provenance as columns. It is what ``tune report --format
+    The tidy export: one row per stored record (keyed by GPU, kernel version, full graph class,
+    algorithm and variant), numbers as numbers, with the device, the measurement time and the
+    results' provenance as columns. It is what ``tune report --format
     csv`` writes; ``pandas.read_csv`` reads it as is.
 
 Every report says where its numbers come from: :func:`about` gives the lines (device, date of
@@ -29,18 +30,24 @@ charset declared); CSV is exactly one table, without comment lines.
 
 from __future__ import annotations
 
+import base64
 import csv
 import datetime as dt
 import html
 import io
 import logging
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sssp.classes import DEGREE_CLASSES, PAPER_DEGREES, PAPER_SIZES, SIZE_LABELS
 from sssp.config import KERNELS, LaunchConfig
 from sssp.errors import TuningError
 from tuning_db.records import BestRecord
+
+if TYPE_CHECKING:
+    from .figures import Figure
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +55,8 @@ __all__ = [
     "FORMATS",
     "KEPT_DEFAULT_MARK",
     "KEPT_DEFAULT_NOTE",
+    "LONG_HEADER",
+    "LONG_KEY",
     "MISSING",
     "REPLAY_LABEL",
     "RESULTS",
@@ -153,8 +162,11 @@ def _record_sort_key(r: BestRecord) -> tuple:
         r.device.name,
         _size_key(r.graph_class.size),
         _degree_key(r.graph_class.degree),
+        r.graph_class.diameter != "lowdiam",
+        is_engine2(r),
         r.algorithm,
         r.variant,
+        r.kernel_version.digest,
     )
 
 
@@ -535,37 +547,52 @@ def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device_name: s
                   about=about(selected, results=results, database=database))
 
 
+LONG_KEY = ("device_uuid", "kernel_digest", "compile_options", "size", "degree", "diameter",
+            "algorithm", "variant")
+"""The columns that identify a row of :func:`long_table`: the tuning database's own key of a
+stored record (GPU, kernel version, graph class, algorithm and variant). No two rows share it."""
+
 LONG_HEADER = (
-    "device", "device_uuid", "driver", "cuda", "size", "degree", "algorithm", "variant", "kernel",
-    "config", "tuned_config", "default_ms", "tuned_ms", "speedup", "sources", "kept_default",
-    "replay", "measured_at", "results", "engine", "options",
+    "device", "device_uuid", "driver", "cuda", "kernel_digest", "compile_options", "size", "degree",
+    "diameter", "algorithm", "variant", "engine", "relax", "min", "update", "tuned_relax", "tuned_min",
+    "tuned_update", "default_ms", "tuned_ms", "speedup", "sources", "kept_default", "replay",
+    "measured_at", "results", "options",
 )
-"""Columns of :func:`long_table`. ``config`` is what ``solve(tuned=True)`` runs, ``tuned_config``
-the search's pick; times and speedup are end to end, per record (repeated on its kernel rows)."""
+"""Columns of :func:`long_table`, one row per stored record. ``relax``/``min``/``update`` are the
+kernels' configurations that ``solve(tuned=True)`` runs, ``tuned_*`` the search's picks; times
+and speedup are the record's end-to-end check, once per row, so sums and means over rows count
+each record once."""
 
 
 def long_table_data(records: Iterable[BestRecord], *, device_name: str | None = None,
                     results: str = "recorded") -> Table:
-    """The content of :func:`long_table`: one row per stored record and kernel."""
+    """The content of :func:`long_table`: one row per stored record."""
     if results not in RESULTS:
         raise TuningError(f"unknown results kind {results!r}: expected one of {', '.join(RESULTS)}")
-    selected = sorted(select(records, device_name=device_name, algorithm=None, variant=None),
-                      key=_record_sort_key)
+    selected = select(records, device_name=device_name, algorithm=None, variant=None)
     if not selected:
         raise TuningError("no tuning results to report: tune a graph class first")
+    # One row per key: a list that holds a record twice (two exports of one database) shows the
+    # newest, as every other table does.
+    chosen = _newest(selected, lambda r: (r.device.uuid, r.kernel_version.digest,
+                                          r.kernel_version.compile_options, r.graph_class,
+                                          r.algorithm, r.variant))
     rows = tuple(
         (
             r.device.name,
             r.device.uuid,
             r.device.driver_version,
             r.device.cuda_version,
+            r.kernel_version.digest,
+            r.kernel_version.compile_options,
             r.graph_class.size,
             r.graph_class.degree,
+            r.graph_class.diameter,
             r.algorithm,
             r.variant,
-            kernel,
-            r.config.kernel(kernel).label,
-            r.tuned_config.kernel(kernel).label,
+            engine_label(r),
+            *(r.config.kernel(k).label for k in KERNELS),
+            *(r.tuned_config.kernel(k).label for k in KERNELS),
             repr(float(r.default_median_ms)),
             repr(float(r.tuned_median_ms)),
             repr(float(r.speedup)),
@@ -574,13 +601,11 @@ def long_table_data(records: Iterable[BestRecord], *, device_name: str | None = 
             str(bool(r.replay)),
             r.updated_at.astimezone(dt.UTC).isoformat(timespec="seconds"),
             "replayed" if r.replay and results == "recorded" else results,
-            engine_label(r),
             " ".join(f"{k}={v}" for k, v in sorted(r.options.items())),
         )
-        for r in selected
-        for kernel in KERNELS
+        for r in sorted(chosen.values(), key=_record_sort_key)
     )
-    return Table("Stored tuning results, one row per record and kernel", LONG_HEADER, rows)
+    return Table("Stored tuning results, one row per record", LONG_HEADER, rows)
 
 
 def long_table(records: Iterable[BestRecord], *, device_name: str | None = None,
@@ -590,23 +615,32 @@ def long_table(records: Iterable[BestRecord], *, device_name: str | None = None,
     Returns
     -------
     str
-        The columns :data:`LONG_HEADER`: the device (name, UUID, driver, CUDA), the class, the
-        algorithm and variant, the kernel, its configuration in effect and the search's pick,
-        the end-to-end ``default_ms``, ``tuned_ms`` and ``speedup`` (full precision), sources,
-        ``kept_default`` and ``replay`` (True/False), ``measured_at`` (ISO 8601, UTC) and
-        ``results`` (recorded, replayed or measured: see :data:`RESULTS`).
+        The columns :data:`LONG_HEADER`, one row per record, keyed by :data:`LONG_KEY`: the
+        device (name, UUID, driver, CUDA), the kernel version (source digest and compile
+        options), the class (size, degree and diameter class), the algorithm and variant, the
+        engine (``paper kernels`` or ``engine 2 (LOOP)``), the relax/min/update configurations in
+        effect and the search's picks, the end-to-end ``default_ms``, ``tuned_ms`` and ``speedup``
+        (full precision), sources, ``kept_default`` and ``replay`` (True/False), ``measured_at``
+        (ISO 8601, UTC), ``results`` (recorded, replayed or measured: see :data:`RESULTS`) and
+        the structural options (``loop=cluster cluster=16 ...``).
     """
     return render(long_table_data(records, device_name=device_name, results=results), "csv")
 
 
 # -- renderers ----------------------------------------------------------------------------------
-def render(tables: Table | Sequence[Table], fmt: str, *, about: Sequence[str] = ()) -> str:
+def render(tables: Table | Sequence[Table], fmt: str, *, about: Sequence[str] = (),
+           figures: Sequence[Figure] = (), notes: Sequence[str] = ()) -> str:
     """Render one or several :class:`Table` values as a complete ``"md"``, ``"csv"``,
     ``"latex"`` or ``"html"`` document.
 
     ``about`` lines (see :func:`about`) end the document: as notes of the last table in
     Markdown and LaTeX, as a paragraph in HTML. CSV takes exactly one table and writes its header
-    and rows only (put provenance into columns, as :func:`long_table` does).
+    and rows only (put provenance into columns, as :func:`long_table` does). ``figures``
+    (:mod:`tuner.figures`) and ``notes`` (paragraphs) open the HTML document; the other formats
+    have no place for them and leave them out.
+
+    The LaTeX document needs two ``pdflatex`` runs, as every ``longtable`` does, for its columns
+    to line up across pages.
     """
     _check_fmt(fmt)
     tables = [tables] if isinstance(tables, Table) else list(tables)
@@ -617,10 +651,26 @@ def render(tables: Table | Sequence[Table], fmt: str, *, about: Sequence[str] = 
             raise TuningError(f"CSV holds one table per file, got {len(tables)}")
         return _render_csv(tables[0])
     if fmt == "html":
-        return _html_document(tables, about)
+        return _html_document(tables, about, figures, notes)
     last = tables[-1]
     tables[-1] = Table(last.title, last.header, last.rows, (*last.notes, *about))
-    return "\n".join(_RENDERERS[fmt](t) for t in tables)
+    if fmt == "latex":
+        return _latex_document(tables)
+    return "\n".join(_render_md(t) for t in tables)
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?" + TIMES + "?")
+
+
+def _numeric_columns(t: Table) -> set[int]:
+    """Columns whose cells are all numbers (``9.181``, ``1.89×``, ``20``) or missing: the
+    renderers right-align them."""
+    out = set()
+    for i in range(len(t.header)):
+        cells = [row[i] for row in t.rows if row[i] not in (MISSING, "-", "")]
+        if cells and all(_NUMBER.fullmatch(c) for c in cells):
+            out.add(i)
+    return out
 
 
 def _md_cell(text: str) -> str:
@@ -671,50 +721,146 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def _render_latex(t: Table) -> str:
+# Page geometry of the LaTeX document (A4, 1.5 cm margins) and Computer Modern's character
+# widths in pt per font size: digit, lowercase (in words, 0.9 of the alphabet's mean), uppercase
+# and wide signs, space, other punctuation; measured with pdflatex's \settowidth. The estimate
+# (3% over) picks the orientation, the font size and which column wraps; the tests compile the
+# reports with pdflatex and look for overfull boxes.
+_LATEX_WIDTH_PT = {"portrait": 512.0, "landscape": 759.0}
+_LATEX_SIZES = ("small", "footnotesize", "scriptsize")
+_LATEX_CHAR_PT = {
+    "small": (4.94, 4.2, 6.75, 3.08, 4.0),
+    "footnotesize": (4.54, 3.86, 6.2, 2.83, 3.68),
+    "scriptsize": (4.26, 3.62, 5.76, 2.69, 3.48),
+}
+_LATEX_COLSEP_PT = 4.0
+
+
+def _latex_text_pt(text: str, size: str) -> float:
+    digit, lower, upper, space, other = _LATEX_CHAR_PT[size]
+    return 1.03 * sum(digit if c.isdigit() else lower if c.islower() else space if c == " "
+                      else upper if c.isupper() or c in (TIMES, MISSING, "_") else other for c in text)
+
+
+def _latex_column_widths(t: Table, size: str) -> list[float]:
+    return [max(_latex_text_pt(c, size) for c in (h, *(r[i] for r in t.rows))) + 2 * _LATEX_COLSEP_PT
+            for i, h in enumerate(t.header)]
+
+
+def _latex_layout(t: Table, width: float) -> tuple[str, str]:
+    """(font size command, column spec) of a table that fits ``width`` points: the largest
+    size at which it fits, else the smallest with its widest text column wrapped."""
+    numeric = _numeric_columns(t)
+    for size in _LATEX_SIZES:
+        if sum(_latex_column_widths(t, size)) <= width:
+            return size, "".join("r" if i in numeric else "l" for i in range(len(t.header)))
+    size = _LATEX_SIZES[-1]
+    widths = _latex_column_widths(t, size)
+    wrap = max((i for i in range(len(widths)) if i not in numeric), key=lambda i: widths[i])
+    room = width - (sum(widths) - widths[wrap]) - 2 * _LATEX_COLSEP_PT
+    spec = "".join(
+        (rf">{{\raggedright\arraybackslash}}p{{{max(room, 60.0):.0f}pt}}" if i == wrap
+         else "r" if i in numeric else "l") for i in range(len(t.header)))
+    return size, spec
+
+
+def _render_latex(t: Table, width: float = _LATEX_WIDTH_PT["landscape"]) -> str:
+    """One table as a ``longtable`` (it breaks across pages, its header repeated), numbers
+    right-aligned, at the size that fits ``width``; the notes follow it."""
+    size, spec = _latex_layout(t, width)
+    header = " & ".join(latex_escape(h) for h in t.header) + r" \\"
     lines = [
-        r"\begin{table}[ht]",
-        r"\centering",
-        rf"\caption{{{latex_escape(t.title)}}}",
-        r"\begin{tabular}{" + "l" * len(t.header) + "}",
-        r"\hline",
-        " & ".join(latex_escape(h) for h in t.header) + r" \\",
-        r"\hline",
+        rf"\begin{{{size}}}",
+        r"\setlength{\tabcolsep}{" + f"{_LATEX_COLSEP_PT:g}pt" + "}",
+        r"\begin{longtable}{" + spec + "}",
+        rf"\caption{{{latex_escape(t.title)}}}\\",
+        r"\hline", header, r"\hline", r"\endfirsthead",
+        r"\hline", header, r"\hline", r"\endhead",
+        r"\hline", r"\endfoot",
     ]
     lines.extend(" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows)
-    lines.append(r"\hline")
-    lines.append(r"\end{tabular}")
+    lines.append(r"\end{longtable}")
+    lines.append(rf"\end{{{size}}}")
     for note in t.notes:
-        lines.append(rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}")
-    lines.append(r"\end{table}")
+        lines.append(rf"\noindent{{\footnotesize {latex_escape(note)}}}\par")
     return "\n".join(lines) + "\n"
 
 
+def _latex_document(tables: Sequence[Table]) -> str:
+    """A complete LaTeX document (``pdflatex`` compiles it with the base distribution's
+    packages): landscape when a table needs the width, one ``longtable`` per table."""
+    wide = any(sum(_latex_column_widths(t, _LATEX_SIZES[0])) > _LATEX_WIDTH_PT["portrait"]
+               for t in tables)
+    orientation = "landscape" if wide else "portrait"
+    width = _LATEX_WIDTH_PT[orientation]
+    parts = [
+        "% Compile twice (pdflatex, then pdflatex again): longtable lines up its columns on the second run.",
+        r"\documentclass[a4paper,10pt]{article}",
+        r"\usepackage[utf8]{inputenc}",
+        rf"\usepackage[{orientation},margin=1.5cm]{{geometry}}",
+        r"\usepackage{array,longtable}",
+        r"\setlength{\parindent}{0pt}",
+        r"\setlength{\LTcapwidth}{\textwidth}",
+        r"\pagestyle{empty}",
+        r"\begin{document}",
+        *(_render_latex(t, width) for t in tables),
+        r"\end{document}",
+    ]
+    return "\n".join(parts) + "\n"
+
+
 def _render_html(t: Table) -> str:
+    """A table; numeric columns right-aligned in tabular figures, no cell wrapped (a wide table
+    scrolls sideways in its box instead)."""
     e = html.escape
-    lines = ["<table>", f"  <caption>{e(t.title)}</caption>", "  <thead>"]
-    lines.append("    <tr>" + "".join(f"<th>{e(h)}</th>" for h in t.header) + "</tr>")
+    numeric = _numeric_columns(t)
+
+    def cls(i: int) -> str:
+        return ' class="num"' if i in numeric else ""
+
+    lines = ['<div class="table">', "<table>", f"  <caption>{e(t.title)}</caption>", "  <thead>"]
+    lines.append("    <tr>" + "".join(f"<th{cls(i)}>{e(h)}</th>" for i, h in enumerate(t.header)) + "</tr>")
     lines.append("  </thead>")
     lines.append("  <tbody>")
-    lines.extend("    <tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in t.rows)
+    lines.extend("    <tr>" + "".join(f"<td{cls(i)}>{e(c)}</td>" for i, c in enumerate(row)) + "</tr>"
+                 for row in t.rows)
     lines.append("  </tbody>")
     if t.notes:
         lines.append("  <tfoot>")
         lines.extend(f'    <tr><td colspan="{len(t.header)}">{e(n)}</td></tr>' for n in t.notes)
         lines.append("  </tfoot>")
     lines.append("</table>")
+    lines.append("</div>")
     return "\n".join(lines) + "\n"
 
 
+def _render_html_figure(f: Figure) -> str:
+    """A figure as an ``<img>`` of its SVG in a ``data:`` URI: self-contained, and the SVG's
+    ids cannot collide with another figure's."""
+    e = html.escape
+    uri = "data:image/svg+xml;base64," + base64.b64encode(f.svg.encode("utf-8")).decode("ascii")
+    caption = e(f.title) + "".join(f"<br>\n<small>{e(n)}</small>" for n in f.notes)
+    return f'<figure>\n<img src="{uri}" alt="{e(f.alt)}">\n<figcaption>{caption}</figcaption>\n</figure>'
+
+
 _HTML_STYLE = (
-    "body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
-    "caption{font-weight:bold;text-align:left}th,td{border:1px solid #999;padding:2px 6px}"
-    "tfoot td{font-size:smaller;border:none}"
+    "body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin:0}"
+    "div.table{overflow-x:auto;margin:1em 0}"
+    "caption{font-weight:bold;text-align:left;padding-bottom:.3em}"
+    "th,td{border:1px solid #bbb;padding:2px 6px;white-space:nowrap;text-align:left}"
+    "th{background:#f2f2f2}.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "tbody tr:nth-child(even){background:#fafafa}"
+    "tfoot td{font-size:smaller;border:none;white-space:normal}"
+    "figure{margin:1.5em 0}figure img{max-width:100%;height:auto}"
+    "figcaption{font-weight:bold}figcaption small{font-weight:normal}"
+    "p.about{font-size:smaller;color:#444}"
 )
 
 
-def _html_document(tables: Sequence[Table], about_lines: Sequence[str]) -> str:
-    """A complete HTML5 document in UTF-8 (declared, so "×" and "—" survive any browser)."""
+def _html_document(tables: Sequence[Table], about_lines: Sequence[str],
+                   figures: Sequence[Figure] = (), notes: Sequence[str] = ()) -> str:
+    """A complete HTML5 document in UTF-8 (declared, so "×" and "—" survive any browser): the
+    figures first, then the tables, then where the numbers come from."""
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
@@ -725,15 +871,11 @@ def _html_document(tables: Sequence[Table], about_lines: Sequence[str]) -> str:
         f"<style>{_HTML_STYLE}</style>",
         "</head>",
         "<body>",
+        *(_render_html_figure(f) for f in figures),
+        *(f'<p class="note">{e(n)}</p>' for n in notes),
         *(_render_html(t).rstrip("\n") for t in tables),
     ]
     if about_lines:
         parts.append('<p class="about">' + "<br>\n".join(e(line) for line in about_lines) + "</p>")
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
-
-
-_RENDERERS: dict[str, Callable[[Table], str]] = {
-    "md": _render_md,
-    "latex": _render_latex,
-}

@@ -9,7 +9,7 @@ for a GPU near-far.
 
 from __future__ import annotations
 
-from ..errors import InvalidArgumentError, SSSPError
+from ..errors import InvalidArgumentError
 from ..graph import Graph
 from ..result import ALGORITHMS, VARIANTS, SSSPResult
 from .nearfar import default_delta, near_far
@@ -111,21 +111,23 @@ def solve_cpu(
 
     Raises
     ------
-    SSSPError
-        Unknown algorithm or variant, or ``delta`` given to another algorithm than near-far
-        (:class:`~sssp.errors.InvalidArgumentError`); a ``delta`` that is not a positive number
-        (:class:`~sssp.errors.InvalidArgumentError` or :class:`~sssp.errors.InvalidTypeError`).
+    InvalidArgumentError
+        Unknown algorithm or variant, a variant the algorithm does not have (``"dijkstra"`` and
+        ``"near-far"`` with ``"predecessors"``), ``delta`` given to another algorithm than
+        near-far, or a ``delta`` that is not a positive number (a ``ValueError``;
+        :class:`~sssp.errors.InvalidTypeError`, a ``TypeError``, for a ``delta`` that is not a
+        number).
     InvalidGraphError
         Source out of range, or weights too large for exact arithmetic.
     """
     if algorithm not in ALGORITHMS:
-        raise SSSPError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
+        raise InvalidArgumentError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
     if variant not in VARIANTS:
-        raise SSSPError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+        raise InvalidArgumentError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     if delta is not None and algorithm != "near-far":
         raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
     if algorithm in ("dijkstra", "near-far"):
         if variant != "successors":
-            raise SSSPError(f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'")
+            raise InvalidArgumentError(f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'")
         return dijkstra(graph, source) if algorithm == "dijkstra" else near_far(graph, source, delta=delta)
     return parallel_dijkstra(graph, source, criterion=algorithm, variant=variant)  # type: ignore[arg-type]
