@@ -240,6 +240,8 @@ class EngineSolver(DeviceBuffers):
         self._lane0 = _Lane(self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch)
         self._lanes: list[_Lane] | None = None
         self._copy_stream: Any = None
+        self._stage_cache: dict[tuple, list[dict[str, Any]]] = {}
+        self._copier: Any = None
         self._delta_bits = (kernels.nearfar_delta_bits(self.delta, self.params.floating)
                             if self.nearfar else 0)
         self._events = (cuda.Event(), cuda.Event(), cuda.Event())  # start, loop done, result in host memory
@@ -673,14 +675,17 @@ class EngineSolver(DeviceBuffers):
         if self.loop == "host":
             return self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
         lanes = self.lanes()
+        row_bytes = n * (dist_out.dtype.itemsize + (4 if want_pred else 0)) + 4 * kernels.RESULT_WORDS
+        capacity = max(1, self.STAGE_BYTES // row_bytes)
+        # At least a row per lane in a chunk, and about six chunks, so that copying one chunk
+        # into the caller's array overlaps with solving the next.
+        rows = max(1, min(capacity, k, max(len(lanes), -(-k // 6))))
+        stages = self._stages(capacity, dist_out.dtype, want_pred, min(3, -(-k // rows)))
+        starts = list(range(0, k, rows))
         began = self.cuda.Event()
         began.record(self._lane0.stream)
         for lane in lanes[1:]:  # the other lanes start after the mark (their clocks compare)
             lane.stream.wait_for_event(began)
-        row_bytes = n * (dist_out.dtype.itemsize + (4 if want_pred else 0)) + 4 * kernels.RESULT_WORDS
-        rows = max(1, min(k, self.STAGE_BYTES // row_bytes))
-        stages = [self._stage(rows, dist_out.dtype, want_pred) for _ in range(min(3, -(-k // rows)))]
-        starts = list(range(0, k, rows))
         from concurrent.futures import ThreadPoolExecutor
 
         copies: list[Any] = [None] * len(stages)
@@ -716,10 +721,6 @@ class EngineSolver(DeviceBuffers):
                 lane.stream.synchronize()
             if self._copy_stream is not None:
                 self._copy_stream.synchronize()
-            for stage in stages:
-                for key in ("d_dist", "d_pred", "d_info"):
-                    if stage[key] is not None:
-                        stage[key].free()
             pool.shutdown(wait=True)
         for c in copies:
             if c is not None:
@@ -730,6 +731,16 @@ class EngineSolver(DeviceBuffers):
             pred_out[i] = self.solve(int(sources[i])).pred
         return device
 
+    def _stages(self, rows: int, dtype: np.dtype, want_pred: bool, count: int) -> list[dict[str, Any]]:
+        """``count`` stagings of ``rows`` rows, kept for the next batch of the same kind (their
+        device memory is the solver's until it closes)."""
+        key = (np.dtype(dtype).name, want_pred, rows)
+        have = self._stage_cache.setdefault(key, [])
+        while len(have) < count:
+            have.append(self._stage(rows, dtype, want_pred))
+            self._stats = None  # memory_bytes changed
+        return have[:count]
+
     def _stage(self, rows: int, dtype: np.dtype, want_pred: bool) -> dict[str, Any]:
         """One chunk's staging: device rows the result passes write (device memory: the passes
         of many sources in flight wrote mapped host memory at a few GB/s, measured on the H200,
@@ -739,9 +750,9 @@ class EngineSolver(DeviceBuffers):
         pred = self._host.take(rows * n, np.int32)[0].reshape(rows, n) if want_pred else None
         info = self._host.take(rows * kernels.RESULT_WORDS, np.uint32)[0].reshape(rows, kernels.RESULT_WORDS)
         return {"dist": dist, "pred": pred, "info": info,
-                "d_dist": cuda.mem_alloc(dist.nbytes), "d_pred": cuda.mem_alloc(pred.nbytes) if want_pred else None,
-                "d_info": cuda.mem_alloc(info.nbytes),
-                "events": [cuda.Event() for _ in self.lanes()], "copied": cuda.Event(), "count": 0}
+                "d_dist": self._alloc(dist.nbytes), "d_pred": self._alloc(pred.nbytes) if want_pred else None,
+                "d_info": self._alloc(info.nbytes),
+                "events": [], "copied": cuda.Event()}
 
     def _queue_chunk(self, stage: dict[str, Any], chunk: np.ndarray, lanes: list[_Lane], kind: int,
                      want_pred: bool) -> None:
@@ -761,7 +772,9 @@ class EngineSolver(DeviceBuffers):
         if self._copy_stream is None:
             self._copy_stream = self.cuda.Stream()
         copy = self._copy_stream
-        for lane, event in zip(lanes, stage["events"], strict=True):
+        events = stage["events"]
+        events += [self.cuda.Event() for _ in range(len(lanes) - len(events))]
+        for lane, event in zip(lanes, events[: len(lanes)], strict=True):
             event.record(lane.stream)
             copy.wait_for_event(event)
         count = len(chunk)
@@ -794,12 +807,38 @@ class EngineSolver(DeviceBuffers):
             # (the device's context is current there), as solve() completes them.
             flat = info[:, kernels.RES_FLAT] | info[:, kernels.RES_FLAT + 1]
             flats = [first + int(j) for j in np.flatnonzero(flat)]
-        dist_out[first:first + count] = stage["dist"][:count]
+        self._copy_rows(dist_out[first:first + count], stage["dist"][:count])
         if pred_out is not None:
-            pred_out[first:first + count] = pred[:count]
+            self._copy_rows(pred_out[first:first + count], pred[:count])
         if iterations_out is not None:
             iterations_out[first:first + count] = info[:, c + kernels.CTRL_PHASE].astype(np.int64) - 1
         return flats
+
+    COPY_THREADS = 8
+    """Threads that copy a chunk's rows into the caller's array (one thread copies a few GB/s;
+    NumPy releases the GIL while it copies)."""
+
+    def _copy_rows(self, dst: np.ndarray, src: np.ndarray) -> None:
+        """``dst[...] = src`` in whole rows, split over :data:`COPY_THREADS` threads for large
+        chunks; every part is finished before this returns or raises (Ctrl-C included)."""
+        import os
+        from concurrent.futures import ThreadPoolExecutor, wait
+
+        parts = min(self.COPY_THREADS, os.cpu_count() or 1, len(src), max(1, src.nbytes >> 22))
+        if parts <= 1:
+            dst[...] = src
+            return
+        if self._copier is None:
+            self._copier = ThreadPoolExecutor(max_workers=self.COPY_THREADS, thread_name_prefix="sssp-copy")
+        bounds = np.linspace(0, len(src), parts + 1).astype(int)
+        futures = [self._copier.submit(dst.__setitem__, slice(a, b), src[a:b])
+                   for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+        try:
+            for f in futures:
+                f.result()
+        except BaseException:
+            wait(futures)
+            raise
 
     def _solve_rows_one_by_one(self, sources: np.ndarray, dist_out: np.ndarray, pred_out: np.ndarray | None,
                                iterations_out: np.ndarray | None) -> None:
@@ -880,6 +919,10 @@ class EngineSolver(DeviceBuffers):
             self._graph.close()
             self._graph = None
         self._host.close()
+        self._stage_cache.clear()
+        if self._copier is not None:
+            self._copier.shutdown(wait=True)
+            self._copier = None
         self._free()
 
     def __enter__(self) -> EngineSolver:
