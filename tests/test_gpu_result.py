@@ -120,3 +120,17 @@ def test_the_documented_call_runs_the_tuned_pick():
     assert one_shot.config == kept.config == config
     assert one_shot.config_source == kept.config_source == source
     np.testing.assert_array_equal(one_shot.dist, dijkstra(graph, 5).dist)
+
+
+def test_many_held_results_stay_right_once_the_pool_stops_growing():
+    """Past ``HELD_RESULTS`` held results a solve returns a copy of the solver's own block: every
+    held result keeps its own answer."""
+    graph = _graph("packed", n=4000, seed=9)
+    sources = list(range(0, 40, 3))
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far") as solver:
+        held = [solver.solve(s) for s in sources]
+        pool = solver._gpu._host
+        assert pool.allocations <= 2 * solver._gpu.HELD_RESULTS + 4  # dist and pred blocks, the spares
+    for s, r in zip(sources, held, strict=True):
+        check_against(dijkstra(graph, s).dist, r)
+        check_tree(graph, r)

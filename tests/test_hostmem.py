@@ -105,3 +105,21 @@ def test_a_closed_pool_keeps_leased_arrays_valid(pool):
     del a
     gc.collect()
     assert pool._free == {}
+
+
+def test_a_limit_refuses_new_blocks_while_results_are_held(pool):
+    held = [pool.take(50, np.int64, limit=2) for _ in range(2)]
+    assert all(h is not None for h in held) and pool.allocations == 2
+    assert pool.take(50, np.int64, limit=2) is None  # both held: the caller copies instead
+    assert pool.take(60, np.int64, limit=2) is not None  # another size has its own count
+    held.pop()
+    gc.collect()
+    again = pool.take(50, np.int64, limit=2)  # the dropped block comes back
+    assert again is not None and pool.allocations == 3
+    del held, again
+    gc.collect()
+    for _ in range(5):  # blocks returned beyond `keep` are released and no longer count
+        blocks = [pool.take(70, np.int64) for _ in range(4)]
+        del blocks
+        gc.collect()
+    assert pool.take(70, np.int64, limit=2) is not None

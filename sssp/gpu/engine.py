@@ -241,6 +241,7 @@ class EngineSolver(DeviceBuffers):
         self._lanes: list[_Lane] | None = None
         self._copy_stream: Any = None
         self._stage_cache: dict[tuple, list[dict[str, Any]]] = {}
+        self._spares: dict[str, tuple[np.ndarray, int]] = {}
         self._copier: Any = None
         self._delta_bits = (kernels.nearfar_delta_bits(self.delta, self.params.floating)
                             if self.nearfar else 0)
@@ -532,8 +533,9 @@ class EngineSolver(DeviceBuffers):
             raise InvalidGraphError(f"source {source} is out of range [0, {n})")
         source = int(source)
         fill, self._poison_host = self._poison_host, None
-        dist, dist_ptr = self._host.take(n, self._dist_dtype, fill=fill)
-        pred, pred_ptr = self._host.take(n, np.int32, fill=fill) if return_predecessors else (None, 0)
+        dist, dist_ptr, dist_spare = self._result_array(n, self._dist_dtype, fill)
+        pred, pred_ptr, pred_spare = (self._result_array(n, np.dtype(np.int32), fill) if return_predecessors
+                                      else (None, 0, False))
         stream = self.stream
         ev_start, ev_loop, ev_end = self._events
         ev_start.record(stream)
@@ -557,6 +559,10 @@ class EngineSolver(DeviceBuffers):
             raise SolverError(f"no termination within {limit} steps (n = {n})")
         iterations = int(info[c + kernels.CTRL_PHASE]) - 1
         reached = int(info64[kernels.RES_REACHED // 2])
+        if dist_spare:  # the caller holds the pool's blocks: a copy of the solver's own
+            dist = self._detach(dist)
+        if pred_spare:
+            pred = self._detach(pred)
         if self.nearfar:
             stats, pred = self._nearfar_stats(source, info, info64, dist, pred, reached)
         else:
@@ -581,6 +587,30 @@ class EngineSolver(DeviceBuffers):
             backend="gpu", iterations=iterations, timings=timings, config=self.config,
             config_source=self.config_source, stats=stats,
         )
+
+    HELD_RESULTS = 4
+    """Result arrays of each kind the pool keeps page-locked for results the caller still
+    holds; past them a solve writes the solver's own block and returns a copy (allocating
+    page-locked memory per solve costs more than copying: 3 ms for a 435k-node graph's result)."""
+
+    def _result_array(self, n: int, dtype: np.dtype, fill: int | None) -> tuple[np.ndarray, int, bool]:
+        """(array, its device address, whether it is the solver's spare block and must be copied
+        out before the next solve)."""
+        got = self._host.take(n, dtype, fill=fill, limit=self.HELD_RESULTS)
+        if got is not None:
+            return got[0], got[1], False
+        key = dtype.name
+        if key not in self._spares:
+            self._spares[key] = self._host.take(n, dtype)
+        spare, ptr = self._spares[key]
+        if fill is not None:
+            spare.view(np.uint8).fill(fill)
+        return spare, ptr, True
+
+    def _detach(self, spare: np.ndarray) -> np.ndarray:
+        out = np.empty_like(spare)
+        self._copy_rows(out, spare)
+        return out
 
     def _result_pass(self, lane: _Lane, source: int, d_dist: Any, d_pred: Any, d_info: Any,
                      out_kind: int) -> None:
@@ -920,6 +950,7 @@ class EngineSolver(DeviceBuffers):
             self._graph = None
         self._host.close()
         self._stage_cache.clear()
+        self._spares.clear()
         if self._copier is not None:
             self._copier.shutdown(wait=True)
             self._copier = None

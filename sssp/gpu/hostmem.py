@@ -51,22 +51,30 @@ class HostArrays:
         self.mapped = mapped
         self.keep = keep
         self._free: dict[int, list[tuple[np.ndarray, int]]] = {}
+        self._live: dict[int, int] = {}  # blocks of each size allocated and not released
         self._lock = threading.Lock()
         self._closed = False
         self.allocations = 0
         """Blocks allocated so far (a test and benchmark aid: reuse keeps it flat)."""
 
-    def take(self, n: int, dtype: np.dtype | type, *, fill: int | None = None) -> tuple[np.ndarray, int]:
+    def take(self, n: int, dtype: np.dtype | type, *, fill: int | None = None,
+             limit: int | None = None) -> tuple[np.ndarray, int] | None:
         """A writable array of ``n`` elements of ``dtype`` and the device address of its first
         byte (0 when the pool is not mapped). ``fill``: set every byte first (a testing aid:
-        an element the device fails to write then shows)."""
+        an element the device fails to write then shows). ``limit``: None instead of a new
+        block when no block of this size is free and ``limit`` of them are in use (results the
+        caller still holds), so that holding many results does not pin ever more memory."""
         dtype = np.dtype(dtype)
         nbytes = max(int(n) * dtype.itemsize, 8)
         with self._lock:
             stack = self._free.get(nbytes)
             block = stack.pop() if stack else None
+            if block is None and limit is not None and self._live.get(nbytes, 0) >= limit:
+                return None
         if block is None:
             block = self._allocate(nbytes)
+            with self._lock:
+                self._live[nbytes] = self._live.get(nbytes, 0) + 1
         raw, ptr = block
         if fill is not None:
             raw.fill(fill)
@@ -91,9 +99,12 @@ class HostArrays:
             stack = self._free.setdefault(nbytes, [])
             if len(stack) < self.keep:
                 stack.append(block)
+            else:
+                self._live[nbytes] -= 1
 
     def close(self) -> None:
         """Release the free blocks; blocks still leased stay valid until their arrays go."""
         with self._lock:
             self._closed = True
             self._free.clear()
+            self._live.clear()
