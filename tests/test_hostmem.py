@@ -123,3 +123,25 @@ def test_a_limit_refuses_new_blocks_while_results_are_held(pool):
         del blocks
         gc.collect()
     assert pool.take(70, np.int64, limit=2) is not None
+
+
+def test_batched_rows_reuse_any_kept_staging_that_holds_the_chunk():
+    """EngineSolver._stages (no GPU needed for the rule): a kept staging of the same dtype and
+    tree flag with enough rows is reused; otherwise new ones of the rounded size are made."""
+    from types import SimpleNamespace
+
+    from sssp.gpu.engine import EngineSolver
+
+    made = []
+    fake = SimpleNamespace(_stage_cache={}, _stats=None)
+    fake._stage = lambda rows, dtype, want_pred: made.append(rows) or {"rows": rows}
+    take = EngineSolver._stages
+    first = take(fake, 64, 43, np.int64, False, 3)
+    assert [s["rows"] for s in first] == [64, 64, 64] and made == [64, 64, 64]
+    again = take(fake, 32, 30, np.int64, False, 2)  # fits in the kept 64-row stagings
+    assert again == first[:2] and made == [64, 64, 64]
+    bigger = take(fake, 128, 100, np.int64, False, 1)
+    assert bigger[0]["rows"] == 128 and made[-1] == 128
+    other = take(fake, 64, 43, np.int32, False, 1)  # another dtype: its own
+    tree = take(fake, 64, 43, np.int64, True, 1)  # with predecessors: its own
+    assert other[0] is not first[0] and tree[0] is not first[0] and made[-2:] == [64, 64]

@@ -710,7 +710,8 @@ class EngineSolver(DeviceBuffers):
         # At least a row per lane in a chunk, and about six chunks, so that copying one chunk
         # into the caller's array overlaps with solving the next.
         rows = max(1, min(capacity, k, max(len(lanes), -(-k // 6))))
-        stages = self._stages(capacity, dist_out.dtype, want_pred, min(3, -(-k // rows)))
+        stages = self._stages(min(capacity, 1 << (rows - 1).bit_length()), rows, dist_out.dtype, want_pred,
+                              min(3, -(-k // rows)))
         starts = list(range(0, k, rows))
         began = self.cuda.Event()
         began.record(self._lane0.stream)
@@ -761,13 +762,16 @@ class EngineSolver(DeviceBuffers):
             pred_out[i] = self.solve(int(sources[i])).pred
         return device
 
-    def _stages(self, rows: int, dtype: np.dtype, want_pred: bool, count: int) -> list[dict[str, Any]]:
-        """``count`` stagings of ``rows`` rows, kept for the next batch of the same kind (their
-        device memory is the solver's until it closes)."""
-        key = (np.dtype(dtype).name, want_pred, rows)
+    def _stages(self, size: int, rows: int, dtype: np.dtype, want_pred: bool, count: int) -> list[dict[str, Any]]:
+        """``count`` stagings of at least ``rows`` rows: kept ones of the same kind if any hold
+        that many, else new ones of ``size`` rows (a power of two, so that batches of similar
+        sizes share them). Their device memory is the solver's until it closes."""
+        kind = (np.dtype(dtype).name, want_pred)
+        fits = sorted(r for (d, p, r) in self._stage_cache if (d, p) == kind and r >= rows)
+        key = (*kind, fits[0] if fits else size)
         have = self._stage_cache.setdefault(key, [])
         while len(have) < count:
-            have.append(self._stage(rows, dtype, want_pred))
+            have.append(self._stage(key[2], dtype, want_pred))
             self._stats = None  # memory_bytes changed
         return have[:count]
 
