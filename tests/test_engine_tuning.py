@@ -244,10 +244,12 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
         def __init__(self, g, **kw):
             seen.update(kw)
 
-        def solve(self, s):
+        config_detail = ""  # set by the Solver, reported in stats as the engines do
+
+        def solve(self, s, **kw):
             n = graph.n
             return SSSPResult(np.zeros(n, np.int64), np.full(n, -1, np.int32), s, seen["algorithm"],
-                              "successors", "gpu", 1)
+                              "successors", "gpu", 1, stats={"config_detail": self.config_detail})
 
         def close(self):
             pass
