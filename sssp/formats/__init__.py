@@ -43,16 +43,17 @@ entries (METIS ``fmt``/``self_loops``, Matrix Market ``field``/``symmetry``).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from ..errors import GraphFormatError, InvalidGraphError
+from ..errors import GraphFormatError, InvalidGraphError, InvalidTypeError
 from ..graph import Graph, check_seed
 from . import dimacs, metis, mtx, npz, snap
-from ._text import BOM, STREAM_ERRORS, EdgeList, base_name, open_stream, read_bytes, split_suffixes
+from ._text import BOM, STREAM_ERRORS, EdgeList, base_name, open_stream, split_suffixes
 
 __all__ = [
     "FORMATS",
@@ -348,8 +349,9 @@ def parse_bytes(
     return _build(_PARSERS[fmt](data, path), fmt, path, weights, seed, name)
 
 
-def _from_npz(data: bytes, path: str | Path | None, weights: str, seed: int, name: str | None) -> Graph:
-    graph = npz.read(data, path)
+def _from_npz(source: bytes | str | Path, path: str | Path | None, weights: str, seed: int,
+              name: str | None) -> Graph:
+    graph = npz.read(source, path)
     if weights in ("auto", "file"):
         return graph if name is None else _renamed(graph, name)
     src, dst, _ = graph.edges()
@@ -411,7 +413,11 @@ def load(
         the 1-based line.
     InvalidGraphError
         ``weights`` is not one of the modes, or ``seed`` is not a non-negative integer.
+    InvalidTypeError
+        ``path`` is not a path (``None``, a number, bytes...).
     """
+    if not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes):
+        raise InvalidTypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
     _check_mode(weights)
     seed = check_seed(seed)
     if format is None:
@@ -422,7 +428,7 @@ def load(
     else:
         format = _canonical(format, path)
     if format == "npz":
-        return _from_npz(read_bytes(path), path, weights, seed, name)
+        return _from_npz(path, path, weights, seed, name)
     _mismatch(_head(path), format, path)
     with open_stream(path) as stream:
         edges = _PARSERS[format](stream, path)
