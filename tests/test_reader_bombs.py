@@ -61,10 +61,10 @@ def _info(path: Path, *, preexec=None) -> tuple[int, float, int, str]:
 
 def _assert_clean_refusal(path: Path, expected: str) -> None:
     rc, seconds, rss, err = _info(path)
+    assert seconds < LIMIT_S, f"{seconds:.1f} s: {err}"
+    assert rss < LIMIT_RSS, f"{rss / 2**20:.0f} MiB resident: {err}"
     assert rc == 1, err
     assert err.count("\n") == 1 and err.startswith(f"sssp: error: {path}") and expected in err, err
-    assert seconds < LIMIT_S, f"{seconds:.1f} s"
-    assert rss < LIMIT_RSS, f"{rss / 2**20:.0f} MiB resident"
 
 
 # -- text formats: a header declaring 2**28 nodes, padded ----------------------------------------

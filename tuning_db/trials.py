@@ -103,8 +103,9 @@ class TrialsMixin:
         wanted = list(dict.fromkeys(configs))
 
         def work(session: Session) -> list[KernelConfig]:
-            if owner is not None:
-                run = session.get(TuningRun, run_id)
+            if owner is not None:  # two columns, not the run with its joined rows: once a trial
+                run = session.execute(select(TuningRun.owner, TuningRun.status)
+                                      .where(TuningRun.id == run_id)).one_or_none()
                 if run is None:
                     raise StoreError(f"{self._where} has no tuning run with id {run_id}")
                 if run.owner != owner or run.status != RunStatus.RUNNING.value:
@@ -114,7 +115,8 @@ class TrialsMixin:
                         "over after this process stopped renewing its heartbeat, so it stops here"
                     )
             taken = set(session.scalars(select(TrialSlot.config).where(
-                TrialSlot.run_id == run_id, TrialSlot.kernel == kernel)))
+                TrialSlot.run_id == run_id, TrialSlot.kernel == kernel,
+                TrialSlot.config.in_([c.label for c in wanted]))))
             fresh = [c for c in wanted if c.label not in taken]
             session.add_all(TrialSlot(run_id=run_id, kernel=kernel, config=c.label, owner=owner or "")
                             for c in fresh)
