@@ -185,10 +185,10 @@ class OptunaStrategy:
                     seen: set[tuple]) -> list[dict]:
         """Every unmeasured point, in a seeded random order (so that drift during the run does
         not line up with block size). No sampler to consult: each point is measured, then
-        written as one finished trial (one transaction). Asking and telling cost a dozen storage
-        round trips per trial, which took most of a class's time and serialised workers sharing
-        a database. A worker killed mid-point leaves no trial behind; whoever takes the run over
-        measures that point again."""
+        written whole with its slot (three transactions: the running trial, the slot, the final
+        state), not asked and told, which costs a dozen storage round trips per trial. A worker
+        killed mid-point leaves no measurement behind; whoever takes the run over measures that
+        point again."""
         todo = list(itertools.product(*tuning_options.tune_params.values()))
         random.Random(self.seed).shuffle(todo)
         todo = [values for values in todo if values not in seen]
