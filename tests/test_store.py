@@ -7,7 +7,6 @@ import datetime as dt
 import json
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -291,37 +290,48 @@ def test_reading_never_creates_a_named_database(tmp_path):
         assert s.created
 
 
-def test_a_new_file_appears_whole_to_processes_that_race_for_it(tmp_path):
-    """Processes opening a database that does not exist yet: each gets a complete database
-    (none finds SQLite's still-empty file), one of them created it, and no temporary file is
-    left beside it."""
-    import multiprocessing
+def test_a_database_being_created_is_never_seen_half_made(tmp_path, monkeypatch):
+    """While one process is still creating a new file's tables, another opens the same URL: it
+    must find no file (and make its own) or a whole database, never SQLite's empty file."""
+    from tuning_db import schema
 
-    url = f"sqlite:///{tmp_path / 'race.sqlite'}"
-    ctx = multiprocessing.get_context("spawn")
-    start = ctx.Event()
-    results = ctx.Queue()
-    procs = [ctx.Process(target=_open_when_told, args=(url, start, results)) for _ in range(6)]
-    for p in procs:
-        p.start()
-    time.sleep(2)  # all imported and waiting
-    start.set()
-    got = [results.get(timeout=120) for _ in procs]
-    for p in procs:
-        p.join(60)
-    assert all(isinstance(g, bool) for g in got), got
-    assert sorted(got) == [False] * 5 + [True]
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm"))) == ["race.sqlite"]
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    real_upgrade = schema.upgrade
+    inside, go_on = threading.Event(), threading.Event()
+    calls = []
 
+    def slow_upgrade(connection):
+        calls.append(1)
+        if len(calls) == 1:  # the first creator stops half-way
+            inside.set()
+            go_on.wait(60)
+        real_upgrade(connection)
 
-def _open_when_told(url: str, start, results) -> None:
-    start.wait()
+    monkeypatch.setattr(schema, "upgrade", slow_upgrade)
+    outcome: dict[str, object] = {}
+
+    def first() -> None:
+        try:
+            with Store(url) as s:
+                outcome["first"] = s.created
+        except BaseException as err:  # noqa: BLE001 - reported below
+            outcome["first"] = err
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert inside.wait(60)
     try:
-        with Store(url) as s:
-            s.runs()
-            results.put(s.created)
-    except BaseException as err:  # noqa: BLE001 - the parent reports it
-        results.put(repr(err))
+        with Store(url) as second:  # the first is inside its creating transaction
+            outcome["second"] = second.created
+            second.put_best(best())
+    finally:
+        go_on.set()
+        t.join(60)
+    assert outcome == {"first": False, "second": True}, outcome
+    with Store(url) as s:
+        assert s.all_best() == [best()]
+    left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm")))
+    assert left == ["new.sqlite"]  # the first creator's temporary file is gone
 
 
 def test_empty_file_is_refused_never_recreated(tmp_path):
