@@ -25,7 +25,10 @@ Node ids: the graph's :attr:`~sssp.graph.Graph.labels` are the file's ids (1..n 
 METIS and Matrix Market; the ids that occur, sorted, for SNAP edge lists), so the command line
 takes and reports them. Parallel edges are kept as separate arcs by every reader, as by the
 :class:`~sssp.graph.Graph` constructors. Text files are read as a stream of blocks: memory grows
-with the edges read, not with the file's bytes.
+with the edges read, not with the file's bytes. Sizes a header declares are checked on its line
+before anything is allocated for them (:func:`~sssp.formats._text.check_declared`: nodes backed
+by declared arcs, the whole within :func:`~sssp.formats._text.memory_budget`), and each ``.npz``
+member from its ``.npy`` header before it is decompressed (:mod:`sssp.formats.npz`).
 
 Random weights are reproducible from ``seed``. For directed sources one weight per arc is drawn
 with ``numpy.random.default_rng(seed).integers(1, 101)`` in file order. For undirected sources
