@@ -1130,3 +1130,27 @@ def test_revision_0001_upgrades_to_the_diameter_key(kind, tmp_path):
             s.put_best(best(graph_class=GraphClass("98k", "deg2", "highdiam")))
             got = {b.graph_class for b in s.all_best() if b.device.uuid == H200.uuid}
             assert got == {GraphClass("98k", "deg2", "highdiam")}
+
+
+@pytest.mark.parametrize("kind", ["file", "postgresql"])
+def test_revision_0002_upgrades_to_trial_slots(kind, tmp_path):
+    """A database of revision 0002 has no slot table: refused with the upgrade command, then
+    upgraded in place; its runs keep their trials and take slots from then on."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from tuning_db import schema
+
+    with database(kind, tmp_path) as url:
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            command.upgrade(schema._config(conn), "0002")
+        engine.dispose()
+        with pytest.raises(StoreError, match=r"revision 0002; this code needs 0003: upgrade it with `tune upgrade"):
+            Store(url)
+        with Store(url, upgrade=True) as s:
+            run, _ = s.open_run(key(), budget=None, seed=0, owner="me")
+            assert s.reserve_trial(run.id, "relax", KernelConfig.parse("256-N"), "me")
+            assert not s.reserve_trial(run.id, "relax", KernelConfig.parse("256-N"), "me")
+        with Store(url) as s:
+            assert len(s.runs()) == 1
