@@ -32,6 +32,7 @@ from .cliutil import (
     non_negative_int,
     positive_int,
     run_command,
+    signal_policy,
     size_arg,
 )
 from .errors import GraphFormatError, SSSPError
@@ -517,13 +518,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success, 1 on an :class:`sssp.SSSPError` or another failure (one line on stderr),
-        130 when interrupted, 141 when stdout's reader went away. Usage errors raise
-        ``SystemExit(2)`` (argparse).
+        128 + the signal's number when SIGINT, SIGTERM or SIGHUP stopped it (130, 143, 129; no
+        output file is left half-written), 141 when stdout's reader went away. Usage errors
+        raise ``SystemExit(2)`` (argparse).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace, TextIO], int] = args.func
-    with logging_to_stderr(PROG, getattr(args, "verbose", 0)):
+    with signal_policy(), logging_to_stderr(PROG, getattr(args, "verbose", 0)):
         return run_command(PROG, lambda: func(args, sys.stdout), debug=getattr(args, "debug", False))
 
 

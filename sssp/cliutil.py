@@ -1,9 +1,19 @@
 """What the ``sssp`` and ``tune`` command lines share: the parser class, output files, escaping of
-untrusted text and the one way a command ends (result, clean error line, or quiet broken pipe).
+untrusted text, the signal policy and the one way a command ends (result, clean error line,
+interrupt, or quiet broken pipe).
 
 Exit statuses: 0 success; 1 an error (one line ``PROG: error: ...`` on stderr, ``--debug`` adds
-the traceback); 2 bad usage (argparse); 130 interrupted; 141 the reader of stdout went away
+the traceback); 2 bad usage (argparse); 128 + the signal's number when a signal stopped it
+(130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), with one line; 141 the reader of stdout went away
 (``tune report | head -1``), as the shell reports a command killed by SIGPIPE.
+
+Signals (:func:`signal_policy`): SIGINT, SIGTERM and SIGHUP all become :class:`Interrupted` (a
+``KeyboardInterrupt``) where they land, so every ``finally`` and ``except KeyboardInterrupt``
+that cleans up after Ctrl-C (temporary files, runs stored as interrupted, worker processes)
+does so for all three. The first signal is raised once; later ones are only noted, so that
+cleaning up is not itself cut short. Code that must not be cut in the middle
+(:func:`holding_signals`, or frames a ``defer`` predicate names) gets the signal when it is
+done instead.
 """
 
 from __future__ import annotations
@@ -11,35 +21,156 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import errno
 import logging
 import os
+import signal
 import stat
 import sys
+import threading
 import traceback
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from .errors import SSSPError, SSSPWarning
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
+    "HANDLED_SIGNALS",
     "ArgumentParser",
+    "Interrupted",
     "atomic_output",
+    "check_signals",
     "check_writable_dir",
     "escape",
+    "holding_signals",
     "is_stdout",
     "is_stream",
     "logging_to_stderr",
     "non_negative_int",
     "positive_int",
     "run_command",
+    "signal_policy",
     "size_arg",
 ]
 
 EXIT_BROKEN_PIPE = 141
+HANDLED_SIGNALS: tuple[int, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals every command handles alike (SIGHUP where the platform has it)."""
+
+
+# -- signals ------------------------------------------------------------------------------------
+class Interrupted(KeyboardInterrupt):
+    """A handled signal (:data:`HANDLED_SIGNALS`), raised where it landed or at the next safe
+    point. A ``KeyboardInterrupt``, so whatever cleans up after Ctrl-C cleans up after each."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = int(signum)
+        super().__init__(signal_name(self.signum))
+
+    @property
+    def exit_status(self) -> int:
+        """128 + the signal's number, as the shell reports a command killed by it."""
+        return 128 + self.signum
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+class _SignalState:
+    """What the handler has seen in this process (one policy per process)."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None  # the first signal: it decides the exit status
+        self.raised = False
+        self.holding = 0
+        self.defer: Callable[[FrameType | None], bool] | None = None
+
+
+_signals = _SignalState()
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    st = _signals
+    if st.received is None:
+        st.received = signum
+    if st.raised or st.holding or (st.defer is not None and st.defer(frame)):
+        return  # noted: check_signals() or the end of holding_signals() raises it
+    st.raised = True
+    raise Interrupted(st.received)
+
+
+def _unraisable(info: Any) -> None:
+    # Python cannot raise in a weakref callback or a __del__ (a garbage collection): it prints
+    # "Exception ignored ... Traceback" and goes on. The noted signal stands in for it.
+    if isinstance(info.exc_value, KeyboardInterrupt) and _signals.received is not None:
+        return
+    sys.__unraisablehook__(info)
+
+
+@contextlib.contextmanager
+def signal_policy(defer: Callable[[FrameType | None], bool] | None = None) -> Iterator[None]:
+    """Route :data:`HANDLED_SIGNALS` to the one handler while the block runs (then restore).
+
+    ``defer(frame)`` true: a signal landing in ``frame`` is noted, not raised (database code,
+    whose connection would be left inside its transaction); :func:`check_signals` raises it.
+    Outside the main thread (where Python runs no signal handler) nothing is installed.
+    """
+    global _signals
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = _signals
+    _signals = _SignalState()
+    _signals.defer = defer
+    old = {s: signal.getsignal(s) for s in HANDLED_SIGNALS}
+    old_hook = sys.unraisablehook
+    for s in HANDLED_SIGNALS:
+        signal.signal(s, _handler)
+    sys.unraisablehook = _unraisable
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        sys.unraisablehook = old_hook
+        _signals = saved
+
+
+def received_signal() -> int | None:
+    """The first handled signal this command received, or None."""
+    return _signals.received
+
+
+def check_signals() -> None:
+    """Raise :class:`Interrupted` if a signal arrived (held back, deferred or swallowed): a
+    command that received one was interrupted, whatever caught it meanwhile."""
+    if _signals.received is not None:
+        _signals.raised = True
+        raise Interrupted(_signals.received)
+
+
+@contextlib.contextmanager
+def holding_signals() -> Iterator[None]:
+    """Hold signals while the block runs (a pair of writes that must not be separated); one that
+    arrived meanwhile is raised when the block ends normally."""
+    _signals.holding += 1
+    try:
+        yield
+    finally:
+        _signals.holding -= 1
+    if not _signals.holding and not _signals.raised:
+        check_signals()
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -145,6 +276,9 @@ def atomic_output(path: str | Path, suffix: str) -> Iterator[Path]:
     device) is refused.
 
     ``suffix`` ends the temporary file's name, for writers that insist on one (``.npz``).
+    A replaced file keeps its permission bits (a 0600 file stays private); one this process may
+    not write (0444) is refused, as writing it in place would be. On SIGINT, SIGTERM or SIGHUP
+    (:func:`signal_policy`) the temporary file is removed like on any other error.
     """
     given = Path(path)
     try:
@@ -165,10 +299,17 @@ def atomic_output(path: str | Path, suffix: str) -> Iterator[Path]:
     if mode is not None and not stat.S_ISREG(mode):
         kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
         raise SSSPError(f"cannot write {escape(given)!r}: it is {kind}")
-    # Not mkstemp: the writer creates the file itself, so it gets the usual umask permissions.
+    if mode is not None and not os.access(target, os.W_OK):
+        # Renaming over it would succeed (the folder is writable) and undo the protection.
+        raise SSSPError(f"cannot write {escape(given)!r}: {os.strerror(errno.EACCES)} (the file is "
+                        "read-only)")
+    # Not mkstemp: the writer creates the file itself, so a new file gets the usual umask
+    # permissions; a file that is replaced keeps its own.
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{suffix}")
     try:
         yield tmp
+        if mode is not None:
+            os.chmod(tmp, stat.S_IMODE(mode))
         os.replace(tmp, target)
     except OSError as err:
         raise SSSPError(f"cannot write {escape(given)!r}: {err.strerror or err}") from err
@@ -218,7 +359,9 @@ def _quiet_stdout() -> None:
 def run_command(prog: str, func: Callable[[], int], *, debug: bool = False,
                 interrupted: str = "interrupted") -> int:
     """Run one CLI command and map every way it can end to an exit status and at most one line
-    on stderr (see the module docstring). ``interrupted`` is the message for Ctrl-C."""
+    on stderr (see the module docstring). ``interrupted`` is the message for a signal (its name
+    is added after the first word group: ``interrupted by SIGTERM; ...``); run the command
+    inside :func:`signal_policy` so that SIGTERM and SIGHUP end here too."""
     def fail(message: str) -> int:
         if debug:
             traceback.print_exc(file=sys.stderr)
@@ -232,6 +375,7 @@ def run_command(prog: str, func: Callable[[], int], *, debug: bool = False,
     try:
         rc = func()
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at exit
+        check_signals()  # a signal held back, or swallowed on the way, still interrupted it
         return rc
     except BrokenPipeError:
         _quiet_stdout()
@@ -244,6 +388,9 @@ def run_command(prog: str, func: Callable[[], int], *, debug: bool = False,
         # Files and folders outside the command's inputs (HOME, caches) that cannot be used.
         where = f": {err.filename}" if err.filename else ""
         return fail(f"{err.strerror or err}{where}")
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{prog}: {interrupted}\n")
-        return 130
+    except KeyboardInterrupt as err:
+        # Python's own Ctrl-C (no policy installed) is SIGINT.
+        signum = err.signum if isinstance(err, Interrupted) else signal.SIGINT
+        head, sep, tail = interrupted.partition(";")
+        sys.stderr.write(f"{prog}: {head} by {signal_name(signum)}{sep}{tail}\n")
+        return 128 + signum

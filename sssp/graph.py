@@ -210,6 +210,12 @@ class Graph:
             raise InvalidGraphError(f"n = {n} nodes exceeds the int32 node-id range")
         if indptr.dtype.kind == "u" and int(indptr.max()) >= INT64_LIMIT:
             raise InvalidGraphError(f"indptr value {int(indptr.max())} exceeds the int64 range")
+        if indptr.dtype.kind == "f":
+            # Checked before the cast, which would wrap 1e300 to -2**63 without a word.
+            big = np.abs(indptr) >= float(INT64_LIMIT)
+            if big.any():
+                value = indptr[int(np.argmax(big))].item()
+                raise InvalidGraphError(f"indptr value {value!r} exceeds the int64 range")
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         m = int(indptr[-1])
         if indptr[0] != 0:
@@ -266,6 +272,11 @@ class Graph:
     ) -> Graph:
         """Build from an edge list (``src[i] -> dst[i]`` with ``weights[i]``); order is kept stable
         within each source node and parallel edges stay separate arcs."""
+        # n first: every array below has n entries, so it must be checked before one is made.
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise InvalidGraphError(f"n must be a non-negative integer, got {n!r}")
+        if n > INT32_MAX:
+            raise InvalidGraphError(f"n = {n} nodes exceeds the int32 node-id range")
         src = np.asarray(src)
         dst = np.asarray(dst)
         weights = np.asarray(weights)
@@ -274,8 +285,6 @@ class Graph:
                 f"src, dst and weights must be 1-D of equal length, got shapes "
                 f"{src.shape}, {dst.shape}, {weights.shape}"
             )
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-            raise InvalidGraphError(f"n must be a non-negative integer, got {n!r}")
         if src.size:
             if not np.issubdtype(src.dtype, np.integer):
                 raise InvalidGraphError(f"src must hold integers, got dtype {src.dtype}")

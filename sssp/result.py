@@ -134,7 +134,20 @@ class SSSPResult:
         return out
 
     def path_to(self, target: int) -> list[int]:
-        """Node sequence source → target along the predecessor tree; [] if unreachable."""
+        """Node sequence source → target along the predecessor tree; [] if unreachable.
+
+        Raises
+        ------
+        InvalidTypeError
+            ``target`` is not an integer (``1.5``, ``"3"``, ``True``).
+        InvalidArgumentError
+            ``target`` is outside ``[0, n)`` (a negative index would count from the end).
+        """
+        if isinstance(target, bool) or not isinstance(target, int | np.integer):
+            raise InvalidTypeError(f"target must be an integer node index, got {target!r}")
+        n = self.dist.size
+        if not 0 <= target < n:
+            raise InvalidArgumentError(f"target {int(target)} is out of range [0, {n})")
         if self.pred is None:
             raise InvalidArgumentError("this result has no predecessor tree: solve with return_predecessors=True")
         if not self.reached[target]:

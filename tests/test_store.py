@@ -278,6 +278,62 @@ def test_value_neither_url_nor_file_is_refused(tmp_path, monkeypatch, value):
     assert list(tmp_path.iterdir()) == []  # nothing created
 
 
+def test_reading_never_creates_a_named_database(tmp_path):
+    path = tmp_path / "typo.sqlite"
+    with pytest.raises(StoreError, match=f"no such file {path}"):
+        Store(f"sqlite:///{path}", create=False)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.warns(RuntimeWarning, match="no such file"):
+        assert tuning_db.tuned_records(f"sqlite:///{path}", "NVIDIA H200") == []
+    assert list(tmp_path.iterdir()) == []
+    with Store(create=False) as s:  # the default database is made on first use, as documented
+        assert s.created
+
+
+def test_a_database_being_created_is_never_seen_half_made(tmp_path, monkeypatch):
+    """While one process is still creating a new file's tables, another opens the same URL: it
+    must find no file (and make its own) or a whole database, never SQLite's empty file."""
+    from tuning_db import schema
+
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    real_upgrade = schema.upgrade
+    inside, go_on = threading.Event(), threading.Event()
+    calls = []
+
+    def slow_upgrade(connection):
+        calls.append(1)
+        if len(calls) == 1:  # the first creator stops half-way
+            inside.set()
+            go_on.wait(60)
+        real_upgrade(connection)
+
+    monkeypatch.setattr(schema, "upgrade", slow_upgrade)
+    outcome: dict[str, object] = {}
+
+    def first() -> None:
+        try:
+            with Store(url) as s:
+                outcome["first"] = s.created
+        except BaseException as err:  # noqa: BLE001 - reported below
+            outcome["first"] = err
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert inside.wait(60)
+    try:
+        with Store(url) as second:  # the first is inside its creating transaction
+            outcome["second"] = second.created
+            second.put_best(best())
+    finally:
+        go_on.set()
+        t.join(60)
+    assert outcome == {"first": False, "second": True}, outcome
+    with Store(url) as s:
+        assert s.all_best() == [best()]
+    left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm")))
+    assert left == ["new.sqlite"]  # the first creator's temporary file is gone
+
+
 def test_empty_file_is_refused_never_recreated(tmp_path):
     path = tmp_path / "truncated.sqlite"
     path.write_bytes(b"")
@@ -403,6 +459,133 @@ def test_open_run_resumes_running_and_interrupted_runs(store):
     other, resumed = store.open_run(key(kernel="relax"), budget=20, seed=3)
     assert not resumed and other.id not in (first.id, fresh.id)
     assert len(store.runs()) == 3
+
+
+def _stale(store: Store, run_id: int, minutes: float = 1) -> None:
+    """Make run ``run_id`` look like its holder stopped beating ``minutes`` ago."""
+    with store._engine.begin() as conn:
+        conn.execute(text("UPDATE sssp_tuning_runs SET heartbeat_at = :t WHERE id = :i"),
+                     {"t": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes)).replace(tzinfo=None),
+                      "i": run_id})
+
+
+def test_open_run_never_takes_a_run_whose_holder_is_alive(store):
+    """A plain tune starts a run of its own beside a live one; it takes over only a run stored as
+    interrupted or one whose holder stopped beating."""
+    first, resumed = store.open_run(key(), budget=None, seed=1, owner="host:1")
+    assert not resumed
+    second, resumed = store.open_run(key(), budget=None, seed=2, owner="host:2")
+    assert not resumed and second.id != first.id  # host:1 is alive: its run is left to it
+    _stale(store, first.id)
+    taken, resumed = store.open_run(key(), budget=None, seed=3, owner="host:3")
+    assert resumed and taken.id == first.id and taken.seed == 1  # host:1 died
+    assert not store.beat(first.id, "host:1") and store.beat(first.id, "host:3")
+    store.finish_run(second.id, RunStatus.INTERRUPTED, owner="host:2")
+    again, resumed = store.open_run(key(), budget=None, seed=4, owner="host:4")
+    assert resumed and again.id == second.id
+
+
+def test_finish_run_leaves_a_run_another_process_holds(store):
+    run, _ = store.open_run(key(), budget=None, seed=0, owner="old")
+    _stale(store, run.id)
+    store.open_run(key(), budget=None, seed=0, owner="new")
+    # The old holder wakes up and ends: the run stays the new holder's.
+    kept = store.finish_run(run.id, RunStatus.INTERRUPTED, owner="old")
+    assert kept.status is RunStatus.RUNNING and store.run(run.id).status is RunStatus.RUNNING
+    assert store.finish_run(run.id, RunStatus.FINISHED, owner="new").status is RunStatus.FINISHED
+
+
+def test_an_interrupted_run_is_taken_over_by_one_process(url):
+    if url == "sqlite://":
+        pytest.skip("an in-memory database belongs to one connection")
+    with Store(url) as s:
+        run, _ = s.open_run(key(), budget=None, seed=0, owner="gone")
+        s.finish_run(run.id, RunStatus.INTERRUPTED)
+    results: list = []
+    barrier = threading.Barrier(4)
+
+    def opener(i: int) -> None:
+        try:
+            with Store(url) as mine:
+                barrier.wait()
+                results.append(mine.open_run(key(), budget=None, seed=0, owner=f"p{i}"))
+        except BaseException as err:  # noqa: BLE001 - reported below
+            results.append(err)
+
+    threads = [threading.Thread(target=opener, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(isinstance(r, tuple) for r in results), results
+    assert sorted(resumed for _, resumed in results) == [False, False, False, True]
+    assert len({r.id for r, _ in results}) == 4
+
+
+def test_a_configuration_has_one_slot_per_run(store):
+    run, _ = store.open_run(key(), budget=None, seed=0, owner="me")
+    other, _ = store.open_run(key(), budget=None, seed=0, owner="you")
+    c = KernelConfig.parse("256-N")
+    assert store.reserve_trial(run.id, "relax", c, "me")
+    assert not store.reserve_trial(run.id, "relax", c, "me")  # stored (or being stored) already
+    assert store.reserve_trial(run.id, "min", c, "me")  # another kernel
+    assert store.reserve_trial(other.id, "relax", c, "you")  # another run
+    with pytest.raises(StoreError, match=f"tuning run {run.id} is no longer held by this process"):
+        store.reserve_trial(run.id, "relax", KernelConfig.parse("512-N"), "you")
+    with store._engine.begin() as conn:  # the key itself, not only the code, refuses a second one
+        with pytest.raises(Exception, match="(?i)unique|duplicate"):
+            conn.execute(text("INSERT INTO sssp_trial_slots (run_id, kernel, config, owner, stored_at) "
+                              "VALUES (:r, 'relax', '256-N', 'x', :t)"),
+                         {"r": run.id, "t": dt.datetime(2026, 1, 1)})
+
+
+def test_store_measurement_finishes_each_configuration_once(store):
+    from tuning_db import studies
+
+    run, _ = store.open_run(key(), budget=None, seed=0, owner="me")
+    study = store.study(run, "relax")
+    dists, params = studies.search_space("relax", studies.scope_of(run))
+    t = trial("256-N")
+    assert store.store_measurement(study, run.id, t, "me", params=params(t.config), dists=dists)
+    assert not store.store_measurement(study, run.id, t, "me", params=params(t.config), dists=dists)
+    assert [x.config.label for x in store.trials(run.id)] == ["256-N"]
+    states = sorted(ft.state.name for ft in study.get_trials())
+    assert states == ["COMPLETE", "PRUNED"]  # the second one was abandoned, not measured
+
+
+def test_a_run_taken_over_mid_write_is_neither_lost_nor_doubled(store):
+    """A holder that took a configuration's slot and died (or stalled past the grace period)
+    before finishing its trial: the next holder abandons the trial and frees the slot, so the
+    configuration is measured again, once; the old holder, waking up, can finish nothing."""
+    from optuna.trial import TrialState
+
+    from tuning_db import studies
+
+    run, _ = store.open_run(key(), budget=None, seed=0, owner="old")
+    study = store.study(run, "relax")
+    dists, params = studies.search_space("relax", studies.scope_of(run))
+    done, cut = trial("256-N"), trial("512-N")
+    assert store.store_measurement(study, run.id, done, "old", params=params(done.config), dists=dists)
+    # "old" writes its running trial and takes the slot, then stops before finishing it.
+    stuck = store.storage.create_new_trial(study._study_id, template_trial=studies.running_trial(
+        cut, params(cut.config), dists))
+    assert store.reserve_trial(run.id, "relax", cut.config, "old")
+    _stale(store, run.id)
+    taken, resumed = store.open_run(key(), budget=None, seed=0, owner="new")
+    assert resumed and taken.id == run.id
+    assert store.storage.get_trial(stuck).state is TrialState.PRUNED
+    assert [t.config.label for t in store.trials(run.id)] == ["256-N"]  # not counted as measured
+    assert store.store_measurement(study, run.id, cut, "new", params=params(cut.config), dists=dists)
+    assert sorted(t.config.label for t in store.trials(run.id)) == ["256-N", "512-N"]
+    # The old holder wakes up: it can finish none of its trials, nor store another one.
+    from optuna.exceptions import UpdateFinishedTrialError
+
+    with pytest.raises(UpdateFinishedTrialError):
+        store.storage.set_trial_state_values(stuck, TrialState.COMPLETE, [1.0])
+    late = trial("1024-N")
+    with pytest.raises(StoreError, match="no longer held by this process"):
+        store.store_measurement(study, run.id, late, "old", params=params(late.config), dists=dists)
+    assert sorted(t.config.label for t in store.trials(run.id)) == ["256-N", "512-N"]
 
 
 def test_failed_runs_are_not_resumed(store):
@@ -947,3 +1130,27 @@ def test_revision_0001_upgrades_to_the_diameter_key(kind, tmp_path):
             s.put_best(best(graph_class=GraphClass("98k", "deg2", "highdiam")))
             got = {b.graph_class for b in s.all_best() if b.device.uuid == H200.uuid}
             assert got == {GraphClass("98k", "deg2", "highdiam")}
+
+
+@pytest.mark.parametrize("kind", ["file", "postgresql"])
+def test_revision_0002_upgrades_to_trial_slots(kind, tmp_path):
+    """A database of revision 0002 has no slot table: refused with the upgrade command, then
+    upgraded in place; its runs keep their trials and take slots from then on."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from tuning_db import schema
+
+    with database(kind, tmp_path) as url:
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            command.upgrade(schema._config(conn), "0002")
+        engine.dispose()
+        with pytest.raises(StoreError, match=r"revision 0002; this code needs 0003: upgrade it with `tune upgrade"):
+            Store(url)
+        with Store(url, upgrade=True) as s:
+            run, _ = s.open_run(key(), budget=None, seed=0, owner="me")
+            assert s.reserve_trial(run.id, "relax", KernelConfig.parse("256-N"), "me")
+            assert not s.reserve_trial(run.id, "relax", KernelConfig.parse("256-N"), "me")
+        with Store(url) as s:
+            assert len(s.runs()) == 1

@@ -265,18 +265,29 @@ def build_parser() -> ArgumentParser:
 
 
 # -- helpers ------------------------------------------------------------------------------------
-def _store(args: argparse.Namespace) -> Any:
-    """The tuning database of ``--db`` (default: the user's)."""
+def _store(args: argparse.Namespace, *, writes: bool) -> Any:
+    """The tuning database of ``--db`` (default: the user's).
+
+    A command that only reads (``writes=False``) never creates a named database: a missing file
+    is an error naming it. A command that stores results refuses a database in memory, whose
+    contents would be gone when the command ends.
+    """
     from tuning_db import ENV_VAR, Store, default_path
 
     db = getattr(args, "db", None)
     try:
-        return Store(db)
+        store = Store(db, create=writes)
     except OSError as err:
         # The default database's folder cannot be made (unwritable HOME, read-only disk).
         where = err.filename or default_path().parent
         raise SSSPError(f"cannot create the tuning database folder {escape(where)}: "
                         f"{err.strerror or err}; pass --db URL or set {ENV_VAR}") from err
+    if writes and not store.shared:
+        store.close()
+        raise SSSPError(f"tuning database {store.url} is in memory: what `tune {args.command}` "
+                        "stores would be lost when it exits; pass a file (sqlite:///PATH) or a "
+                        "server URL")
+    return store
 
 
 def _format(args: argparse.Namespace) -> str:
@@ -350,7 +361,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 reason = str(err)
             raise SSSPError(f"tuning needs a CUDA GPU: {reason}. On a machine without one, "
                             "`tune run --replay ...` re-runs the pipeline on the recorded measurements")
-    store = _store(args)
+    store = _store(args, writes=True)
     kernels_ = KERNELS if args.kernel == "all" else (args.kernel,)
     opts = TuneOptions(kernels=kernels_, strategy=args.strategy, budget=args.budget, scope=args.scope,
                        sources=args.sources, algorithm=args.algorithm, variant=args.variant,
@@ -444,7 +455,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
     from .structure import to_best, tune_classes
 
     classes = _classes(args)
-    store = _store(args)
+    store = _store(args, writes=True)
     device = device_record(args.device)
 
     def stored(rec: dict) -> None:
@@ -504,7 +515,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise SSSPError(f"cannot read --baselines {escape(args.baselines)!r}: "
                             f"{getattr(err, 'strerror', None) or err}") from err
         baselines = read_baselines(text, escape(args.baselines))
-    store = _store(args)
+    store = _store(args, writes=False)
     selected = report.select(_records(store), device_name=args.device_name)
     if fmt == "csv":
         text = report.long_table(selected)
@@ -535,7 +546,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     """``tune show``: every stored best configuration."""
     from . import report
 
-    store = _store(args)
+    store = _store(args, writes=False)
     text = report.show_table(_records(store), _format(args), device_name=args.device_name,
                              database=store.url)
     _emit(text, args)
@@ -544,7 +555,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``tune export``: the database as JSON."""
-    store = _store(args)
+    store = _store(args, writes=False)
     check_writable_dir(args.output)
     with atomic_output(args.output, ".json") as tmp:
         store.export_json(tmp)
@@ -554,7 +565,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """``tune import``: read a JSON export into the database."""
-    store = _store(args)
+    store = _store(args, writes=True)
     n = store.import_json(args.file)
     print(f"imported {n} records from {escape(args.file)} into {store.url}", file=sys.stderr)
     return 0
@@ -564,7 +575,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     """``tune upgrade``: migrate the project's tables of an older database."""
     from tuning_db import Store
 
-    store = Store(getattr(args, "db", None), upgrade=True)
+    store = Store(getattr(args, "db", None), upgrade=True, create=False)
     print(f"{store.url}: schema revision {store.upgrade()}", file=sys.stderr)
     return 0
 
@@ -578,13 +589,6 @@ def _with_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
-def _checked(rc: int) -> int:
-    """``rc``, unless a signal was held back while the command was in database code: then the
-    command was interrupted all the same (:mod:`tuner.interrupt`)."""
-    interrupt.check()
-    return rc
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``tune`` command line.
 
@@ -596,14 +600,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 1 on an error (one line on stderr), 130 when interrupted, 141 when
-        stdout's reader went away. Usage errors raise ``SystemExit(2)`` (argparse).
+        0 on success, 1 on an error (one line on stderr), 128 + the signal's number when
+        SIGINT, SIGTERM or SIGHUP stopped it (130, 143, 129; the run under way is stored as
+        interrupted), 141 when stdout's reader went away. Usage errors raise
+        ``SystemExit(2)`` (argparse).
     """
-    interrupt.install()  # SIGTERM and Ctrl-C: runs stored as interrupted, exit 130
     argv = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
-    with logging_to_stderr(PROG, getattr(args, "verbose", 0)):
-        return run_command(PROG, lambda: _checked(args.func(args)), debug=getattr(args, "debug", False),
+    with interrupt.policy(), logging_to_stderr(PROG, getattr(args, "verbose", 0)):
+        return run_command(PROG, lambda: args.func(args), debug=getattr(args, "debug", False),
                            interrupted=getattr(args, "interrupted", "interrupted"))
 
 

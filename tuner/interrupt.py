@@ -1,36 +1,30 @@
-"""SIGTERM (and Ctrl-C) unwind a tuning run: the run is stored as interrupted and temporary
-folders are removed.
+"""Signals during tuning: the command line's one policy (:func:`sssp.cliutil.signal_policy`),
+with database code spared.
 
-The handler raises ``KeyboardInterrupt`` where the signal lands, with two exceptions, and leaves
-a flag that the search loops and the command line check at safe points (:func:`check`):
+SIGINT, SIGTERM and SIGHUP unwind a tuning run: it is stored as interrupted, temporary folders
+are removed, worker processes are stopped, and the command exits with 128 + the signal's number.
+The signal becomes :class:`~sssp.cliutil.Interrupted` where it lands, except:
 
 - Inside the database code (SQLAlchemy, the SQLite and PostgreSQL drivers, Optuna's storage,
-  ``tuning_db``) it does not raise. An exception there can leave a connection inside its write
-  transaction, referenced by the traceback, and storing the run as interrupted would then wait
-  on that lock (SQLite: for its 60 s busy timeout). The next :func:`check` raises instead, after
-  the transaction has ended.
-- Inside a weakref callback or a ``__del__`` (a garbage collection) Python cannot raise it: it
-  would print "Exception ignored ... Traceback" and go on. Such a swallowed interrupt is not
-  printed (``sys.unraisablehook``); the flag stands in for it.
+  ``tuning_db``) it is noted, not raised. An exception there can leave a connection inside its
+  write transaction, referenced by the traceback, and storing the run as interrupted would then
+  wait on that lock (SQLite: for its 60 s busy timeout). The next :func:`check` (per trial, per
+  class, at the end of the command) raises it instead, after the transaction has ended.
+- Inside :func:`held` (a measurement's slot and its trial, written one after the other) it is
+  raised when the block ends.
+- Inside a weakref callback or a ``__del__`` Python cannot raise it; the noted signal stands in.
 """
 
 from __future__ import annotations
 
-import signal
-import sys
+import contextlib
+from collections.abc import Iterator
 from types import FrameType
-from typing import Any
 
-_pending = False
+from sssp.cliutil import check_signals, holding_signals, signal_policy
 
 STORAGE_MODULES = ("sqlalchemy", "sqlite3", "_sqlite3", "psycopg", "optuna.storages", "tuning_db")
-"""Packages whose frames an interrupt is not raised in (see the module docstring)."""
-
-
-def _unraisable(info: Any) -> None:
-    if isinstance(info.exc_value, KeyboardInterrupt) and _pending:
-        return  # the flag stands in for it: check() raises it at the next safe point
-    sys.__unraisablehook__(info)
+"""Packages whose frames a signal is not raised in (see the module docstring)."""
 
 
 def in_storage(frame: FrameType | None) -> bool:
@@ -43,23 +37,30 @@ def in_storage(frame: FrameType | None) -> bool:
     return False
 
 
-def _handler(signum: int, frame: FrameType | None) -> None:
-    global _pending
-    _pending = True
-    if not in_storage(frame):
-        raise KeyboardInterrupt
+def policy() -> contextlib.AbstractContextManager[None]:
+    """The signal policy of a ``tune`` command (or worker), for the duration of a block."""
+    return signal_policy(defer=in_storage)
+
+
+_installed: contextlib.ExitStack | None = None
 
 
 def install() -> None:
-    """Route SIGTERM and SIGINT to :func:`_handler` in this process."""
-    global _pending
-    _pending = False
-    signal.signal(signal.SIGTERM, _handler)
-    signal.signal(signal.SIGINT, _handler)
-    sys.unraisablehook = _unraisable
+    """Install :func:`policy` for the rest of this process (a worker process's whole life)."""
+    global _installed
+    if _installed is not None:
+        _installed.close()
+    _installed = contextlib.ExitStack()
+    _installed.enter_context(policy())
 
 
 def check() -> None:
-    """Raise ``KeyboardInterrupt`` if a signal arrived and was held back or swallowed."""
-    if _pending:
-        raise KeyboardInterrupt
+    """Raise :class:`~sssp.cliutil.Interrupted` if a signal arrived and was held back."""
+    check_signals()
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Writes that belong together (see the module docstring): a signal waits for their end."""
+    with holding_signals():
+        yield

@@ -132,7 +132,11 @@ class Heartbeat:
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                self.store.beat(self.run_id, self.owner)
+                if not self.store.beat(self.run_id, self.owner):
+                    # Taken over after a stall longer than the grace period: the next trial's
+                    # slot is refused, which stops this process.
+                    log.warning("run %d is no longer held by %s", self.run_id, self.owner)
+                    return
                 if self.trial_id is not None:
                     self.store.storage.record_heartbeat(self.trial_id)
             except Exception as err:  # a missed beat is not fatal; the next one may succeed
@@ -213,7 +217,9 @@ def tune_class(
 
     ``claim`` (for workers sharing a database) takes the run of a key, or returns ``None`` when
     another worker holds it or it is done: then nothing is tuned and ``None`` is returned.
-    Without it the newest unfinished run of the key is resumed, or a new one starts.
+    Without it the newest unfinished run of the key that no live process holds (stored as
+    interrupted, or its process stopped beating) is resumed, or a new one starts: concurrent
+    plain ``tune`` commands each tune a run of their own.
 
     A partial run (``opts.kernels`` a subset) keeps the stored best configuration's picks for
     the other kernels; its figures are stored only when measured for that whole configuration.
@@ -285,10 +291,17 @@ def tune_class(
                     if progress:
                         progress(kernel, t)
 
+                study = store.study(run, kernel)
+                dists, _ = studies.search_space(kernel, opts.scope)
+
+                def write(t: TrialRecord, trial_id: int | None, params: dict, study=study,
+                          dists=dists) -> bool:
+                    return store.store_measurement(study, run.id, t, owner, trial_id=trial_id,
+                                                   params=params, dists=dists)
+
                 strategy = OptunaStrategy(kernel=kernel, scope=opts.scope, strategy=opts.strategy,
-                                          budget=opts.budget, seed=run.seed,
-                                          study=store.study(run, kernel), on_trial=on_trial,
-                                          on_ask=beat.trial)
+                                          budget=opts.budget, seed=run.seed, study=study,
+                                          on_trial=on_trial, on_ask=beat.trial, store=write)
                 if strategy.remaining():
                     if opts.replay:
                         dist_bits, weight_bits = kernels.widths_for(graph_class.nodes, 100)
@@ -328,7 +341,7 @@ def tune_class(
                         "%s): the stored best configuration is left unchanged", graph_class, tuned,
                         rec.tuned_config)
             wall = time.perf_counter() - t0
-            store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall)
+            store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall, owner=owner)
             if stored is None:
                 raise TuningError(f"{graph_class}: a partial replay ({', '.join(opts.kernels)}) has no "
                                   f"recorded end-to-end figures for {tuned}, and the database holds "
@@ -346,10 +359,11 @@ def tune_class(
                           options=stored.options if stored is not None else {})
         store.put_best(best)
         wall = time.perf_counter() - t0
-        store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall)
+        store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall, owner=owner)
         return TuneOutcome(best, run.id, resumed, wall, len(store.trials(run.id)))
     except BaseException:
-        store.finish_run(run.id, RunStatus.INTERRUPTED, wall_seconds=time.perf_counter() - t0)
+        store.finish_run(run.id, RunStatus.INTERRUPTED, wall_seconds=time.perf_counter() - t0,
+                         owner=owner)
         raise
     finally:
         if replay_dir is not None:

@@ -6,6 +6,11 @@ tuning database (Optuna's RDB storage), so the trials are the record of what was
 measured configuration is told to the study with Kernel Tuner's result as user attributes before
 the next one is asked for. An interrupted run resumes from its study; a trial that a killed
 worker left running is failed by Optuna's stale-trial check and measured again.
+
+A measured configuration is stored through ``store`` (:meth:`tuning_db.Store.store_measurement`:
+a running trial, the configuration's slot in the run, the finished trial), which refuses a
+second measurement of a configuration in a run and stops a process whose run was taken over.
+Those writes happen with signals held, so that an interrupt cannot cut them apart.
 """
 
 from __future__ import annotations
@@ -80,6 +85,7 @@ class OptunaStrategy:
         study: Any,
         on_trial: Callable[[TrialRecord], None] | None = None,
         on_ask: Callable[[int | None], None] | None = None,
+        store: Callable[[TrialRecord, int | None, dict[str, Any]], bool] | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise TuningError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
@@ -89,6 +95,30 @@ class OptunaStrategy:
         self.study = study
         self.on_trial = on_trial
         self.on_ask = on_ask  # told the Optuna trial id being measured (None when done)
+        # store(record, asked trial id or None, params) -> stored (False: the run holds it)
+        self.store = store
+
+    def _stored(self, record: TrialRecord, trial: Any, params: dict[str, Any], dists: dict) -> bool:
+        """Store a measured configuration (``trial``: the Optuna trial asked for, or None)."""
+        from optuna.trial import TrialState
+
+        with interrupt.held():
+            if self.store is not None:
+                stored = self.store(record, None if trial is None else trial._trial_id, params)
+                if not stored:
+                    log.info("%s %s was stored by another process: not stored again", self.kernel,
+                             record.config.label)
+                return stored
+            if trial is None:
+                self.study.add_trial(studies.frozen_trial(record, params, dists))
+                return True
+            for name, value in studies.trial_attrs(record).items():
+                trial.set_user_attr(name, value)
+            if record.status is TrialStatus.OK:
+                self.study.tell(trial, record.median_ms)
+            else:
+                self.study.tell(trial, state=TrialState.FAIL)
+            return True
 
     def measured(self) -> list[TrialRecord]:
         import optuna
@@ -140,13 +170,9 @@ class OptunaStrategy:
                 self.study.tell(trial, state=TrialState.FAIL)
                 break
             record = to_trial(self.kernel, dict(trial.params), result)
-            for name, value in studies.trial_attrs(record).items():
-                trial.set_user_attr(name, value)
-            if record.status is TrialStatus.OK:
-                self.study.tell(trial, record.median_ms)
-            else:
-                self.study.tell(trial, state=TrialState.FAIL)
             seen.add(key)
+            if not self._stored(record, trial, dict(trial.params), dists):
+                continue
             if self.on_trial:
                 self.on_trial(record)
             results.append(result)
@@ -159,10 +185,10 @@ class OptunaStrategy:
                     seen: set[tuple]) -> list[dict]:
         """Every unmeasured point, in a seeded random order (so that drift during the run does
         not line up with block size). No sampler to consult: each point is measured, then
-        written as one finished trial (one transaction). Asking and telling cost a dozen storage
-        round trips per trial, which took most of a class's time and serialised workers sharing
-        a database. A worker killed mid-point leaves no trial behind; whoever takes the run over
-        measures that point again."""
+        written whole with its slot (three transactions: the running trial, the slot, the final
+        state), not asked and told, which costs a dozen storage round trips per trial. A worker
+        killed mid-point leaves no measurement behind; whoever takes the run over measures that
+        point again."""
         todo = list(itertools.product(*tuning_options.tune_params.values()))
         random.Random(self.seed).shuffle(todo)
         todo = [values for values in todo if values not in seen]
@@ -174,7 +200,8 @@ class OptunaStrategy:
                 break
             params = dict(zip(names, values, strict=True))
             record = to_trial(self.kernel, params, result)
-            self.study.add_trial(studies.frozen_trial(record, params, dists))
+            if not self._stored(record, None, params, dists):
+                continue
             if self.on_trial:
                 self.on_trial(record)
             results.append(result)

@@ -9,15 +9,24 @@ work too. A worker renews its run's and its trial's heartbeats; when a worker is
 is taken over by another worker once the heartbeat is stale (``$SSSP_STALE_SECONDS``, 30 s), and
 its unfinished trial is failed by Optuna's stale-trial check and measured again. A class with a
 finished run of the same key counts as done.
+
+Workers die with their parent: SIGINT, SIGTERM or SIGHUP to ``tune`` stops every worker (each
+stores its run as interrupted), and a worker whose parent is gone without a word (SIGKILL) gets
+SIGTERM from the kernel (Linux's parent-death signal) or, elsewhere, from its own watch of the
+parent's process id, so that no worker keeps a GPU busy after the command was killed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import logging
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 from typing import Any
 
@@ -54,7 +63,6 @@ def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any,
     if device is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
         opts = dataclasses.replace(opts, device=0)
-    interrupt.install()
     from pathlib import Path
 
     from tuning_db import Store, studies
@@ -95,8 +103,36 @@ def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any,
     return tuned
 
 
+PARENT_WATCH_SECONDS = 1.0
+"""How often a worker checks that its parent is still there (where no parent-death signal)."""
+_PR_SET_PDEATHSIG = 1
+STOP_GRACE_SECONDS = 90.0
+"""How long stopped workers get to store their runs before they are killed (a worker waits up to
+60 s for SQLite's write lock)."""
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this process get SIGTERM when process ``parent`` (its parent) ends."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+    def watch() -> None:
+        # Also where prctl did its work: it fires only for deaths after the call, and the
+        # parent may have gone before.
+        while os.getppid() == parent:
+            time.sleep(PARENT_WATCH_SECONDS)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="sssp-parent-watch", daemon=True).start()
+
+
 def _child(index: int, device: int | None, classes: list[GraphClass], opts: Any, db: str,
-           cache_dir: str | None, level: int) -> None:
+           cache_dir: str | None, level: int, parent: int | None = None) -> None:
+    interrupt.install()  # before anything long: a signal must find the policy in place
+    if parent is not None:
+        die_with_parent(parent)
     logging.basicConfig(level=level, format=f"%(levelname)s worker {index} %(name)s: %(message)s",
                         stream=sys.stderr)
     try:
@@ -104,8 +140,9 @@ def _child(index: int, device: int | None, classes: list[GraphClass], opts: Any,
     except SSSPError as err:
         print(f"tune: worker {index}: error: {err}", file=sys.stderr)
         sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    except KeyboardInterrupt as err:
+        # The parent says it in one line; the worker's own exit status says which signal.
+        sys.exit(getattr(err, "exit_status", 130))
 
 
 def run_pool(classes: list[GraphClass], opts: Any, db: str, *, workers: int | None,
@@ -128,22 +165,38 @@ def run_pool(classes: list[GraphClass], opts: Any, db: str, *, workers: int | No
     level = logging.getLogger().getEffectiveLevel()
     procs = [
         ctx.Process(target=_child, name=f"tune-worker-{i}",
-                    args=(i, devices[i] if devices else None, classes, opts, db, cache_dir, level))
+                    args=(i, devices[i] if devices else None, classes, opts, db, cache_dir, level,
+                          os.getpid()))
         for i in range(n)
     ]
-    for p in procs:
-        p.start()
     try:
+        for p in procs:
+            p.start()
         for p in procs:
             p.join()
     except BaseException:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()  # SIGTERM: each worker stores its run as interrupted
-        for p in procs:
-            p.join()
+        stop(procs)
         raise
     failed = [(p.name, p.exitcode) for p in procs if p.exitcode != 0]
+    if any(code is not None and code > 128 for _, code in failed):
+        interrupt.check()  # a signal to this command too: say that, not "a worker failed"
     if failed:
         raise TuningError("worker(s) failed: " + ", ".join(f"{name} (exit {code})" for name, code in failed)
                           + "; run the same command again to resume")
+
+
+def stop(procs: list[Any]) -> None:
+    """SIGTERM every live worker (each stores its run as interrupted), wait for them, and kill
+    any that has not ended within :data:`STOP_GRACE_SECONDS`."""
+    for p in procs:
+        if p.pid is not None and p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for p in procs:
+        if p.pid is None:
+            continue
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            log.warning("%s did not stop within %.0f s: killed", p.name, STOP_GRACE_SECONDS)
+            p.kill()
+            p.join()

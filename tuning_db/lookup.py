@@ -56,9 +56,9 @@ def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
     """The stored best configurations of ``device_name`` in the database at ``url`` (the
     default database when ``None``).
 
-    A database that cannot be used (unreachable, damaged, of another schema) gives ``[]`` and a
-    warning naming it, so the caller falls back to the default configuration. A read-only
-    database is read as usual.
+    A database that cannot be used (missing, unreachable, damaged, of another schema) gives
+    ``[]`` and a warning naming it, so the caller falls back to the default configuration. A
+    read-only database is read as usual; a look-up never creates a named database file.
     """
     from .store import Store
 
@@ -69,7 +69,7 @@ def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
         if hit is not None and hit[0] == before[1]:
             return list(hit[1])
     try:
-        with Store(url) as store:
+        with Store(url, create=False) as store:
             records = store.all_best(device_name=device_name)
     except StoreError as err:
         msg = f"tuned configuration unavailable, using the default: {err}"

@@ -145,6 +145,29 @@ class TuningRun(Base):
     graph_class: Mapped[GraphClassRow] = relationship(lazy="joined")
 
 
+class TrialSlot(Base):
+    """A configuration's place in a run: one row per (run, kernel, configuration) stored in the
+    run's Optuna study, written in its own transaction just before the trial.
+
+    Optuna's tables have no key that a configuration could be unique in, so this table holds the
+    unique key: a second measurement of a configuration in one run (two processes that both
+    believe they hold the run) fails on it instead of becoming a second trial. Trials stored
+    before revision 0003 have no slot; the search skips them by their Optuna record.
+    """
+
+    __tablename__ = "sssp_trial_slots"
+    __table_args__ = (UniqueConstraint("run_id", "kernel", "config", name="uq_sssp_trial_slots_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("sssp_tuning_runs.id", ondelete="CASCADE"))
+    kernel: Mapped[str] = mapped_column(String(16))
+    config: Mapped[str] = mapped_column(String(32))
+    """The configuration's label (``KernelConfig.label``)."""
+    owner: Mapped[str] = mapped_column(String(200), default="")
+    """``host:pid`` of the process that measured it (empty for imported trials)."""
+    stored_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class BestConfig(Base):
     """The configuration ``solve(tuned=True)`` uses, with the end-to-end check behind it."""
 

@@ -69,31 +69,46 @@ class RunsMixin:
 
     # -- runs ---------------------------------------------------------------------------------
 
-    def open_run(self, key: RunKey, *, budget: int | None, seed: int,
-                 owner: str = "") -> tuple[RunRecord, bool]:
-        """Resume the newest unfinished run of ``key``, or start a new one.
+    def _lock_key(self, session: Session, key: RunKey) -> None:
+        """Serialise the transactions that open or claim runs of ``key``: on PostgreSQL an
+        advisory lock of the key (identical GPUs share one), on SQLite the write lock that
+        every transaction takes up front (``BEGIN IMMEDIATE``)."""
+        if self._url.get_backend_name() == "postgresql":
+            model = (key.device.name, key.device.compute_capability, key.device.sm_count)
+            advisory_lock(session, repr((model, key.kernel_version, key.graph_class, key.algorithm,
+                                         key.variant, key.kernel, key.strategy, key.instance, key.replay)))
 
+    def open_run(self, key: RunKey, *, budget: int | None, seed: int, owner: str = "",
+                 stale_after: float = studies.GRACE_SECONDS) -> tuple[RunRecord, bool]:
+        """Take over the newest unfinished run of ``key`` that no live process holds, or start a
+        new run (a plain ``tune``).
+
+        A run is taken over when it was stored as interrupted, or when the process holding it
+        stopped renewing its heartbeat for ``stale_after`` seconds (killed); a run whose holder
+        is alive is left to it, and this call starts a run of its own. Concurrent calls take a
+        run over one at a time (see :meth:`_lock_key`), so two processes never hold one run.
         A resumed run keeps its own seed (see the returned record) and takes the new ``budget``.
 
         Returns
         -------
         (RunRecord, bool)
-            The run, now ``RUNNING``, and whether it was resumed.
+            The run, now ``RUNNING`` and held by ``owner``, and whether it was resumed.
         """
 
         def work(session: Session) -> tuple[RunRecord, bool]:
+            self._lock_key(session, key)
             rows = self._key_rows(session, key)
             stmt = (
                 select(TuningRun)
                 .where(*self._key_clauses(key, *rows), TuningRun.status.in_(_OPEN_STATUSES))
                 .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
-                .limit(1)
             )
-            row = session.scalars(stmt).first()
+            row = next((r for r in session.scalars(stmt).unique()
+                        if not _held(r, owner, stale_after)), None)
             if row is not None:
+                logger.info("resuming tuning run %d (%s) after %r", row.id, key.graph_class, row.owner)
                 _take(row, budget, owner)
                 session.flush()
-                logger.info("resuming tuning run %d (%s)", row.id, key.graph_class)
                 return run_record(row), True
             row = self._new_run(key, rows, budget=budget, seed=seed, owner=owner)
             session.add(row)
@@ -101,7 +116,10 @@ class RunsMixin:
             logger.info("started tuning run %d (%s)", row.id, key.graph_class)
             return run_record(row), False
 
-        return self._transact(work)
+        run, resumed = self._transact(work)
+        if resumed:
+            self.reclaim_run(run)
+        return run, resumed
 
     def claim_run(self, key: RunKey, *, budget: int | None, seed: int, owner: str,
                   stale_after: float = studies.GRACE_SECONDS) -> tuple[RunRecord, bool] | str:
@@ -117,10 +135,7 @@ class RunsMixin:
         model = (key.device.name, key.device.compute_capability, key.device.sm_count)
 
         def work(session: Session) -> tuple[RunRecord, bool] | str:
-            if self._url.get_backend_name() == "postgresql":
-                advisory_lock(session, repr((model, key.kernel_version, key.graph_class,
-                                              key.algorithm, key.variant, key.kernel, key.strategy,
-                                              key.instance, key.replay)))
+            self._lock_key(session, key)
             rows = self._key_rows(session, key)
             # Identical GPUs (same model, compute capability and SM count; e.g. the two H200s of
             # `--devices 0,1`) share the work: a class tuned on one is done for all of them. A
@@ -137,11 +152,7 @@ class RunsMixin:
                 return "finished"
             row = next((r for r in runs if r.status in _OPEN_STATUSES), None)
             if row is not None:
-                # Past the trials' grace too: the trial being measured beat at most one heartbeat
-                # interval after the run did, and must be stale when the run is taken over.
-                limit = utcnow() - dt.timedelta(seconds=stale_after + studies.HEARTBEAT_SECONDS)
-                alive = row.heartbeat_at is not None and row.heartbeat_at > limit
-                if row.status == RunStatus.RUNNING.value and alive and row.owner != owner:
+                if _held(row, owner, stale_after):
                     return "busy"
                 logger.info("taking over tuning run %d (%s) from %r", row.id, key.graph_class,
                             row.owner)
@@ -153,7 +164,10 @@ class RunsMixin:
             session.flush()
             return run_record(row), False
 
-        return self._transact(work)
+        got = self._transact(work)
+        if isinstance(got, tuple) and got[1]:
+            self.reclaim_run(got[0])
+        return got
 
     def beat(self, run_id: int, owner: str) -> bool:
         """Renew the heartbeat of a run ``owner`` holds; ``False`` when it holds it no more."""
@@ -171,13 +185,22 @@ class RunsMixin:
         """The run with id ``run_id``; :class:`StoreError` when there is none."""
         return self._transact(lambda s: run_record(self._run_row(s, run_id)), retries=0)
 
-    def finish_run(self, run_id: int, status: RunStatus,
-                   wall_seconds: float | None = None) -> RunRecord:
-        """Close a run with ``status`` (``FINISHED``, ``INTERRUPTED``, ``FAILED``)."""
+    def finish_run(self, run_id: int, status: RunStatus, wall_seconds: float | None = None, *,
+                   owner: str | None = None) -> RunRecord:
+        """Close a run with ``status`` (``FINISHED``, ``INTERRUPTED``, ``FAILED``).
+
+        With ``owner``, only while ``owner`` holds the run: a process whose run was taken over
+        (it stopped beating, then woke up) leaves the run to its new holder; the record is
+        returned unchanged then.
+        """
         status = RunStatus(status)
 
         def work(session: Session) -> RunRecord:
             row = self._run_row(session, run_id)
+            if owner is not None and row.owner != owner:
+                logger.warning("tuning run %d is held by %r now, not %r: left as it is", run_id,
+                               row.owner, owner)
+                return run_record(row)
             row.status = status.value
             row.finished_at = None if status is RunStatus.RUNNING else utcnow()
             if wall_seconds is not None:
@@ -207,6 +230,17 @@ class RunsMixin:
         return self._transact(work, retries=0)
 
 
+def _held(row: TuningRun, owner: str, stale_after: float) -> bool:
+    """Whether another live process holds ``row``: it is running, and its holder renewed the
+    heartbeat within ``stale_after`` seconds (plus one heartbeat interval: the trial being
+    measured beat at most that long after the run did, and must be stale too when the run is
+    taken over)."""
+    if row.status != RunStatus.RUNNING.value or row.owner == owner or row.heartbeat_at is None:
+        return False
+    limit = utcnow() - dt.timedelta(seconds=stale_after + studies.HEARTBEAT_SECONDS)
+    return row.heartbeat_at > limit
+
+
 def _take(row: TuningRun, budget: int | None, owner: str) -> None:
     row.status = RunStatus.RUNNING.value
     row.finished_at = None
@@ -215,7 +249,11 @@ def _take(row: TuningRun, budget: int | None, owner: str) -> None:
     row.heartbeat_at = utcnow()
 
 
+def lock_number(name: str) -> int:
+    """The PostgreSQL advisory-lock number of ``name`` (64 bits of its SHA-256)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
 def advisory_lock(session: Session, name: str) -> None:
     """Serialise PostgreSQL transactions that work on the same ``name`` (released at commit)."""
-    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
-    session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+    session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_number(name)})

@@ -14,15 +14,18 @@ measurements shipped in ``tuning_db/data/*.json``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import sqlite3
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -47,7 +50,7 @@ from .engine import (
 )
 from .models import Device, GraphClassRow, KernelVersion
 from .records import DeviceRecord, KernelVersionRecord
-from .runs import RunsMixin, advisory_lock
+from .runs import RunsMixin, advisory_lock, lock_number
 from .trials import TrialsMixin
 
 if TYPE_CHECKING:
@@ -74,23 +77,30 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         default) seeds only the default database (``url=None``).
     upgrade
         Migrate a database of an older schema revision (``tune upgrade``) instead of refusing it.
+    create
+        Create the SQLite file of ``url`` when it does not exist (the default). ``False`` for
+        commands that only read: a missing file is then a :class:`StoreError` naming it, and
+        nothing is created. The default database is created either way.
 
     Raises
     ------
     StoreError
-        The value is neither a URL nor an existing file; the database is unreachable, empty
-        (0 bytes), damaged, not SQLite, belongs to another application or holds another schema
-        revision. The message names the URL and the fix.
+        The value is neither a URL nor an existing file; the file is missing and ``create`` is
+        false; the database is unreachable, empty (0 bytes), damaged, not SQLite, belongs to
+        another application or holds another schema revision. The message names the URL and
+        the fix.
 
     Notes
     -----
     A SQLite file this process may not write is opened read-only (``read_only``): reports and
     look-ups work, writes raise :class:`StoreError`. Opening never writes to an existing
-    database.
+    database. A new SQLite file is built whole in a temporary file beside it and then linked
+    into place, so that processes opening it at the same moment see either no file or a
+    complete database, never an empty one; one of them creates it, the others open it.
     """
 
     def __init__(self, url: str | os.PathLike[str] | None = None, *, seed: bool | None = None,
-                 upgrade: bool = False):
+                 upgrade: bool = False, create: bool = True, _in_place: bool = False):
         is_default = url is None
         text_url = default_url() if url is None else _url_text(url)
         try:
@@ -99,14 +109,22 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             raise StoreError(f"tuning database {text_url!r}: not a valid database URL ({err})") from err
         self.url = self._url.render_as_string(hide_password=True)
         self._where = f"tuning database {self.url}"
+        seed = is_default if seed is None else seed
         path = sqlite_file(self._url)
-        if path is not None and path.exists():
+        made = False
+        if path is not None and not path.exists() and not _in_place:
+            if is_default and not os.environ.get(ENV_VAR, "").strip():
+                default_path().parent.mkdir(parents=True, exist_ok=True)
+            elif not create:
+                raise StoreError(f"{self._where}: no such file {path} (this command only reads a "
+                                 "database and creates none: check the path)")
+            if not is_read_only(self._url):
+                made = self._create_sqlite_file(path, seed=seed)
+        if path is not None and path.exists() and not _in_place:
             check_sqlite_file(path, self._where)
             if not is_read_only(self._url) and not writable(path):
                 logger.info("%s is not writable here: opened read-only", self._where)
                 self._url = read_only_url(self._url, path)
-        elif is_default and path is not None and not os.environ.get(ENV_VAR, "").strip():
-            default_path().parent.mkdir(parents=True, exist_ok=True)
         self.read_only = is_read_only(self._url)
         self.shared = not is_sqlite_memory(self._url)
         """Whether other processes can open this database (not an in-memory one)."""
@@ -122,10 +140,56 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         self._storage: optuna.storages.RDBStorage | None = None
         try:
-            self.created = self._open(seed=is_default if seed is None else seed, upgrade=upgrade)
+            self.created = self._open(seed=seed, upgrade=upgrade) or made
         except BaseException:
             self._engine.dispose()  # don't keep a refused file open
             raise
+
+    def _create_sqlite_file(self, path: Path, *, seed: bool) -> bool:
+        """Build a new database (schema, Optuna's tables, seeds) in a temporary file beside
+        ``path``, then link it into place unless another process got there first; returns
+        whether this call created ``path``.
+
+        SQLite creates a file at its first connection and fills it at the first commit: a
+        second process that opened the path in between found an empty file, which the opening
+        checks rightly refuse. A hard link appears whole, and only if nothing is there yet.
+        """
+        if not path.parent.is_dir():
+            raise StoreError(f"{self._where}: cannot open the database file: its directory "
+                             f"{path.parent} does not exist")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.new")
+        try:
+            try:
+                Store(self._url.set(database=str(tmp)).render_as_string(hide_password=False),
+                      seed=seed, _in_place=True).close()
+            except StoreError as err:
+                raise StoreError(str(err).replace(str(tmp), str(path))) from err
+            # One self-contained file: the write-ahead log folded back in and removed.
+            conn = sqlite3.connect(tmp)
+            try:
+                conn.execute("PRAGMA journal_mode=DELETE").fetchall()
+            finally:
+                conn.close()
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                logger.info("%s was created by another process meanwhile", self._where)
+                return False
+            except OSError as err:
+                # A file system without hard links: a rename is atomic too, but replaces a file
+                # created meanwhile; take it only when none is there.
+                logger.debug("no hard link for %s (%s): renaming", path, err)
+                if path.exists():
+                    return False
+                os.replace(tmp, path)
+            return True
+        except OSError as err:
+            raise StoreError(f"{self._where}: cannot create the database file: "
+                             f"{err.strerror or err}") from err
+        finally:
+            for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -228,9 +292,27 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             memory = None
             if is_sqlite_memory(self._url):
                 memory = self._engine.raw_connection().driver_connection
-            with self._optuna():
+            with self._optuna(), self._optuna_lock():
                 self._storage = studies.make_storage(self._url, memory_connection=memory)
         return self._storage
+
+    @contextmanager
+    def _optuna_lock(self) -> Iterator[None]:
+        """On PostgreSQL, one process at a time opens Optuna's storage: it creates its tables
+        in a new database, and two processes creating them at once collide in PostgreSQL's
+        catalog (a duplicate key in ``pg_type``). SQLite's write lock serialises that itself."""
+        if self._url.get_backend_name() != "postgresql":
+            yield
+            return
+        key = {"k": lock_number("optuna-storage")}
+        with self._engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), key)
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), key)
+                conn.commit()
 
     def _convert_schema_1(self) -> None:
         """Move a schema-1 database to the current tables and its trials to Optuna studies.

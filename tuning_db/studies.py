@@ -9,7 +9,16 @@ attributes hold what Optuna has no field for: ``measurement`` (kernel, configura
 status, per-repetition times, applied L1 state, message) and ``kernel_tuner`` (Kernel Tuner's own
 result). Two attributes, not one per field: each is a transaction of its own. A trial without
 ``measurement`` was never measured (one left ``RUNNING`` by a killed worker and failed by the
-heartbeat check, or one still waiting): it is redone.
+heartbeat check, or one still waiting): it is redone. A ``PRUNED`` trial holds no measurement
+either: a configuration TPE proposed again, or one whose storing a process began and never
+finished (it died, or its run was taken over), which the run's next holder abandoned.
+
+A measurement is stored in three steps (:meth:`tuning_db.Store.store_measurement`): a
+``RUNNING`` trial, the configuration's slot in the run (the unique key of
+``sssp_trial_slots``), then the trial's final state. Optuna finishes a trial only while it is
+still running, in a transaction that locks its row: that is what makes a run taken over from a
+process that stopped beating safe, since its unfinished trials are abandoned (``PRUNED``) and it
+can finish none of them afterwards.
 """
 
 from __future__ import annotations
@@ -140,6 +149,24 @@ def frozen_trial(trial: TrialRecord, params: dict[str, Any], dists: dict[str, An
     return ft
 
 
+def running_trial(trial: TrialRecord, params: dict[str, Any], dists: dict[str, Any]) -> FrozenTrial:
+    """A ``RUNNING`` Optuna trial holding ``trial``, to be finished once its slot is taken."""
+    from optuna.trial import TrialState, create_trial
+
+    check_times(trial.times_ms)
+    return create_trial(state=TrialState.RUNNING, params=params, distributions=dists,
+                        user_attrs=trial_attrs(trial))
+
+
+def final_state(trial: TrialRecord) -> tuple[Any, list[float] | None]:
+    """The Optuna state and values a measured trial ends with."""
+    from optuna.trial import TrialState
+
+    if trial.status is TrialStatus.OK and trial.median_ms is not None:
+        return TrialState.COMPLETE, [float(trial.median_ms)]
+    return TrialState.FAIL, None
+
+
 def completed_at(ft: FrozenTrial) -> dt.datetime | None:
     """When an Optuna trial finished, as aware UTC (Optuna keeps naive local times)."""
     t = ft.datetime_complete
@@ -148,8 +175,10 @@ def completed_at(ft: FrozenTrial) -> dt.datetime | None:
 
 def to_record(ft: FrozenTrial) -> TrialRecord | None:
     """The measured configuration an Optuna trial holds, or ``None`` when it holds none."""
+    from optuna.trial import TrialState
+
     a = ft.user_attrs.get(MEASUREMENT)
-    if a is None or not ft.state.is_finished():
+    if a is None or ft.state not in (TrialState.COMPLETE, TrialState.FAIL):
         return None
     try:
         return TrialRecord(

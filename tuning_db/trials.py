@@ -3,16 +3,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sssp.config import KernelConfig
 from sssp.errors import StoreError
 
 from . import studies
-from .records import RunRecord, TrialRecord
+from .models import TrialSlot, TuningRun
+from .records import RunRecord, RunStatus, TrialRecord
 
 if TYPE_CHECKING:
     import optuna
+    from optuna.trial import FrozenTrial
+
+logger = logging.getLogger(__name__)
 
 
 class TrialsMixin:
@@ -78,21 +89,149 @@ class TrialsMixin:
         found = [t for t in self.trials(run_id, trial.kernel) if t.config == trial.config]
         return found[0]
 
+    def reserve_trials(self, run_id: int, kernel: str, configs: Iterable[KernelConfig],
+                       owner: str | None = None) -> list[KernelConfig]:
+        """Take the slots of ``configs`` in run ``run_id`` (one transaction); returns those taken,
+        in order. A configuration the run already holds a slot for is left out: it was stored
+        (or is being stored) by whoever took its slot first, so storing it again would be a
+        second measurement (the slots' unique key refuses one).
+
+        With ``owner``, the slots are taken only while ``owner`` holds the run; a process whose
+        run was taken over (it stopped beating for too long) gets :class:`StoreError` naming the
+        new holder, and stores nothing more.
+        """
+        wanted = list(dict.fromkeys(configs))
+
+        def work(session: Session) -> list[KernelConfig]:
+            if owner is not None:  # two columns, not the run with its joined rows: once a trial
+                run = session.execute(select(TuningRun.owner, TuningRun.status)
+                                      .where(TuningRun.id == run_id)).one_or_none()
+                if run is None:
+                    raise StoreError(f"{self._where} has no tuning run with id {run_id}")
+                if run.owner != owner or run.status != RunStatus.RUNNING.value:
+                    raise StoreError(
+                        f"{self._where}: tuning run {run_id} is no longer held by this process "
+                        f"({owner}; now {run.status}, held by {run.owner or 'nobody'}): it was taken "
+                        "over after this process stopped renewing its heartbeat, so it stops here"
+                    )
+            taken = set(session.scalars(select(TrialSlot.config).where(
+                TrialSlot.run_id == run_id, TrialSlot.kernel == kernel,
+                TrialSlot.config.in_([c.label for c in wanted]))))
+            fresh = [c for c in wanted if c.label not in taken]
+            session.add_all(TrialSlot(run_id=run_id, kernel=kernel, config=c.label, owner=owner or "")
+                            for c in fresh)
+            session.flush()  # a slot another process took meanwhile fails here: retried once
+            return fresh
+
+        return self._transact(work)
+
+    def reserve_trial(self, run_id: int, kernel: str, config: KernelConfig, owner: str | None = None) -> bool:
+        """Take the slot of one configuration (see :meth:`reserve_trials`); whether it was free."""
+        return bool(self.reserve_trials(run_id, kernel, [config], owner))
+
+    def store_measurement(self, study: optuna.Study, run_id: int, trial: TrialRecord, owner: str, *,
+                          trial_id: int | None = None, params: dict | None = None,
+                          dists: dict | None = None) -> bool:
+        """Store one measured configuration of run ``run_id`` (held by ``owner``) in ``study``.
+
+        The trial is written ``RUNNING`` (or is ``trial_id``, a trial Optuna asked for), then its
+        slot is taken (:meth:`reserve_trials`), then it is finished. Returns ``False``, the trial
+        abandoned (``PRUNED``), when the run holds the configuration already.
+
+        Raises
+        ------
+        StoreError
+            The run is no longer held by ``owner`` (it was taken over after this process stopped
+            renewing its heartbeat): nothing is stored, and the process must stop.
+        """
+        from optuna.exceptions import UpdateFinishedTrialError
+
+        storage = self.storage
+        asked = trial_id is not None
+        with self._optuna():
+            if trial_id is None:
+                template = studies.running_trial(trial, params or {}, dists or {})
+                trial_id = storage.create_new_trial(study._study_id, template_trial=template)
+        try:
+            free = self.reserve_trial(run_id, trial.kernel, trial.config, owner)
+        except BaseException:
+            self._abandon(trial_id)
+            raise
+        if not free:
+            self._abandon(trial_id)
+            return False
+        state, values = studies.final_state(trial)
+        try:
+            with self._optuna():
+                if asked:
+                    for name, value in studies.trial_attrs(trial).items():
+                        storage.set_trial_user_attr(trial_id, name, value)
+                storage.set_trial_state_values(trial_id, state, values)
+        except UpdateFinishedTrialError as err:
+            raise StoreError(
+                f"{self._where}: tuning run {run_id} was taken over while this process ({owner}) "
+                f"was storing {trial.kernel} {trial.config.label}: its trial was abandoned, and "
+                "this process stops here"
+            ) from err
+        return True
+
+    def _abandon(self, trial_id: int) -> None:
+        """Prune an unfinished trial (no measurement); one already finished is left as it is."""
+        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.trial import TrialState
+
+        with contextlib.suppress(UpdateFinishedTrialError), self._optuna():
+            self.storage.set_trial_state_values(trial_id, TrialState.PRUNED)
+
+    def reclaim_run(self, run: RunRecord) -> int:
+        """Tidy a run just taken over from a process that is gone (:meth:`open_run`,
+        :meth:`claim_run`): its unfinished trials are abandoned, so that it can finish none of
+        them if it was only stalled, and the slots it took without finishing their trial are
+        freed, so that those configurations are measured again. Returns how many were freed."""
+        from optuna.trial import TrialState
+
+        if self.read_only:
+            return 0
+        freed = 0
+        for kernel in self.run_kernels(run):
+            study = self.study(run, kernel)
+            with self._optuna():
+                for ft in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
+                    self._abandon(ft._trial_id)
+                measured = {rec.config.label for rec in map(studies.to_record, study.get_trials(deepcopy=False))
+                            if rec is not None}
+
+            def work(session: Session, kernel: str = kernel, measured: set[str] = measured) -> int:
+                stale = [s for s in session.scalars(select(TrialSlot).where(
+                    TrialSlot.run_id == run.id, TrialSlot.kernel == kernel)) if s.config not in measured]
+                for slot in stale:
+                    session.delete(slot)
+                return len(stale)
+
+            freed += self._transact(work, retries=0)
+        if freed:
+            logger.info("run %d: %d configuration(s) its last holder did not finish storing are "
+                        "measured again", run.id, freed)
+        return freed
+
     def add_trials(self, run: RunRecord, trials: list[tuple[TrialRecord, dt.datetime | None]]) -> int:
         """Add the (trial, completion time) pairs whose configuration ``run`` does not hold yet
-        as finished Optuna trials; returns how many were added."""
+        as finished Optuna trials; returns how many were added. Each takes its slot first
+        (:meth:`reserve_trials`), so concurrent imports of one run add each trial once."""
         written = 0
         for kernel in dict.fromkeys(t.kernel for t, _ in trials):
             have = {t.config for t, _ in self.study_trials(run, kernel)}
             dists, params = studies.search_space(kernel, studies.scope_of(run))
-            new = []
+            # Built (and so validated) before any slot is taken: a bad trial must not leave a
+            # slot without its trial behind.
+            built: dict[KernelConfig, FrozenTrial] = {}
             for t, done in trials:
-                if t.kernel == kernel and t.config not in have:
-                    have.add(t.config)
+                if t.kernel == kernel and t.config not in have and t.config not in built:
                     try:
-                        new.append(studies.frozen_trial(t, params(t.config), dists, done))
+                        built[t.config] = studies.frozen_trial(t, params(t.config), dists, done)
                     except ValueError as err:
                         raise StoreError(f"{self._where}: trial {t.config.label}: {err}") from err
+            new = [built[c] for c in self.reserve_trials(run.id, kernel, built)] if built else []
             if new:
                 study = self.study(run, kernel)
                 with self._optuna():

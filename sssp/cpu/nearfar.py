@@ -63,7 +63,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..graph import Graph
 from ..result import SSSPResult
-from .parallel import INF, _jit, _unreached
+from .parallel import INF, _jit, _unreached, run_stoppable
 from .reference import check_source
 
 log = logging.getLogger(__name__)
@@ -110,9 +110,10 @@ def _next_threshold(dmin, delta, inf, cell):  # pragma: no cover
 
 
 @_jit
-def _solve(indptr, indices, weights, source, delta, dist):  # pragma: no cover
+def _solve(indptr, indices, weights, source, delta, dist, stop):  # pragma: no cover
     """The near-far loop on ``dist`` (all :data:`INF`, int64, or ``inf``, float64, on entry).
-    Returns (steps, buckets, relaxations, updates, max_frontier)."""
+    Returns (steps, buckets, relaxations, updates, max_frontier); ``stop[0]`` set ends it early
+    (the caller then discards the result; see :func:`~sssp.cpu.parallel.run_stoppable`)."""
     n = indptr.size - 1
     inf = dist[source]
     dist[source] = 0
@@ -129,7 +130,7 @@ def _solve(indptr, indices, weights, source, delta, dist):  # pragma: no cover
     threshold = dist[source]
     cell = np.empty(1, dtype=dist.dtype)
     steps = buckets = relaxations = updates = max_frontier = 0
-    while True:
+    while stop[0] == 0:
         if nf == 0:
             dmin = inf
             live = 0
@@ -336,12 +337,19 @@ def tight_tree(graph: Graph, dist: np.ndarray, source: int) -> np.ndarray:
 
 
 def _run(graph: Graph, s: int, delta: int | float) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """The compiled solve and tree on fresh distances: (dist, pred, counters)."""
+    """The compiled solve and tree on fresh distances: (dist, pred, counters), interruptible
+    between steps (:func:`~sssp.cpu.parallel.run_stoppable`)."""
     dist = _unreached(graph)
     d = np.float64(delta) if graph.is_float else np.int64(delta)
     inf = dist[s]
-    counters = _solve(graph.indptr, graph.indices, graph.weights, s, d, dist)
-    pred = _tight_tree(graph.indptr, graph.indices, graph.weights, dist, s, inf)
+
+    def both(stop: np.ndarray) -> tuple[np.ndarray, tuple]:
+        counters = _solve(graph.indptr, graph.indices, graph.weights, s, d, dist, stop)
+        if stop[0]:
+            return dist, counters
+        return _tight_tree(graph.indptr, graph.indices, graph.weights, dist, s, inf), counters
+
+    pred, counters = run_stoppable(both, size=graph.n + graph.m)
     return dist, pred, counters
 
 

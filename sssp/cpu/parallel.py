@@ -3,6 +3,11 @@
 Compiled with numba; each iteration is three O(n) scans (relax, min, update), exactly as the
 GPU kernels do it one thread per node, so the cost the benchmarks measure is the paper's.
 
+Interrupts: compiled code never returns to the interpreter, so a signal (Ctrl-C) would wait for
+the whole solve. The solves run in a helper thread without the GIL (:func:`run_stoppable`)
+while the calling thread waits where Python delivers signals; an interrupt there sets a flag
+that the compiled loop reads between phases, and the solve ends within one phase.
+
 Semantics (shared with the GPU kernels, whose iteration counts the tests compare)::
 
     UNSETTLED = int32 max; INF = int64 max (UNREACHABLE)
@@ -30,8 +35,10 @@ zero-weight edges, because a node's predecessor was settled strictly earlier.
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 from numba import njit
@@ -55,7 +62,8 @@ _CODES = {"martin": 0, "crauser": 1, "crauser-in": 2, "crauser-inout": 3}
 
 
 def _jit(fn):
-    """``numba.njit`` with the on-disk cache when numba can place one, else without it.
+    """``numba.njit`` (without the GIL: see :func:`run_stoppable`) with the on-disk cache when
+    numba can place one, else without it.
 
     Compiled code releases the GIL (``nogil``): the many-source CPU path runs one solve per
     thread (:mod:`sssp.cpu.many`), and these kernels touch no Python object. numba's cache
@@ -72,6 +80,50 @@ def _jit(fn):
     except (RuntimeError, OSError) as err:
         log.debug("numba cache unavailable for %s (%s): compiling without it", fn.__name__, err)
         return njit(nogil=True)(fn)
+
+
+def new_stop_flag() -> np.ndarray:
+    """The flag a compiled solve reads between phases (uint8, shape (1,); nonzero: stop)."""
+    return np.zeros(1, dtype=np.uint8)
+
+
+INLINE_SIZE = 1 << 14
+"""Graphs with at most this many nodes plus edges are solved in the calling thread: a solve of
+one costs at most n (n + m) steps, a fraction of a second, while a helper thread would add a
+good part of a small solve's time."""
+
+
+def run_stoppable(solve: Callable[..., Any], *args: Any, size: int | None = None) -> Any:
+    """``solve(*args, stop)`` in a helper thread, the calling thread waiting where signals are
+    delivered. When the wait is interrupted (``KeyboardInterrupt``, or any exception a signal
+    handler raises), the flag asks the compiled loop to stop; once it has, the exception goes on.
+
+    The compiled functions hold no GIL (:func:`_jit`), so the waiting thread runs the signal
+    handler at once. ``size`` (nodes plus edges) at most :data:`INLINE_SIZE`: run in the
+    calling thread.
+    """
+    stop = new_stop_flag()
+    if size is not None and size <= INLINE_SIZE:
+        return solve(*args, stop)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = solve(*args, stop)
+        except BaseException as err:  # handed to the caller below
+            box["error"] = err
+
+    thread = threading.Thread(target=target, name="sssp-cpu-solve", daemon=True)
+    thread.start()
+    try:
+        thread.join()
+    except BaseException:
+        stop[0] = 1
+        thread.join()  # within one phase; a second signal here is only noted by the CLI
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 # -- the three per-iteration scans ----------------------------------------------------------------
@@ -181,10 +233,12 @@ def _predecessors(indptr, indices, weights, dist, settled_at, source, inf):  # p
 
 @_jit
 def _solve(
-    indptr, indices, weights, rindptr, rindices, rweights, omega, iota, source, criterion, pull, dist
+    indptr, indices, weights, rindptr, rindices, rweights, omega, iota, source, criterion, pull, dist,
+    stop,
 ):  # pragma: no cover
     """The whole outer loop on ``dist`` (all :data:`INF`, int64, or ``inf``, float64, on entry).
-    Returns (pred, settled_at, iterations, settled_counts)."""
+    Returns (pred, settled_at, iterations, settled_counts); ``stop[0]`` set ends it early (the
+    caller then discards the result)."""
     n = indptr.size - 1
     inf = dist[source]
     settled_at = np.full(n, np.int32(UNSETTLED), dtype=np.int32)
@@ -193,7 +247,7 @@ def _solve(
     settled_at[source] = 0
     counts[0] = 1
     i = 1
-    while True:
+    while stop[0] == 0:
         frontier = np.int32(i - 1)
         if pull:
             _relax_predecessors(rindptr, rindices, rweights, dist, settled_at, frontier)
@@ -202,8 +256,8 @@ def _solve(
         delta_out, delta_min = _min_threshold(dist, settled_at, omega, criterion, inf)
         # The first phase that can settle nothing ends the solve (OUT: Δ_out infinite, only
         # sinks left; the others: nothing reached is unsettled).
-        stop = delta_out if criterion == 1 else delta_min
-        if stop == inf:
+        bound = delta_out if criterion == 1 else delta_min
+        if bound == inf:
             break
         counts[i] = _update(dist, settled_at, delta_out, delta_min, iota, criterion, np.int32(i), inf)
         i += 1
@@ -230,7 +284,7 @@ def _warm(wdtype: np.dtype, rwdtype: np.dtype) -> None:
             _solve(
                 tiny.indptr, tiny.indices, tiny.weights,
                 rtiny.indptr, rtiny.indices, rtiny.weights,
-                om, io, 0, criterion, pull, _unreached(tiny),
+                om, io, 0, criterion, pull, _unreached(tiny), new_stop_flag(),
             )  # fmt: skip
     _warmed.add(key)
 
@@ -316,13 +370,18 @@ def parallel_dijkstra(
     crit = _CODES[criterion]
     iota = _omega_inf(graph.reverse())  # ι: the smallest incoming weight
     dist = _unreached(graph)
-    t0 = time.perf_counter()
-    pred, settled_at, iterations, counts = _solve(
+
+    def timed(*args: Any) -> tuple[Any, float]:
+        t0 = time.perf_counter()
+        out = _solve(*args)
+        return out, time.perf_counter() - t0
+
+    (pred, settled_at, iterations, counts), total = run_stoppable(
+        timed,
         graph.indptr, graph.indices, graph.weights,
         rev.indptr, rev.indices, rev.weights,
-        omega, iota, s, crit, pull, dist,
+        omega, iota, s, crit, pull, dist, size=graph.n + graph.m,
     )  # fmt: skip
-    total = time.perf_counter() - t0
     iterations = int(iterations)
     n = graph.n
     per_iter = counts[1:]

@@ -25,7 +25,10 @@ Node ids: the graph's :attr:`~sssp.graph.Graph.labels` are the file's ids (1..n 
 METIS and Matrix Market; the ids that occur, sorted, for SNAP edge lists), so the command line
 takes and reports them. Parallel edges are kept as separate arcs by every reader, as by the
 :class:`~sssp.graph.Graph` constructors. Text files are read as a stream of blocks: memory grows
-with the edges read, not with the file's bytes.
+with the edges read, not with the file's bytes. Sizes a header declares are checked on its line
+before anything is allocated for them (:func:`~sssp.formats._text.check_declared`: nodes backed
+by declared arcs, the whole within :func:`~sssp.formats._text.memory_budget`), and each ``.npz``
+member from its ``.npy`` header before it is decompressed (:mod:`sssp.formats.npz`).
 
 Random weights are reproducible from ``seed``. For directed sources one weight per arc is drawn
 with ``numpy.random.default_rng(seed).integers(1, 101)`` in file order. For undirected sources
@@ -43,16 +46,17 @@ entries (METIS ``fmt``/``self_loops``, Matrix Market ``field``/``symmetry``).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from ..errors import GraphFormatError, InvalidGraphError
+from ..errors import GraphFormatError, InvalidGraphError, InvalidTypeError
 from ..graph import Graph, check_seed
 from . import dimacs, metis, mtx, npz, snap
-from ._text import BOM, STREAM_ERRORS, EdgeList, base_name, open_stream, read_bytes, split_suffixes
+from ._text import BOM, STREAM_ERRORS, EdgeList, base_name, open_stream, split_suffixes
 
 __all__ = [
     "FORMATS",
@@ -348,8 +352,9 @@ def parse_bytes(
     return _build(_PARSERS[fmt](data, path), fmt, path, weights, seed, name)
 
 
-def _from_npz(data: bytes, path: str | Path | None, weights: str, seed: int, name: str | None) -> Graph:
-    graph = npz.read(data, path)
+def _from_npz(source: bytes | str | Path, path: str | Path | None, weights: str, seed: int,
+              name: str | None) -> Graph:
+    graph = npz.read(source, path)
     if weights in ("auto", "file"):
         return graph if name is None else _renamed(graph, name)
     src, dst, _ = graph.edges()
@@ -411,7 +416,11 @@ def load(
         the 1-based line.
     InvalidGraphError
         ``weights`` is not one of the modes, or ``seed`` is not a non-negative integer.
+    InvalidTypeError
+        ``path`` is not a path (``None``, a number, bytes...).
     """
+    if not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes):
+        raise InvalidTypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
     _check_mode(weights)
     seed = check_seed(seed)
     if format is None:
@@ -422,7 +431,7 @@ def load(
     else:
         format = _canonical(format, path)
     if format == "npz":
-        return _from_npz(read_bytes(path), path, weights, seed, name)
+        return _from_npz(path, path, weights, seed, name)
     _mismatch(_head(path), format, path)
     with open_stream(path) as stream:
         edges = _PARSERS[format](stream, path)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
 import warnings
 import zlib
 from collections.abc import Iterator
@@ -40,10 +41,17 @@ _MAGIC: tuple[tuple[str, bytes], ...] = (
 #: Integers whose magnitude reaches this bound are rejected: below it they are exact in int64 and
 #: in float64 alike, so a file reads the same whether or not it also holds real numbers.
 MAX_ABS_INT = 2**53
-#: Up to this many nodes a header is taken at its word; above it, n must be plausible for the
-#: file size (at most 16 nodes per byte), so a corrupt header cannot trigger a huge allocation
-#: (8 MiB per int64 array of n entries at most).
+#: Up to this many nodes a header is taken at its word; above it, the nodes must be backed by
+#: the edges the header declares (at most :data:`NODES_PER_ARC` nodes per arc), so that a header
+#: and some padding cannot make a reader allocate what the file does not hold.
 FREE_NODE_LIMIT = 1 << 20
+#: Above :data:`FREE_NODE_LIMIT`, a graph of more than this many nodes per arc (three in four
+#: nodes isolated) is taken for a corrupt or hostile header.
+NODES_PER_ARC = 4
+#: Peak bytes that each node and each arc cost between a file and its :class:`~sssp.graph.Graph`
+#: (arrays being built and their sorted copies), for the memory budget.
+NODE_BYTES = 40
+ARC_BYTES = 40
 #: Blocks of text are cut at the first line break after this many bytes.
 CHUNK_BYTES = 1 << 20
 BOM = b"\xef\xbb\xbf"
@@ -273,18 +281,89 @@ def iter_texts(
         yield Text(carry, path, line_base=line_base)
 
 
-def check_node_count(n: int, nbytes: int | None, path: str | Path | None, *, line: int | None) -> None:
-    """Reject node counts that cannot be loaded: negative, beyond int32, or (once the whole file
-    has been read, ``nbytes`` being its decompressed size) implausibly large for it, so that a
-    header cannot make the reader allocate what the file does not back (see
-    :data:`FREE_NODE_LIMIT`)."""
+def memory_budget() -> int:
+    """Bytes a reader may plan to allocate: this machine's physical memory, or less when this
+    process is limited (``RLIMIT_AS``, ``RLIMIT_DATA``), so that a size a file declares is
+    refused with a clean error before any allocation it could not survive."""
+    limits: list[int] = []
+    try:
+        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        import resource
+
+        for which in ("RLIMIT_AS", "RLIMIT_DATA"):
+            soft, _ = resource.getrlimit(getattr(resource, which))
+            if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+                limits.append(int(soft))
+    except (ImportError, AttributeError, ValueError, OSError):
+        pass
+    return min(limits) if limits else 1 << 40
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes for messages: ``"1.5 GiB"``."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"  # pragma: no cover
+
+
+def check_node_count(n: int, path: str | Path | None, *, line: int | None) -> None:
+    """Reject node counts that cannot be loaded: negative or beyond int32 node ids."""
     if n < 0:
         raise GraphFormatError(path, f"node count {n} is negative", line=line)
     if n > np.iinfo(np.int32).max:
         raise GraphFormatError(path, f"node count {n} exceeds the int32 node-id range", line=line)
-    if nbytes is not None and n > FREE_NODE_LIMIT and n > 16 * nbytes:
+
+
+_SINGULAR = {"arcs": "arc", "edges": "edge", "entries": "entry"}
+
+
+def check_declared(n: int, arcs: int, path: str | Path | None, *, line: int | None,
+                   arcs_word: str = "arcs", stored_arcs: int | None = None,
+                   budget: int | None = None) -> None:
+    """Check the sizes a header declares before anything is read or allocated for them.
+
+    Parameters
+    ----------
+    n : int
+        Declared nodes.
+    arcs : int
+        Declared arcs (edges, entries: ``arcs_word`` names them as the format does), which the
+        reader then counts as it reads them and must find exactly.
+    stored_arcs : int, optional
+        The arcs the graph will hold, when they are more than ``arcs`` (a symmetric Matrix
+        Market file's entries give up to two each); default ``arcs``.
+    budget : int, optional
+        Bytes the reader may allocate (default :func:`memory_budget`).
+
+    Raises
+    ------
+    GraphFormatError
+        ``n`` is negative or beyond int32 ids; above :data:`FREE_NODE_LIMIT` nodes, more than
+        :data:`NODES_PER_ARC` nodes per declared arc; or the graph would need more memory than
+        the budget.
+    """
+    check_node_count(n, path, line=line)
+    if n > FREE_NODE_LIMIT and n > NODES_PER_ARC * arcs:
         raise GraphFormatError(
-            path, f"node count {n} is implausibly large for a {nbytes}-byte file", line=line
+            path,
+            f"{n} nodes but {arcs} {arcs_word} declared: beyond {FREE_NODE_LIMIT} nodes a file may "
+            f"declare at most {NODES_PER_ARC} nodes per {_SINGULAR.get(arcs_word, arcs_word)} (a "
+            "graph of mostly isolated nodes this large is taken for a corrupt header)",
+            line=line,
+        )
+    need = NODE_BYTES * n + ARC_BYTES * (arcs if stored_arcs is None else stored_arcs)
+    budget = memory_budget() if budget is None else budget
+    if need > budget:
+        raise GraphFormatError(
+            path,
+            f"{n} nodes and {arcs} {arcs_word} declared: loading them needs about "
+            f"{format_bytes(need)}, more than the {format_bytes(budget)} this process may use",
+            line=line,
         )
 
 
@@ -420,6 +499,10 @@ class Tokens:
             if not ok.all():
                 pos = int(self.starts[np.asarray(index).reshape(-1)[int(np.argmin(ok.reshape(-1)))]])
                 raise text.error(f"{what} must be an integer, got {text.token_text(pos)!r}", pos=pos)
+            big = np.abs(vals) >= MAX_ABS_INT  # read as reals (exact_integers=False)
+            if big.any():
+                pos = int(self.starts[np.asarray(index).reshape(-1)[int(np.argmax(big.reshape(-1)))]])
+                raise text.error(f"{what} {text.token_text(pos)} is too large", pos=pos)
             vals = vals.astype(np.int64)
         return vals
 
@@ -536,7 +619,8 @@ class Text:
         line = self.line_of(pos) if pos is not None else (None if row is None else int(row) + 1)
         return GraphFormatError(self.path, message, line=None if line is None else line + self.line_base)
 
-    def tokenize(self, *, fast: bool = True, allow_float: bool = False) -> Tokens:
+    def tokenize(self, *, fast: bool = True, allow_float: bool = False,
+                 exact_integers: bool = True) -> Tokens:
         """Split the buffer into whitespace-separated numbers.
 
         Parameters
@@ -548,6 +632,11 @@ class Text:
             Also accept decimal real numbers (``1.5``, ``.5``, ``2.``, ``1e-3``; no ``inf``,
             ``nan`` or hex). When one occurs, every value is float64 and ``Tokens.integral``
             marks the tokens written as integers.
+        exact_integers : bool
+            Refuse integers whose magnitude reaches :data:`MAX_ABS_INT` (the default: a file
+            reads the same whether or not it also holds real numbers). False, for a column the
+            format declares real (Matrix Market's ``real`` field): such a block is read as
+            float64, so ``1000000000000000000`` reads as ``1e18`` does.
 
         Returns
         -------
@@ -583,7 +672,7 @@ class Text:
             if allow_float:
                 integral = self._check_reals(starts, tok)
                 if not integral.all():
-                    return self._reals(starts, integral)
+                    return self._reals(starts, integral, exact_integers)
             else:
                 self._check_signs(np.flatnonzero(bad), tok, digit)
             signed = True
@@ -593,9 +682,11 @@ class Text:
         if values is None and fast and hasattr(np, "fromstring"):
             values = self._fromstring(ntok)
         if values is None:
-            values = self._convert(starts, tok, digit, signed)
-        big = (values >= MAX_ABS_INT) | (values <= -MAX_ABS_INT)
-        if big.any():
+            values = self._convert(starts, tok, digit, signed, exact=exact_integers or not allow_float)
+        big = None if values is None else (values >= MAX_ABS_INT) | (values <= -MAX_ABS_INT)
+        if values is None or big.any():
+            if not exact_integers and allow_float:
+                return self._reals(starts, self._check_reals(starts, tok), exact_integers)
             pos = int(starts[int(np.argmax(big))])
             raise self.error(f"integer {self.token_text(pos)} is too large", pos=pos)
         return Tokens(values, starts.astype(np.int64, copy=False), self._line_counts(starts))
@@ -631,7 +722,7 @@ class Text:
             raise self.error(f"expected a number, got {self.token_text(pos)!r}", pos=pos)
         return state == _REAL_INT
 
-    def _reals(self, starts: np.ndarray, integral: np.ndarray) -> Tokens:
+    def _reals(self, starts: np.ndarray, integral: np.ndarray, exact_integers: bool = True) -> Tokens:
         buf = self.arr.tobytes() if self._blanked else self.data
         values = None
         if hasattr(np, "fromstring"):
@@ -643,7 +734,9 @@ class Text:
                 values = None
         if values is None or values.size != starts.size:
             values = np.array(buf.split(), dtype=np.bytes_).astype(np.float64)
-        bad = ~np.isfinite(values) | (integral & (np.abs(values) >= MAX_ABS_INT))
+        bad = ~np.isfinite(values)
+        if exact_integers:
+            bad |= integral & (np.abs(values) >= MAX_ABS_INT)
         if bad.any():
             pos = int(starts[int(np.argmax(bad))])
             raise self.error(f"number {self.token_text(pos)} is too large", pos=pos)
@@ -675,9 +768,11 @@ class Text:
             return None
         return values if values.size == ntok else None
 
-    def _convert(self, starts: np.ndarray, tok: np.ndarray, digit: np.ndarray, signed: bool) -> np.ndarray:
+    def _convert(self, starts: np.ndarray, tok: np.ndarray, digit: np.ndarray, signed: bool,
+                 exact: bool = True) -> np.ndarray | None:
         """Pure NumPy conversion: add digit * 10**k for the k-th digit from the right of every
-        token still that long (one pass per decimal place)."""
+        token still that long (one pass per decimal place). A token beyond int64: an error, or
+        None when not ``exact`` (the caller reads the block as reals)."""
         ends = self._token_ends(starts, tok)
         sign = np.zeros(starts.size, dtype=bool)
         neg = np.zeros(starts.size, dtype=bool)
@@ -688,6 +783,8 @@ class Text:
         ndig = ends - starts - sign
         too_long = ndig > 18
         if too_long.any():
+            if not exact:
+                return None
             pos = int(starts[int(np.argmax(too_long))])
             raise self.error(f"integer {self.token_text(pos)} is too large", pos=pos)
         last = ends - 1

@@ -18,7 +18,7 @@ from ..errors import GraphFormatError
 from ._text import (
     EdgeList,
     HeaviestWeight,
-    check_node_count,
+    check_declared,
     compact_ids,
     first_bad,
     iter_texts,
@@ -57,18 +57,17 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         Empty file, missing/duplicate/malformed problem line, arc before the problem line, a
         line that is not ``c``/``p``/``a``, an arc line without exactly three numbers, a
         real-valued id, an id outside ``[1, n]``, a negative weight, an arc count different
-        from ``m``, or a node count the file cannot back.
+        from ``m``, or sizes that ``m`` cannot back or memory cannot hold
+        (:func:`~sssp.formats._text.check_declared`, checked on the problem line).
     """
     n = m = -1
     p_line = 0
-    nbytes = 0
     count = 0
     src_parts: list[np.ndarray] = []
     dst_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []
     heaviest = HeaviestWeight()
     for text in iter_texts(source, path, max_line=MAX_LINE):
-        nbytes += len(text.data)
         first = text.first_bytes()
         # A line type is its first byte, which must be followed by whitespace (or end the line).
         second = np.full(text.n_lines, 10, dtype=np.uint8)
@@ -131,7 +130,6 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     if count != m:
         raise GraphFormatError(path, f"the problem line declares m = {m} arcs but the file has {count}",
                                line=p_line)
-    check_node_count(n, nbytes, path, line=p_line)
     heaviest.check(n, path)
     return EdgeList(
         n=n,
@@ -151,5 +149,5 @@ def _problem_line(text, row: int) -> tuple[int, int]:
     if not all(f.isdigit() and len(f) < 19 for f in fields[2:]):
         raise text.error(f"problem line must be 'p sp n m' with integers, got {text.line_text(row)!r}", row=row)
     n, m = int(fields[2]), int(fields[3])
-    check_node_count(n, None, text.path, line=text.line_base + row + 1)
+    check_declared(n, m, text.path, line=text.line_base + row + 1)
     return n, m

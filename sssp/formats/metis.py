@@ -38,7 +38,7 @@ from ._text import (
     HeaviestWeight,
     Text,
     Tokens,
-    check_node_count,
+    check_declared,
     compact_ids,
     first_bad,
     iter_texts,
@@ -82,7 +82,7 @@ def _header(text: Text, toks: Tokens, h: int) -> _Header:
     line = text.line_base + h + 1
     if m < 0:
         raise text.error(f"edge count m = {m} is negative", row=h)
-    check_node_count(n, None, text.path, line=line)
+    check_declared(n, m, text.path, line=line, arcs_word="edges", stored_arcs=2 * m)
     if fmt not in _VALID_FMT:
         raise text.error(f"invalid fmt {fmt}: expected up to three 0/1 digits 'abc'", row=h)
     ncon = header[3] if k > 3 else 1
@@ -119,14 +119,17 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     """
     hd: _Header | None = None
     seen = 0  # vertex lines read so far
-    nbytes = 0
+    # Per block: the vertices with neighbours and their degrees (a vertex line without any, a
+    # blank line, costs nothing until the whole file has backed the header), and where its
+    # vertex lines are (for messages).
+    vtx_parts: list[np.ndarray] = []
     deg_parts: list[np.ndarray] = []
     dst_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []
-    vline_parts: list[np.ndarray] = []  # file line of each vertex (for messages)
+    places: list[_Lines] = []
+    loops = 0
     heaviest = HeaviestWeight()
     for text in iter_texts(source, path):
-        nbytes += len(text.data)
         comment = text.first_bytes() == _COMMENT
         text.blank_lines(comment)
         toks = text.tokenize(allow_float=True)
@@ -150,10 +153,14 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         if take == 0:
             continue
         degree, dst, weights, wrows = _vertex_lines(text, toks, hd, vlines, first_tok, seen)
-        seen += take
-        deg_parts.append(degree)
+        nz = np.flatnonzero(degree)
+        vtx = nz.astype(np.int64) + seen
+        loops += int(np.count_nonzero(np.repeat(vtx, degree[nz]) == dst))
+        vtx_parts.append(compact_ids(vtx))
+        deg_parts.append(degree[nz])
         dst_parts.append(dst)
-        vline_parts.append((vlines + text.line_base + 1).astype(np.int64))
+        places.append(_Lines.of(seen, vlines + text.line_base + 1))
+        seen += take
         if weights is not None:
             w_parts.append(weights)
             heaviest.update(text, weights, wrows)
@@ -164,15 +171,8 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             path, f"truncated: the header declares n = {hd.n} vertex lines but only {seen} follow",
             line=hd.line,
         )
-    check_node_count(hd.n, nbytes, path, line=hd.line)
-    heaviest.check(hd.n, path)
-    n = hd.n
-    degree = join(deg_parts, np.int64)
     dst = join(dst_parts)
-    vline = join(vline_parts, np.int64)
-    src = np.repeat(np.arange(n, dtype=np.int32), degree)
     entries = int(dst.size)
-    loops = int(np.count_nonzero(src == dst))
     if 2 * hd.m not in (entries + loops, entries):
         raise GraphFormatError(
             path,
@@ -180,6 +180,13 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             f"entries with {loops} self-loop(s); expected 2m - loops = {2 * hd.m - loops} entries",
             line=hd.line,
         )
+    heaviest.check(hd.n, path)
+    # Only now, the file having backed the header, the arrays of n entries.
+    n = hd.n
+    degree = np.zeros(n, dtype=np.int64)
+    if vtx_parts:
+        degree[join(vtx_parts)] = join(deg_parts, np.int64)
+    src = np.repeat(np.arange(n, dtype=np.int32), degree)
     indeg = np.bincount(dst, minlength=n) if n else np.zeros(0, dtype=np.int64)
     bad = first_bad(indeg != degree)
     if bad is not None:
@@ -187,7 +194,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             path,
             f"not undirected: vertex {bad + 1} lists {int(degree[bad])} neighbour(s) but appears "
             f"in {int(indeg[bad])} neighbour list(s)",
-            line=int(vline[bad]),
+            line=_Lines.find(places, bad),
         )
     return EdgeList(
         n=n,
@@ -198,6 +205,33 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         meta={"fmt": f"{hd.fmt:03d}", "self_loops": loops, "undirected_edges": hd.m},
         labels=one_based(n),
     )
+
+
+@dataclass
+class _Lines:
+    """The file lines of one block's vertex lines: vertices ``first``, ``first + 1``, ... on
+    consecutive lines from ``start`` (no comment between them, the usual case: nothing per
+    vertex is kept), or on the lines ``rows``."""
+
+    first: int
+    count: int
+    start: int
+    rows: np.ndarray | None
+
+    @classmethod
+    def of(cls, first: int, lines: np.ndarray) -> _Lines:
+        start = int(lines[0])
+        contiguous = int(lines[-1]) - start == lines.size - 1
+        return cls(first, int(lines.size), start, None if contiguous else lines.astype(np.int64))
+
+    @staticmethod
+    def find(places: list[_Lines], vertex: int) -> int | None:
+        """The 1-based file line of 0-based ``vertex``."""
+        for p in places:
+            if p.first <= vertex < p.first + p.count:
+                i = vertex - p.first
+                return p.start + i if p.rows is None else int(p.rows[i])
+        return None
 
 
 def _vertex_lines(

@@ -26,7 +26,7 @@ from ._text import (
     EdgeList,
     HeaviestWeight,
     Text,
-    check_node_count,
+    check_declared,
     compact_ids,
     first_bad,
     iter_texts,
@@ -103,20 +103,20 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
     width = 0
     rows = entries = -1
     size_line = 0
-    nbytes = count = 0
+    count = 0
     src_parts: list[np.ndarray] = []
     dst_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []
     heaviest = HeaviestWeight()
     first = True
     for text in iter_texts(source, path, max_line=MAX_LINE):
-        nbytes += len(text.data)
         if first:
             first = False
             field, symmetry = _banner(text, path)
             width = 2 if field == "pattern" else 3
         text.blank_lines(text.first_bytes() == _COMMENT)
-        toks = text.tokenize(allow_float=True)
+        # Values of a real field are reals however they are written (1000000000000000000 as 1e18).
+        toks = text.tokenize(allow_float=True, exact_integers=field != "real")
         counts = toks.line_counts
         lines = np.flatnonzero(counts)
         tok0 = 0
@@ -132,7 +132,8 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
                 raise text.error(f"adjacency matrix must be square, got {rows} x {cols}", row=s)
             if entries < 0:
                 raise text.error(f"entry count {entries} is negative", row=s)
-            check_node_count(rows, None, path, line=size_line)
+            check_declared(rows, entries, path, line=size_line, arcs_word="entries",
+                           stored_arcs=2 * entries if symmetry == "symmetric" else entries)
             lines, tok0 = lines[1:], 3
         if lines.size == 0:
             continue
@@ -179,7 +180,6 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             path, f"truncated: the size line declares {entries} entries but the file has {count}",
             line=size_line,
         )
-    check_node_count(rows, nbytes, path, line=size_line)
     heaviest.check(rows, path)
     src, dst = join(src_parts), join(dst_parts)
     weights = None
