@@ -47,7 +47,7 @@ class Solver:
         ``"auto"``: on the GPU, the algorithm the tuner chose for the graph's class
         (:func:`sssp.tuned.resolve_choice`; Crauser OUT when nothing is stored); on the CPU,
         the faster exact algorithm for the graph (:func:`sssp.cpu.default_algorithm`:
-        near-far or SciPy's Dijkstra; for a batch on four or more cores, near-far, which runs on
+        near-far or SciPy's Dijkstra; for a batch on two or more cores, near-far, which runs on
         all of them). Default (None): on the CPU that same rule; on the GPU
         ``"auto"`` with ``tuned=True``, else ``"crauser"``; near-far when ``delta`` is given.
         The result's ``algorithm`` names what ran, and ``stats["config_detail"]`` (also
@@ -104,6 +104,7 @@ class Solver:
             raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
         if algorithm == "auto" and config is not None:
             raise InvalidArgumentError("algorithm 'auto' picks its own configuration: pass an algorithm with config=")
+        requested = algorithm
         if algorithm is None and delta is not None:
             algorithm = "near-far"  # a Δ names near-far
         self.graph = graph
@@ -159,7 +160,7 @@ class Solver:
         elif tuned or config is not None:
             what = "tuned=True" if config is None else "config="
             why = ("backend 'cpu' was asked for" if backend == "cpu"
-                   else f"algorithm {algorithm!r} runs on the CPU only" if algorithm in CPU_ONLY_ALGORITHMS
+                   else f"algorithm {requested!r} runs on the CPU only" if requested in CPU_ONLY_ALGORITHMS
                    else "no GPU is usable here")
             # A warning, not info: the user asked for something that will not happen.
             log.warning("%s is ignored: it applies to the GPU backend only, and %s; "

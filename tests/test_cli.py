@@ -125,7 +125,7 @@ def test_solve_roundtrip_matches_library(graph_file, tmp_path, capsys):
     np.testing.assert_array_equal(got, expected.dist)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dist.npy"]
     fields = pairs(out)
-    assert fields["algorithm"] == "crauser/successors"
+    assert fields["algorithm"] == f"{expected.algorithm}/successors"  # the CPU default, as the library's
     assert fields["backend"] == "cpu"
     assert fields["iterations"] == str(expected.iterations)
     assert fields["time"].endswith(" ms")
@@ -476,11 +476,15 @@ def test_every_option_has_help_text():
 
 
 def test_solve_reports_the_algorithm_that_ran(graph_file, capsys):
-    """--algorithm auto is the tuner's pick on a GPU and SciPy's Dijkstra on the CPU; the
-    summary names what ran, not what was asked for."""
+    """--algorithm auto is the tuner's pick on a GPU and the CPU default rule on the CPU (SciPy's
+    Dijkstra for this graph, as without --algorithm); the summary names what ran, not what
+    was asked for."""
+    from sssp.cpu import default_algorithm
+
+    assert default_algorithm(sssp.load(graph_file)) == "dijkstra"
     rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "auto", "--json")
     assert rc == 0 and json.loads(out)["algorithm"] == "dijkstra"
     rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--json")
-    assert rc == 0 and json.loads(out)["algorithm"] == "crauser"
+    assert rc == 0 and json.loads(out)["algorithm"] == "dijkstra"
     rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "near-far")
     assert rc == 0 and "near-far/successors" in out
