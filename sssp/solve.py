@@ -57,7 +57,7 @@ class Solver:
         ``"auto"``: on the GPU, the algorithm the tuner chose for the graph's class
         (:func:`sssp.tuned.resolve_choice`; Crauser OUT when nothing is stored); on the CPU,
         the faster exact algorithm for the graph (:func:`sssp.cpu.default_algorithm`:
-        near-far or SciPy's Dijkstra; for a batch on four or more cores, near-far, which runs on
+        near-far or SciPy's Dijkstra; for a batch on two or more cores, near-far, which runs on
         all of them). Default (None): on the CPU that same rule; on the GPU
         ``"auto"`` with ``tuned=True``, else ``"crauser"``; near-far when ``delta`` is given.
         The result's ``algorithm`` names what ran, and ``stats["config_detail"]`` (also
@@ -114,9 +114,9 @@ class Solver:
             raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
         if algorithm == "auto" and config is not None:
             raise InvalidArgumentError("algorithm 'auto' picks its own configuration: pass an algorithm with config=")
+        requested = algorithm
         if algorithm is None and delta is not None:
             algorithm = "near-far"  # a Δ names near-far
-        requested = algorithm
         self.graph = graph
         self.variant = variant
         self.delta = delta

@@ -373,7 +373,7 @@ class CpuStandIn:
 
     def __init__(self, graph, *, backend, tuned, device, corrupt=False):
         assert (backend, tuned) == ("gpu", True)
-        self.inner = REAL_SOLVER(graph, backend="cpu")
+        self.inner = REAL_SOLVER(graph, backend="cpu", algorithm="crauser")
         self.corrupt = corrupt
         self.calls = []
 

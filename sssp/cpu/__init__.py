@@ -36,7 +36,7 @@ NEAR_FAR_MAX_DEGREE = 4.5
 """Below this mean out-degree near-far is the CPU default whatever the weights (see
 :func:`default_algorithm`)."""
 
-NEAR_FAR_BATCH_WORKERS = 4
+NEAR_FAR_BATCH_WORKERS = 2
 """From this many parallel workers on, a batch of sources runs near-far whatever the graph."""
 
 
@@ -60,10 +60,11 @@ def default_algorithm(graph: Graph, variant: str = "successors", *, workers: int
 
     ``workers``: the solves a batch of sources runs at once (:class:`sssp.cpu.many.CPURows`).
     SciPy's Dijkstra holds the GIL and runs on one core whatever this is, near-far on all of
-    them; since near-far's one-core time is at most 1.8x SciPy's on the graphs above, from
-    :data:`NEAR_FAR_BATCH_WORKERS` workers on near-far is the default for batches (faster even
-    at half the ideal scaling). That threshold is reasoned from the one-core ratios; the
-    measurement of the scaling is ``benchmarks/many_cpu.py``.
+    them; near-far's one-core time is at most 1.8x SciPy's on the graphs above, and two worker
+    threads ran it 1.5-2.5x faster than one on the idle 2-core development machine
+    (``benchmarks/many_cpu.py``, ``benchmarks/results/cpu/many_cpu.csv``: 24 ms per source
+    against SciPy's 56 ms at degree 200), so from :data:`NEAR_FAR_BATCH_WORKERS` workers on a
+    batch runs near-far whatever the graph.
     """
     if variant == "predecessors":
         return "crauser"
