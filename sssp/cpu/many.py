@@ -98,19 +98,21 @@ class CPURows:
         return 0
 
     # -- one source -------------------------------------------------------------------------------
-    def _solve_one(self, s: int, want_pred: bool) -> tuple[np.ndarray, np.ndarray | None, int]:
+    def _solve_one(self, s: int, want_pred: bool, flag: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, int]:
+        """One source's row; ``flag`` (:func:`~sssp.cpu.parallel.new_stop_flag`, shared by the
+        batch) set ends the compiled loop between phases (the row is then discarded)."""
         g = self.graph
         dist = parallel._unreached(g)
         if self.algorithm == "near-far":
             inf = dist[s]
             d = np.float64(self._delta) if g.is_float else np.int64(self._delta)
-            counters = nearfar._solve(g.indptr, g.indices, g.weights, s, d, dist)
+            counters = nearfar._solve(g.indptr, g.indices, g.weights, s, d, dist, flag)
             pred = nearfar._tight_tree(g.indptr, g.indices, g.weights, dist, s, inf) if want_pred else None
             return dist, pred, int(counters[0])
         rev = self._rev
         pred, _, iterations, _ = parallel._solve(
             g.indptr, g.indices, g.weights, rev.indptr, rev.indices, rev.weights,
-            self._omega, self._iota, s, self._crit, self._pull, dist,
+            self._omega, self._iota, s, self._crit, self._pull, dist, flag,
         )  # fmt: skip
         return dist, pred if want_pred else None, int(iterations)
 
@@ -133,10 +135,11 @@ class CPURows:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="sssp-cpu")
         stop = threading.Event()
+        flag = parallel.new_stop_flag()  # read by the compiled loops of every row in flight
         want_pred = pred is not None
 
         def row(i: int, s: int) -> int:
-            d, p, its = self._solve_one(s, want_pred)
+            d, p, its = self._solve_one(s, want_pred, flag)
             apply_limit(d, p, limit)
             if stop.is_set():  # the batch was stopped: leave the row untouched
                 return its
@@ -153,6 +156,7 @@ class CPURows:
         except BaseException:
             # Ctrl-C or a failed row: no row may be written once this returns.
             stop.set()
+            flag[0] = 1  # the solves in flight end within a phase
             for f in futures:
                 f.cancel()
             wait(list(futures))
