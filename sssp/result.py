@@ -126,12 +126,7 @@ class SSSPResult:
             Read-only. On integer graphs a new array: distances above 2**53 are rounded to the
             nearest float64 (``dist`` keeps them exact).
         """
-        if self.is_float:
-            return self.dist
-        out = self.dist.astype(np.float64)
-        out[self.dist == UNREACHABLE] = np.inf
-        out.flags.writeable = False
-        return out
+        return _as_float64(self.dist, UNREACHABLE)
 
     def path_to(self, target: int) -> list[int]:
         """Node sequence source → target along the predecessor tree; [] if unreachable.
@@ -150,15 +145,7 @@ class SSSPResult:
             raise InvalidArgumentError(f"target {int(target)} is out of range [0, {n})")
         if self.pred is None:
             raise InvalidArgumentError("this result has no predecessor tree: solve with return_predecessors=True")
-        if not self.reached[target]:
-            return []
-        path = [int(target)]
-        while path[-1] != self.source:
-            p = int(self.pred[path[-1]])
-            if p < 0 or len(path) > self.dist.size:
-                raise InvalidArgumentError(f"predecessor tree is broken at node {path[-1]}")
-            path.append(p)
-        return path[::-1]
+        return _walk(self.pred, self.reached, int(target), lambda v: v == self.source)
 
 
 DIST_DTYPES = (np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.float64), np.dtype(np.float32))
@@ -287,13 +274,7 @@ class MultiSourceResult:
             Read-only: :attr:`dist` itself when it is float64, else a new array (k x n x 8
             bytes: for tables streamed into a memory map, convert row blocks instead).
         """
-        if self.dist.dtype == np.float64:
-            return self.dist
-        out = self.dist.astype(np.float64)
-        if not self.is_float:
-            out[self.dist == self.unreachable] = np.inf
-        out.flags.writeable = False
-        return out
+        return _as_float64(self.dist, None if self.is_float else self.unreachable)
 
     def path_to(self, row: int, target: int) -> list[int]:
         """Node sequence ``sources[row]`` → ``target`` along row ``row``'s tree; [] if
@@ -378,12 +359,7 @@ class NearestSourceResult:
     @property
     def dist_float(self) -> np.ndarray:
         """Distances as float64 with ``inf`` for unreachable nodes (SciPy's convention)."""
-        if self.is_float:
-            return self.dist
-        out = self.dist.astype(np.float64)
-        out[self.dist == UNREACHABLE] = np.inf
-        out.flags.writeable = False
-        return out
+        return _as_float64(self.dist, UNREACHABLE)
 
     def path_to(self, target: int) -> list[int]:
         """Node sequence from ``nearest[target]`` to ``target``; [] if unreachable.
@@ -397,6 +373,18 @@ class NearestSourceResult:
             raise InvalidArgumentError("this result has no predecessors: solve with return_predecessors=True")
         root = self.nearest[target]
         return _walk(self.pred, self.reached, target, lambda v: v == root)
+
+
+def _as_float64(dist: np.ndarray, unreachable: int | None) -> np.ndarray:
+    """``dist`` as read-only float64 with ``inf`` where it holds ``unreachable`` (None: the
+    distances are real, their ``inf`` kept): ``dist`` itself when it is float64 already."""
+    if dist.dtype == np.float64:
+        return dist
+    out = dist.astype(np.float64)
+    if unreachable is not None:
+        out[dist == unreachable] = np.inf
+    out.flags.writeable = False
+    return out
 
 
 def _walk(pred: np.ndarray, reached: np.ndarray, target: int, is_root: Any) -> list[int]:
