@@ -119,7 +119,9 @@ def run_boost(binary: Path, dump: Path, sources: list[int]) -> BoostRun:
     return parse_boost("\n".join(out.splitlines()[1:]))  # the first line is the warm-up
 
 
-def run_boost_parallel(binary: Path, dump: Path, sources: list[int], processes: int) -> tuple[float, float, dict[int, int]]:
+def run_boost_parallel(
+    binary: Path, dump: Path, sources: list[int], processes: int
+) -> tuple[float, float, dict[int, int]]:
     """Run ``processes`` ``boost_dijkstra`` processes at once, the sources dealt out in turn (what
     a CPU user runs for many sources: one single-threaded Dijkstra per core). Each process solves
     its first source once more first, as the warm-up.
@@ -137,7 +139,9 @@ def run_boost_parallel(binary: Path, dump: Path, sources: list[int], processes: 
     try:
         for share in shares:
             args = [str(binary), str(dump), str(share[0]), *map(str, share)]
-            procs.append(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            procs.append(
+                subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            )
         outs = [p.communicate() for p in procs]
     finally:
         for p in procs:
@@ -180,7 +184,9 @@ def write_wsg(graph: sssp.Graph, path: Path, *, in_edges: bool = True) -> None:
             f"GAP's int32 distances (limit {GAP_DIST_LIMIT})"
         )
     if not in_edges and graph.m % 2:
-        raise AnchorError(f"graph {graph.name}: m = {graph.m} is odd; GAP's undirected layout needs it even")
+        raise AnchorError(
+            f"graph {graph.name}: m = {graph.m} is odd; GAP's undirected layout needs it even"
+        )
     with open(path, "wb") as f:
         f.write(b"\x01" if in_edges else b"\x00")
         f.write(np.array([graph.m, graph.n], "<i8").tobytes())
@@ -208,7 +214,9 @@ def read_wsg(path: Path) -> tuple[sssp.Graph, sssp.Graph | None]:
     part = 8 * (n + 1) + _WSG_NODE.itemsize * m
     expected = 17 + part * (2 if directed else 1)
     if n < 0 or m < 0 or len(data) != expected:
-        raise AnchorError(f"{path}: {len(data)} bytes, but its header (n={n}, m={m}) needs {expected}")
+        raise AnchorError(
+            f"{path}: {len(data)} bytes, but its header (n={n}, m={m}) needs {expected}"
+        )
     graphs = []
     for k in range(2 if directed else 1):
         base = 17 + k * part
@@ -266,7 +274,9 @@ def parse_gap(text: str) -> GapRun:
     return GapRun(trials, average, verified, reached)
 
 
-def run_gap(binary: Path, wsg: Path, source: int, delta: int, *, trials: int = 3, verify: bool = False) -> GapRun:
+def run_gap(
+    binary: Path, wsg: Path, source: int, delta: int, *, trials: int = 3, verify: bool = False
+) -> GapRun:
     """Run ``gap_sssp -f WSG -r SOURCE -d DELTA -n TRIALS`` (with ``-v -a`` when ``verify``)."""
     args = [str(binary), "-f", str(wsg), "-r", str(source), "-d", str(delta), "-n", str(trials)]
     if verify:

@@ -45,8 +45,14 @@ def spec(name: str) -> bench.Spec:
         return bench.Spec(Path(name).name.split(".")[0], "file", name)
     if name.startswith("random-"):
         parts = name.split("-")
-        if len(parts) != 3 or not parts[2].removeprefix("deg").isdigit() or not parts[2].startswith("deg"):
-            raise bench.sssp.SSSPError(f"bad graph name {name!r}: expected random-SIZE-degD, e.g. random-24k-deg200")
+        if (
+            len(parts) != 3
+            or not parts[2].removeprefix("deg").isdigit()
+            or not parts[2].startswith("deg")
+        ):
+            raise bench.sssp.SSSPError(
+                f"bad graph name {name!r}: expected random-SIZE-degD, e.g. random-24k-deg200"
+            )
         return bench.Spec(name, "random", (parts[1], int(parts[2].removeprefix("deg"))))
     bench.parse_generated(name)
     return bench.Spec(name, "generated", name)
@@ -54,8 +60,14 @@ def spec(name: str) -> bench.Spec:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("graphs", nargs="+", help="record names (random-24k-deg200, grid-512, rgg-196k) or graph files")
-    ap.add_argument("--digest", required=True, help="the kernel digest whose tuned records both checkouts use")
+    ap.add_argument(
+        "graphs",
+        nargs="+",
+        help="record names (random-24k-deg200, grid-512, rgg-196k) or graph files",
+    )
+    ap.add_argument(
+        "--digest", required=True, help="the kernel digest whose tuned records both checkouts use"
+    )
     ap.add_argument("--tag", default="this", help="label of this checkout in the output")
     ap.add_argument("--sources", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
@@ -79,9 +91,12 @@ def measure(s: bench.Spec, args: argparse.Namespace) -> None:
     got = bench.measure_gpu(graph, sources, row, 0)
     ref = bench.scipy_reference(graph, sources, row)
     exact = all(np.array_equal(got[x], ref[x]) for x in sources)
-    print(f"AB {args.tag} {s.name} n={graph.n} m={graph.m} alg={row.algorithm} phases={row.phases:.0f} "
-          f"gpu_ms={row.gpu_ms:.3f} us_per_phase={1e3 * row.gpu_ms / row.phases:.1f} exact={exact} "
-          f"config={row.config} src={row.config_source} ({time.perf_counter() - t0:.1f}s)", flush=True)
+    print(
+        f"AB {args.tag} {s.name} n={graph.n} m={graph.m} alg={row.algorithm} phases={row.phases:.0f} "
+        f"gpu_ms={row.gpu_ms:.3f} us_per_phase={1e3 * row.gpu_ms / row.phases:.1f} exact={exact} "
+        f"config={row.config} src={row.config_source} ({time.perf_counter() - t0:.1f}s)",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

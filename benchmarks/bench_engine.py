@@ -31,28 +31,45 @@ def variants(dense: bool) -> list[tuple[str, LaunchConfig]]:
     lanes_set = (8, 32) if dense else (1, 4)
     out = [("legacy-256", LaunchConfig(KernelConfig(256, "N", 32 if dense else 1), loop="legacy"))]
     for lanes in lanes_set:
-        out += [(f"host-256-x{lanes}", LaunchConfig(KernelConfig(256, "N", lanes), loop="host")),
-                (f"graph-256-x{lanes}", LaunchConfig(KernelConfig(256, "N", lanes), loop="graph"))]
+        out += [
+            (f"host-256-x{lanes}", LaunchConfig(KernelConfig(256, "N", lanes), loop="host")),
+            (f"graph-256-x{lanes}", LaunchConfig(KernelConfig(256, "N", lanes), loop="graph")),
+        ]
         for bs, per_sm in ((256, 2), (1024, 1)):
             for local in (0, 1024, 8192):
-                out.append((f"persistent-{bs}x{per_sm}-x{lanes}-local{local}",
-                            LaunchConfig(KernelConfig(bs, "N", lanes), loop="persistent", blocks_per_sm=per_sm,
-                                         local_limit=local)))
+                out.append(
+                    (
+                        f"persistent-{bs}x{per_sm}-x{lanes}-local{local}",
+                        LaunchConfig(
+                            KernelConfig(bs, "N", lanes),
+                            loop="persistent",
+                            blocks_per_sm=per_sm,
+                            local_limit=local,
+                        ),
+                    )
+                )
     return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", default="bench_engine.csv")
     ap.add_argument("--sources", type=int, default=5)
     ap.add_argument("--graphs-dir")
     ap.add_argument("--budget-seconds", type=float, default=400)
-    ap.add_argument("--only", nargs="*", help="graph names (file stems or random-SIZE-degD) to keep")
+    ap.add_argument(
+        "--only", nargs="*", help="graph names (file stems or random-SIZE-degD) to keep"
+    )
     args = ap.parse_args()
     t_start = time.perf_counter()
     graphs: list[tuple[str, object]] = [
-        ("random-24k-deg2", ("24k", 2)), ("random-98k-deg2", ("98k", 2)), ("random-98k-deg20", ("98k", 20)),
-        ("random-98k-deg200", ("98k", 200)), ("random-24k-deg200", ("24k", 200)),
+        ("random-24k-deg2", ("24k", 2)),
+        ("random-98k-deg2", ("98k", 2)),
+        ("random-98k-deg20", ("98k", 20)),
+        ("random-98k-deg200", ("98k", 200)),
+        ("random-24k-deg200", ("24k", 200)),
         ("random-98k-deg2000", ("98k", 2000)),
     ]
     if args.graphs_dir:
@@ -84,13 +101,17 @@ def main() -> None:
                         for s in sources:
                             r = solver.solve(s)
                             times.append(r.timings.get("gpu", r.timings["total"]))
-                            loop.append(r.timings.get("loop", r.timings.get("gpu", r.timings["total"])))
+                            loop.append(
+                                r.timings.get("loop", r.timings.get("gpu", r.timings["total"]))
+                            )
                             phases.append(r.iterations)
                             if s in refs:
                                 ok &= bool(np.array_equal(r.dist, refs[s]))
                 except Exception as err:  # one broken variant must not hide the others
                     print(f"{name:22s} {label:34s} FAILED: {type(err).__name__}: {err}", flush=True)
-                    w.writerow([name, graph.n, graph.m, label, str(cfg), "", "", "", f"error: {err}"])
+                    w.writerow(
+                        [name, graph.n, graph.m, label, str(cfg), "", "", "", f"error: {err}"]
+                    )
                     continue
                 ms = 1e3 * float(np.median(times))
                 ph = float(np.median(phases))
@@ -99,8 +120,10 @@ def main() -> None:
                 w.writerow(row)
                 f.flush()
                 rows.append(row)
-                print(f"{name:22s} {label:34s} phases {ph:7.0f}  {ms:9.3f} ms  {per:8.2f} us/phase  ok={ok}",
-                      flush=True)
+                print(
+                    f"{name:22s} {label:34s} phases {ph:7.0f}  {ms:9.3f} ms  {per:8.2f} us/phase  ok={ok}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

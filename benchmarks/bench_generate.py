@@ -59,9 +59,13 @@ def parse_case(text: str) -> tuple[str, str, float | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--case", action="append", default=[], help="kind:size[:degree], repeatable")
-    ap.add_argument("--paper", action="store_true", help="all paper random classes (3 sizes x 5 degrees)")
+    ap.add_argument(
+        "--paper", action="store_true", help="all paper random classes (3 sizes x 5 degrees)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tracemalloc", action="store_true", help="also report numpy's traced peak")
     args = ap.parse_args(argv)
@@ -84,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.tracemalloc:
             line += f" {r['tm_peak'] / 2**20:9.1f} {r['tm_peak'] / r['csr']:7.2f}"
         print(line, flush=True)
-    print("peak MB = ru_maxrss of a fresh process minus its RSS before generating; ratio = peak / CSR")
+    print(
+        "peak MB = ru_maxrss of a fresh process minus its RSS before generating; ratio = peak / CSR"
+    )
     return 0
 
 

@@ -122,7 +122,9 @@ def graphs(args) -> list[tuple[str, object]]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", default="bench_gpu.csv")
     ap.add_argument("--sources", type=int, default=20)
     ap.add_argument("--workers", type=int, default=max(1, min(6, (os.cpu_count() or 2) // 2)))
@@ -141,15 +143,35 @@ def main() -> None:
     info = device_info(0)
     tmp = Path(tempfile.mkdtemp(prefix="bench-gpu-"))
     boost = Path(args.boost) if args.boost else build_boost(tmp)
-    print(f"# device: {info.name} (cc {info.cc_string}, {info.sm_count} SMs, driver {info.driver_version}, "
-          f"CUDA {info.cuda_version}); host: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores; kernels {kernels.digest()}; boost: {boost or 'not available'}",
-          flush=True)
+    print(
+        f"# device: {info.name} (cc {info.cc_string}, {info.sm_count} SMs, driver {info.driver_version}, "
+        f"CUDA {info.cuda_version}); host: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores; kernels {kernels.digest()}; boost: {boost or 'not available'}",
+        flush=True,
+    )
     rows = []
-    header = ("graph", "n", "m", "sources", "gpu_crauser_ms", "gpu_martin_ms", "cpu_crauser_ms",
-              "scipy_ms", "boost_ms", "crauser_vs_martin", "crauser_vs_boost", "iters_crauser",
-              "iters_martin", "relax_active_share", "gpu_mem_mb", "boost_rss_mb",
-              "relax_ms", "min_ms", "update_ms", "tree_ms")
+    header = (
+        "graph",
+        "n",
+        "m",
+        "sources",
+        "gpu_crauser_ms",
+        "gpu_martin_ms",
+        "cpu_crauser_ms",
+        "scipy_ms",
+        "boost_ms",
+        "crauser_vs_martin",
+        "crauser_vs_boost",
+        "iters_crauser",
+        "iters_martin",
+        "relax_active_share",
+        "gpu_mem_mb",
+        "boost_rss_mb",
+        "relax_ms",
+        "min_ms",
+        "update_ms",
+        "tree_ms",
+    )
     print(" | ".join(header[:15]), flush=True)
     for name, spec in graphs(args):
         t0 = time.perf_counter()
@@ -167,8 +189,9 @@ def main() -> None:
         if boost is not None:
             raw = tmp / "g.bin"
             write_raw(graph, raw)
-            boost_proc = subprocess.Popen([str(boost), str(raw), *map(str, sources)], stdout=subprocess.PIPE,
-                                          text=True)
+            boost_proc = subprocess.Popen(
+                [str(boost), str(raw), *map(str, sources)], stdout=subprocess.PIPE, text=True
+            )
         pool, pending = cpu_anchors(graph, sources, args.workers)
         gc = gpu_times(graph, "crauser", sources)
         gm = gpu_times(graph, "martin", sources)
@@ -200,18 +223,42 @@ def main() -> None:
                         raise SystemExit(f"Boost disagrees with SciPy on {name} source {s}")
                     times.append(t)
             boost_ms = 1e3 * float(np.median(times))
-        row = (name, graph.n, graph.m, len(sources), gc["ms"], gm["ms"], crauser_ms, scipy_ms, boost_ms,
-               gm["ms"] / gc["ms"], boost_ms / gc["ms"], gc["iterations"], gm["iterations"],
-               gc["active_share"], gc["mem_bytes"] / 2**20, boost_rss,
-               *(gc["breakdown"][k] for k in ("relax", "min", "update", "tree")))
+        row = (
+            name,
+            graph.n,
+            graph.m,
+            len(sources),
+            gc["ms"],
+            gm["ms"],
+            crauser_ms,
+            scipy_ms,
+            boost_ms,
+            gm["ms"] / gc["ms"],
+            boost_ms / gc["ms"],
+            gc["iterations"],
+            gm["iterations"],
+            gc["active_share"],
+            gc["mem_bytes"] / 2**20,
+            boost_rss,
+            *(gc["breakdown"][k] for k in ("relax", "min", "update", "tree")),
+        )
         rows.append(row)
         fmt = [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row[:16]]
         print(" | ".join(fmt) + f"  (graph {gen_s:.1f}s)", flush=True)
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow([f"# device={info.name}", f"cc={info.cc_string}", f"driver={info.driver_version}",
-                    f"cuda={info.cuda_version}", f"kernels={kernels.digest()}", f"python={sys.version.split()[0]}",
-                    f"sources={args.sources}", "config=default(256-N)"])
+        w.writerow(
+            [
+                f"# device={info.name}",
+                f"cc={info.cc_string}",
+                f"driver={info.driver_version}",
+                f"cuda={info.cuda_version}",
+                f"kernels={kernels.digest()}",
+                f"python={sys.version.split()[0]}",
+                f"sources={args.sources}",
+                "config=default(256-N)",
+            ]
+        )
         w.writerow(header)
         w.writerows(rows)
     print(f"# wrote {args.out}")

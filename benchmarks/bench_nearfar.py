@@ -31,15 +31,36 @@ from sssp.cpu.reference import dijkstra
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sssp import generated, pick_sources  # noqa: E402  (a sibling script module)
 
-COLUMNS = ("graph", "n", "m", "algorithm", "delta_scale", "delta", "config", "steps", "buckets", "gpu_ms",
-           "step_us", "verified", "local_nodes")
+COLUMNS = (
+    "graph",
+    "n",
+    "m",
+    "algorithm",
+    "delta_scale",
+    "delta",
+    "config",
+    "steps",
+    "buckets",
+    "gpu_ms",
+    "step_us",
+    "verified",
+    "local_nodes",
+)
 SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)
 CONFIGS = {
     "256x2-x1-local0": LaunchConfig(KernelConfig(256, "N", 1), blocks_per_sm=2, local_limit=0),
-    "1024x1-x1-local8192": LaunchConfig(KernelConfig(1024, "N", 1), blocks_per_sm=1, local_limit=8192),
-    "1024x1-x4-local8192": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192),
-    "1024x1-x4-local32768": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=32768),
-    "1024x1-x32-local8192": LaunchConfig(KernelConfig(1024, "N", 32), blocks_per_sm=1, local_limit=8192),
+    "1024x1-x1-local8192": LaunchConfig(
+        KernelConfig(1024, "N", 1), blocks_per_sm=1, local_limit=8192
+    ),
+    "1024x1-x4-local8192": LaunchConfig(
+        KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192
+    ),
+    "1024x1-x4-local32768": LaunchConfig(
+        KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=32768
+    ),
+    "1024x1-x32-local8192": LaunchConfig(
+        KernelConfig(1024, "N", 32), blocks_per_sm=1, local_limit=8192
+    ),
     # The cluster loop (kernels/sssp_cluster.cu): the fewest blocks that hold the graph, or at least 4 / 16.
     "cluster-1024": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster"),
     "cluster-512": LaunchConfig(KernelConfig(512, "N", 8), loop="cluster"),
@@ -48,14 +69,19 @@ CONFIGS = {
     # Fused: bands of reverse Cuthill-McKee, local work inside each block between cluster barriers.
     "fused-1024": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=True),
     "fused-1024-c4": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=4, fuse=True),
-    "fused-1024-c16": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=True),
+    "fused-1024-c16": LaunchConfig(
+        KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=True
+    ),
 }
 
 
 def graphs(args: argparse.Namespace):
     for spec in args.random:
         size, deg = spec.split("x")
-        yield f"random-{size}-deg{deg}", lambda s=size, d=deg: sssp.generate("random", size=s, degree=int(d), seed=0)
+        yield (
+            f"random-{size}-deg{deg}",
+            lambda s=size, d=deg: sssp.generate("random", size=s, degree=int(d), seed=0),
+        )
     for name in args.generated:
         yield name, lambda nm=name: generated(nm, 0)
     if args.graphs_dir:
@@ -80,12 +106,20 @@ def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, in
     st = float(np.median(steps))
     if "cluster_fallback" in r.stats:
         print(f"  cluster loop fell back: {r.stats['cluster_fallback']}", flush=True)
-    return (float(np.median(times)), int(st), int(np.median(buckets)), 1e3 * float(np.median(loop)) / max(st, 1),
-            "yes" if ok else "no", int(np.median(local)))
+    return (
+        float(np.median(times)),
+        int(st),
+        int(np.median(buckets)),
+        1e3 * float(np.median(loop)) / max(st, 1),
+        "yes" if ok else "no",
+        int(np.median(local)),
+    )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, default=Path("bench_nearfar.csv"))
     ap.add_argument("--sources", type=int, default=5)
     ap.add_argument("--graphs-dir")
@@ -93,10 +127,22 @@ def main() -> int:
     ap.add_argument("--random", nargs="*", default=["24kx2", "98kx2", "98kx20"], metavar="SIZExDEG")
     ap.add_argument("--generated", nargs="*", default=[], metavar="NAME")
     ap.add_argument("--budget-seconds", type=float, default=300)
-    ap.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS), metavar="LABEL",
-                    help="near-far launch configurations to run (default: all)")
-    ap.add_argument("--scales", nargs="*", type=float, default=list(SCALES), metavar="S",
-                    help="Δ scales to run, as multiples of the default rule (default: %(default)s)")
+    ap.add_argument(
+        "--configs",
+        nargs="*",
+        default=list(CONFIGS),
+        choices=list(CONFIGS),
+        metavar="LABEL",
+        help="near-far launch configurations to run (default: all)",
+    )
+    ap.add_argument(
+        "--scales",
+        nargs="*",
+        type=float,
+        default=list(SCALES),
+        metavar="S",
+        help="Δ scales to run, as multiples of the default rule (default: %(default)s)",
+    )
     ap.add_argument("--no-crauser", action="store_true", help="skip the two Crauser baselines")
     args = ap.parse_args()
     t0 = time.perf_counter()
@@ -113,11 +159,19 @@ def main() -> int:
                 continue
             sources = pick_sources(graph, args.sources, 0)
             refs = {s: dijkstra(graph, s).dist for s in sources}
-            points = [] if args.no_crauser else [
-                (a, None, None, "default", LaunchConfig.default()) for a in ("crauser", "crauser-inout")]
+            points = (
+                []
+                if args.no_crauser
+                else [
+                    (a, None, None, "default", LaunchConfig.default())
+                    for a in ("crauser", "crauser-inout")
+                ]
+            )
             for scale in args.scales:
                 delta = scaled_delta(graph, scale)
-                points += [("near-far", scale, delta, label, CONFIGS[label]) for label in args.configs]
+                points += [
+                    ("near-far", scale, delta, label, CONFIGS[label]) for label in args.configs
+                ]
             for algorithm, scale, delta, label, cfg in points:
                 kw = {"algorithm": algorithm, "config": cfg}
                 if delta is not None:
@@ -126,10 +180,30 @@ def main() -> int:
                     ms, steps, buckets, step_us, ok, local = measure(graph, sources, refs, **kw)
                 except Exception as err:  # a point that cannot run is data
                     print(f"{name} {algorithm} {label}: {type(err).__name__}: {err}", flush=True)
-                    ms, steps, buckets, step_us, ok, local = float("nan"), 0, 0, float("nan"), "no", 0
+                    ms, steps, buckets, step_us, ok, local = (
+                        float("nan"),
+                        0,
+                        0,
+                        float("nan"),
+                        "no",
+                        0,
+                    )
                 bad += ok != "yes"
-                row = (name, graph.n, graph.m, algorithm, scale or "", delta or "", label, steps, buckets,
-                       f"{ms:.4g}", f"{step_us:.3g}", ok, local)
+                row = (
+                    name,
+                    graph.n,
+                    graph.m,
+                    algorithm,
+                    scale or "",
+                    delta or "",
+                    label,
+                    steps,
+                    buckets,
+                    f"{ms:.4g}",
+                    f"{step_us:.3g}",
+                    ok,
+                    local,
+                )
                 out.writerow(row)
                 fh.flush()
                 print(" ".join(map(str, row)), flush=True)

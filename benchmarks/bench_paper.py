@@ -118,9 +118,13 @@ class SolverSpec:
 # -- what to run ----------------------------------------------------------------------------
 def martin_specs(args: argparse.Namespace) -> list[Spec]:
     return [
-        Spec(f"martin-{size}", "martin", f"sssp.generate('martin', size='{size}', seed={args.seed})",
-             lambda size=size: sssp.generate("martin", size=size, seed=args.seed),
-             7.0 * sssp.parse_size(size))
+        Spec(
+            f"martin-{size}",
+            "martin",
+            f"sssp.generate('martin', size='{size}', seed={args.seed})",
+            lambda size=size: sssp.generate("martin", size=size, seed=args.seed),
+            7.0 * sssp.parse_size(size),
+        )
         for size in args.sizes
     ]
 
@@ -143,10 +147,13 @@ def _gz_size(path: Path) -> int:
 
 def graph_specs(args: argparse.Namespace) -> list[Spec]:
     specs = [
-        Spec(f"random-{size}-deg{d}", f"random-{size}",
-             f"sssp.generate('random', size='{size}', degree={d}, seed={args.seed})",
-             lambda size=size, d=d: sssp.generate("random", size=size, degree=d, seed=args.seed),
-             float(sssp.parse_size(size) * d))
+        Spec(
+            f"random-{size}-deg{d}",
+            f"random-{size}",
+            f"sssp.generate('random', size='{size}', degree={d}, seed={args.seed})",
+            lambda size=size, d=d: sssp.generate("random", size=size, degree=d, seed=args.seed),
+            float(sssp.parse_size(size) * d),
+        )
         for size, d in [(size, d) for size in args.random_sizes for d in args.degrees]
         # The paper also reports the GPU/Boost crossover at 98k x degree 10, between its classes.
         + ([("98k", 10)] if "98k" in args.random_sizes and 10 not in args.degrees else [])
@@ -155,24 +162,46 @@ def graph_specs(args: argparse.Namespace) -> list[Spec]:
         root = Path(args.graphs_dir)
         for path in _real_graph_files(root):
             rel = path.relative_to(root)
-            specs.append(Spec(path.name.split(".")[0], path.parent.name,
-                              f"sssp.load('$SSSP_GRAPHS_DIR/{rel}', weights='random', seed={args.seed})",
-                              lambda path=path: sssp.load(path, weights="random", seed=args.seed),
-                              _gz_size(path) / 10.0))
+            specs.append(
+                Spec(
+                    path.name.split(".")[0],
+                    path.parent.name,
+                    f"sssp.load('$SSSP_GRAPHS_DIR/{rel}', weights='random', seed={args.seed})",
+                    lambda path=path: sssp.load(path, weights="random", seed=args.seed),
+                    _gz_size(path) / 10.0,
+                )
+            )
     for scale in args.kron_scales:
-        specs.append(Spec(f"kronecker-logn{scale}", "kronecker",
-                          f"sssp.generate('kronecker', scale={scale}, degree={KRON_EDGE_FACTOR}, seed={args.seed})",
-                          lambda scale=scale: sssp.generate("kronecker", scale=scale,
-                                                            degree=KRON_EDGE_FACTOR, seed=args.seed),
-                          2.0 * KRON_EDGE_FACTOR * 2**scale))
+        specs.append(
+            Spec(
+                f"kronecker-logn{scale}",
+                "kronecker",
+                f"sssp.generate('kronecker', scale={scale}, degree={KRON_EDGE_FACTOR}, seed={args.seed})",
+                lambda scale=scale: sssp.generate(
+                    "kronecker", scale=scale, degree=KRON_EDGE_FACTOR, seed=args.seed
+                ),
+                2.0 * KRON_EDGE_FACTOR * 2**scale,
+            )
+        )
     if args.social:
         sc, ef = SOCIAL["scale"], SOCIAL["edge_factor"]
-        specs.append(Spec(f"social-rmat-logn{sc}", "social",
-                          f"sssp.generate('kronecker', scale={sc}, degree={ef}, self_loops=False, "
-                          f"multi_edges=False, seed={args.seed}) (R-MAT, social-network-like)",
-                          lambda: sssp.generate("kronecker", scale=sc, degree=ef, self_loops=False,
-                                                multi_edges=False, seed=args.seed),
-                          2.0 * ef * 2**sc))
+        specs.append(
+            Spec(
+                f"social-rmat-logn{sc}",
+                "social",
+                f"sssp.generate('kronecker', scale={sc}, degree={ef}, self_loops=False, "
+                f"multi_edges=False, seed={args.seed}) (R-MAT, social-network-like)",
+                lambda: sssp.generate(
+                    "kronecker",
+                    scale=sc,
+                    degree=ef,
+                    self_loops=False,
+                    multi_edges=False,
+                    seed=args.seed,
+                ),
+                2.0 * ef * 2**sc,
+            )
+        )
     return specs
 
 
@@ -198,8 +227,15 @@ def solver_specs(experiment: int, args: argparse.Namespace) -> list[SolverSpec]:
 
 # -- measuring one graph ---------------------------------------------------------------------
 class Bench:
-    def __init__(self, args: argparse.Namespace, writer: recorded.ResultsWriter, experiment: int,
-                 deadline: float, boost: Path | None, tmp: Path) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        writer: recorded.ResultsWriter,
+        experiment: int,
+        deadline: float,
+        boost: Path | None,
+        tmp: Path,
+    ) -> None:
         self.args, self.writer, self.experiment = args, writer, experiment
         self.deadline, self.boost, self.tmp = deadline, boost, tmp
         self.failures: list[str] = []
@@ -209,8 +245,17 @@ class Bench:
         return time.monotonic() > self.deadline
 
     def row(self, spec: Spec, graph: sssp.Graph, **values: object) -> None:
-        self.writer.add(dict(experiment=self.experiment, graph=spec.name, family=spec.family,
-                             origin=spec.origin, n=graph.n, m=graph.m, **values))
+        self.writer.add(
+            dict(
+                experiment=self.experiment,
+                graph=spec.name,
+                family=spec.family,
+                origin=spec.origin,
+                n=graph.n,
+                m=graph.m,
+                **values,
+            )
+        )
 
     def graph(self, spec: Spec, graph: sssp.Graph) -> None:
         args = self.args
@@ -223,9 +268,19 @@ class Bench:
             r = sssp.solve(graph, s, algorithm="dijkstra", backend="cpu")
             refs[s] = r.dist
             ref_ms.append(1e3 * r.timings.get("gpu", r.timings["total"]))
-        self.row(spec, graph, algorithm="dijkstra", variant="", backend="cpu", config="",
-                 config_source="", sources=len(sources), mean_ms=float(np.mean(ref_ms)),
-                 median_ms=float(np.median(ref_ms)), status="ok")
+        self.row(
+            spec,
+            graph,
+            algorithm="dijkstra",
+            variant="",
+            backend="cpu",
+            config="",
+            config_source="",
+            sources=len(sources),
+            mean_ms=float(np.mean(ref_ms)),
+            median_ms=float(np.median(ref_ms)),
+            status="ok",
+        )
         for solver in solver_specs(self.experiment, args):
             if self.out_of_time():
                 self.row(spec, graph, **_blank(solver), status="skipped: time budget spent")
@@ -234,12 +289,23 @@ class Bench:
         if self.experiment == 2:
             self.boost_run(spec, graph, cpu_sources, refs)
 
-    def solver(self, spec: Spec, graph: sssp.Graph, sol: SolverSpec, sources: list[int],
-               refs: dict[int, np.ndarray]) -> None:
+    def solver(
+        self,
+        spec: Spec,
+        graph: sssp.Graph,
+        sol: SolverSpec,
+        sources: list[int],
+        refs: dict[int, np.ndarray],
+    ) -> None:
         blank = _blank(sol)
         try:
-            solver = sssp.Solver(graph, algorithm=sol.algorithm, variant=sol.variant,
-                                 backend=sol.backend, tuned=sol.config == "tuned")
+            solver = sssp.Solver(
+                graph,
+                algorithm=sol.algorithm,
+                variant=sol.variant,
+                backend=sol.backend,
+                tuned=sol.config == "tuned",
+            )
         except sssp.SSSPError as err:
             self.row(spec, graph, **blank, status=f"not available: {err}")
             return
@@ -250,8 +316,15 @@ class Bench:
         finally:
             solver.close()
 
-    def _timed(self, spec: Spec, graph: sssp.Graph, sol: SolverSpec, solver: sssp.Solver,
-               sources: list[int], refs: dict[int, np.ndarray]) -> None:
+    def _timed(
+        self,
+        spec: Spec,
+        graph: sssp.Graph,
+        sol: SolverSpec,
+        solver: sssp.Solver,
+        sources: list[int],
+        refs: dict[int, np.ndarray],
+    ) -> None:
         warm = (sol.key, graph.weights.dtype.str) if sol.backend == "cpu" else None
         if warm is None or warm not in self._warm:
             solver.solve(sources[0])  # GPU: module load, first touch; CPU: numba compile
@@ -274,26 +347,51 @@ class Bench:
         mem = _gpu_memory_mb(solver, r) if sol.backend == "gpu" else ""
         source_of = r.config_source.value if r.config_source is not None else ""
         picked = {"algorithm": f"auto:{r.algorithm}"} if sol.algorithm == "auto" else {}
-        self.row(spec, graph, **dict(_blank(sol), config_source=source_of, **picked), sources=len(times),
-                 mean_ms=float(np.mean(times)), median_ms=float(np.median(times)),
-                 iterations=float(np.mean(iters)),
-                 relax_active_share=float(np.mean(share)) if share else "", mem_mb=mem, status="ok")
-        log.info("  %-10s %-12s %-3s %-7s %10.3f ms (mean of %d)", sol.algorithm, sol.variant,
-                 sol.backend, sol.config, float(np.mean(times)), len(times))
+        self.row(
+            spec,
+            graph,
+            **dict(_blank(sol), config_source=source_of, **picked),
+            sources=len(times),
+            mean_ms=float(np.mean(times)),
+            median_ms=float(np.median(times)),
+            iterations=float(np.mean(iters)),
+            relax_active_share=float(np.mean(share)) if share else "",
+            mem_mb=mem,
+            status="ok",
+        )
+        log.info(
+            "  %-10s %-12s %-3s %-7s %10.3f ms (mean of %d)",
+            sol.algorithm,
+            sol.variant,
+            sol.backend,
+            sol.config,
+            float(np.mean(times)),
+            len(times),
+        )
 
-    def _failed(self, spec: Spec, graph: sssp.Graph, sol: SolverSpec, why: str, *, status: str) -> None:
+    def _failed(
+        self, spec: Spec, graph: sssp.Graph, sol: SolverSpec, why: str, *, status: str
+    ) -> None:
         """A wrong answer or a failed solve: recorded without a time, and the run exits non-zero."""
         msg = f"{spec.name}: {sol.algorithm}/{sol.variant} on {sol.backend} ({sol.config or 'cpu'}), {why}"
         log.error("%s", msg)
         self.failures.append(msg)
         self.row(spec, graph, **_blank(sol), status=f"{status}: {why}")
 
-    def boost_run(self, spec: Spec, graph: sssp.Graph, sources: list[int],
-                  refs: dict[int, np.ndarray]) -> None:
-        blank = dict(algorithm="boost-dijkstra", variant="", backend="cpu", config="", config_source="")
+    def boost_run(
+        self, spec: Spec, graph: sssp.Graph, sources: list[int], refs: dict[int, np.ndarray]
+    ) -> None:
+        blank = dict(
+            algorithm="boost-dijkstra", variant="", backend="cpu", config="", config_source=""
+        )
         if self.boost is None:
-            self.row(spec, graph, **blank, status="not available: Boost not built (needs g++ and the "
-                     "Boost Graph Library headers, or --boost PATH)")
+            self.row(
+                spec,
+                graph,
+                **blank,
+                status="not available: Boost not built (needs g++ and the "
+                "Boost Graph Library headers, or --boost PATH)",
+            )
             return
         if self.out_of_time():
             self.row(spec, graph, **blank, status="skipped: time budget spent")
@@ -303,8 +401,12 @@ class Bench:
         raw = self.tmp / "graph.bin"
         write_raw(graph, raw)
         try:
-            out = subprocess.run([str(self.boost), str(raw), *map(str, sources)], capture_output=True,
-                                 text=True, check=True).stdout
+            out = subprocess.run(
+                [str(self.boost), str(raw), *map(str, sources)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
         except (OSError, subprocess.CalledProcessError) as err:
             self.row(spec, graph, **blank, status=f"not available: Boost failed: {err}")
             return
@@ -325,15 +427,33 @@ class Bench:
                     return
                 times.append(1e3 * t)
         if len(times) != len(sources):
-            self.row(spec, graph, **blank, status=f"not available: Boost answered {len(times)} of {len(sources)} sources")
+            self.row(
+                spec,
+                graph,
+                **blank,
+                status=f"not available: Boost answered {len(times)} of {len(sources)} sources",
+            )
             return
-        self.row(spec, graph, **blank, sources=len(times), mean_ms=float(np.mean(times)),
-                 median_ms=float(np.median(times)), mem_mb=rss, status="ok")
+        self.row(
+            spec,
+            graph,
+            **blank,
+            sources=len(times),
+            mean_ms=float(np.mean(times)),
+            median_ms=float(np.median(times)),
+            mem_mb=rss,
+            status="ok",
+        )
 
 
 def _blank(sol: SolverSpec) -> dict[str, object]:
-    return dict(algorithm=sol.algorithm, variant=sol.variant, backend=sol.backend, config=sol.config,
-                config_source="")
+    return dict(
+        algorithm=sol.algorithm,
+        variant=sol.variant,
+        backend=sol.backend,
+        config=sol.config,
+        config_source="",
+    )
 
 
 def _gpu_memory_mb(solver: sssp.Solver, result: sssp.SSSPResult) -> float | str:
@@ -341,7 +461,9 @@ def _gpu_memory_mb(solver: sssp.Solver, result: sssp.SSSPResult) -> float | str:
     it, else the engine's own count (``memory_bytes()``)."""
     nbytes = result.stats.get("memory_bytes")
     if nbytes is None:
-        engine = getattr(solver, "memory_bytes", None) or getattr(getattr(solver, "_gpu", None), "memory_bytes", None)
+        engine = getattr(solver, "memory_bytes", None) or getattr(
+            getattr(solver, "_gpu", None), "memory_bytes", None
+        )
         nbytes = engine() if callable(engine) else None
     return "" if nbytes is None else nbytes / 2**20
 
@@ -354,9 +476,14 @@ def device_meta(backend: str) -> dict[str, str]:
 
     info = device_info(0)
     short = info.name.replace("NVIDIA ", "").replace("GeForce ", "").strip()
-    return {"device": info.name, "gpu": "".join(c if c.isalnum() else "-" for c in short.lower()),
-            "compute_capability": info.cc_string, "sm_count": str(info.sm_count),
-            "driver": str(info.driver_version), "cuda": str(info.cuda_version)}
+    return {
+        "device": info.name,
+        "gpu": "".join(c if c.isalnum() else "-" for c in short.lower()),
+        "compute_capability": info.cc_string,
+        "sm_count": str(info.sm_count),
+        "driver": str(info.driver_version),
+        "cuda": str(info.cuda_version),
+    }
 
 
 def host_cpu() -> str:
@@ -365,19 +492,36 @@ def host_cpu() -> str:
 
 def git_commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True,
-                              timeout=20).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
-                               capture_output=True, text=True, timeout=20).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=20
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return (head or "unknown") + (" (with uncommitted changes)" if dirty else "")
 
 
-def run_experiment(experiment: int, specs: list[Spec], args: argparse.Namespace, meta: dict[str, str],
-                   out_dir: Path, deadline: float, boost: Path | None, tmp: Path) -> list[str]:
+def run_experiment(
+    experiment: int,
+    specs: list[Spec],
+    args: argparse.Namespace,
+    meta: dict[str, str],
+    out_dir: Path,
+    deadline: float,
+    boost: Path | None,
+    tmp: Path,
+) -> list[str]:
     name = recorded.EXP1_FILE if experiment == 1 else recorded.EXP2_FILE
-    titles = {1: "Experiment 1: Martín graphs", 2: "Experiment 2: random classes, real, Kronecker and social graphs"}
+    titles = {
+        1: "Experiment 1: Martín graphs",
+        2: "Experiment 2: random classes, real, Kronecker and social graphs",
+    }
     m = dict(meta, experiment=str(experiment), title=titles[experiment])
     writer = recorded.ResultsWriter(out_dir / name, m)
     bench = Bench(args, writer, experiment, deadline, boost, tmp)
@@ -390,23 +534,35 @@ def run_experiment(experiment: int, specs: list[Spec], args: argparse.Namespace,
     for i, spec in enumerate(specs):
         now = time.monotonic()
         if now + rate * spec.weight > deadline:
-            status = (f"stopped at the time budget ({args.budget_seconds:g} s) before {spec.name}: "
-                      f"{done} of {len(specs)} graphs measured")
+            status = (
+                f"stopped at the time budget ({args.budget_seconds:g} s) before {spec.name}: "
+                f"{done} of {len(specs)} graphs measured"
+            )
             log.warning("experiment %d: %s", experiment, status)
             writer.flush(status)
             return bench.failures
         t0 = time.monotonic()
         graph = spec.make()
-        if experiment == 2 and spec.family not in ("kronecker", "social") and not spec.family.startswith("random"):
+        if (
+            experiment == 2
+            and spec.family not in ("kronecker", "social")
+            and not spec.family.startswith("random")
+        ):
             if not args.min_real_nodes <= graph.n <= args.max_real_nodes:
                 continue
-        log.info("exp%d %d/%d %s: n=%d m=%d", experiment, i + 1, len(specs), spec.name, graph.n, graph.m)
+        log.info(
+            "exp%d %d/%d %s: n=%d m=%d", experiment, i + 1, len(specs), spec.name, graph.n, graph.m
+        )
         bench.graph(spec, graph)
         done += 1
         if spec.weight >= largest:
             rate, largest = (time.monotonic() - t0) / max(spec.weight, 1.0), spec.weight
         writer.flush()
-    status = "complete" if not bench.out_of_time() else "complete, some solvers skipped at the time budget"
+    status = (
+        "complete"
+        if not bench.out_of_time()
+        else "complete, some solvers skipped at the time budget"
+    )
     writer.flush(status)
     log.info("wrote %s (%s)", writer.path, status)
     return bench.failures
@@ -422,41 +578,98 @@ def default_graphs_dir() -> str | None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--experiment", choices=("1", "2", "all"), default="all")
-    ap.add_argument("--backend", choices=("gpu", "cpu"), default="gpu",
-                    help="where the 'GPU' solvers run; cpu only to test this script without a GPU")
-    ap.add_argument("--full", action="store_true",
-                    help="the paper's set: Martín 1M..11M, all real graphs, Kronecker 16..21, 100 sources")
-    ap.add_argument("--sizes", nargs="+", help="Martín graph sizes (default 1M 2M 4M; --full 1M..11M)")
-    ap.add_argument("--random-sizes", nargs="*", default=list(PAPER_SIZES),
-                    help="sizes of the random classes (default: the paper's 24k 49k 98k)")
-    ap.add_argument("--degrees", nargs="+", type=int, default=list(PAPER_DEGREES),
-                    help="mean degrees of the random classes (default: the paper's 2 20 200 1000 2000)")
-    ap.add_argument("--kron-scales", nargs="*", type=int, help="Kronecker scales (default 16 17 18; --full 16..21)")
-    ap.add_argument("--no-social", dest="social", action="store_false", help="skip the social-network-like graph")
-    ap.add_argument("--sources", type=int, help="sources per graph for GPU solvers and SciPy (default 10; --full 100)")
-    ap.add_argument("--cpu-sources", type=int,
-                    help="sources per graph for CPU Martín/Crauser and Boost (default 2 in exp1, 3 in exp2; --full 100)")
-    ap.add_argument("--algorithms", nargs="+", default=["martin", "crauser"],
-                    help=f"GPU algorithms (default martin crauser; 'all' = {' '.join(PHASED_ALGORITHMS)})")
-    ap.add_argument("--graphs-dir", default=default_graphs_dir(),
-                    help="real graphs (default $SSSP_GRAPHS_DIR, else shared/graphs in or beside the "
-                         "repository); '' skips them")
+    ap.add_argument(
+        "--backend",
+        choices=("gpu", "cpu"),
+        default="gpu",
+        help="where the 'GPU' solvers run; cpu only to test this script without a GPU",
+    )
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="the paper's set: Martín 1M..11M, all real graphs, Kronecker 16..21, 100 sources",
+    )
+    ap.add_argument(
+        "--sizes", nargs="+", help="Martín graph sizes (default 1M 2M 4M; --full 1M..11M)"
+    )
+    ap.add_argument(
+        "--random-sizes",
+        nargs="*",
+        default=list(PAPER_SIZES),
+        help="sizes of the random classes (default: the paper's 24k 49k 98k)",
+    )
+    ap.add_argument(
+        "--degrees",
+        nargs="+",
+        type=int,
+        default=list(PAPER_DEGREES),
+        help="mean degrees of the random classes (default: the paper's 2 20 200 1000 2000)",
+    )
+    ap.add_argument(
+        "--kron-scales",
+        nargs="*",
+        type=int,
+        help="Kronecker scales (default 16 17 18; --full 16..21)",
+    )
+    ap.add_argument(
+        "--no-social",
+        dest="social",
+        action="store_false",
+        help="skip the social-network-like graph",
+    )
+    ap.add_argument(
+        "--sources",
+        type=int,
+        help="sources per graph for GPU solvers and SciPy (default 10; --full 100)",
+    )
+    ap.add_argument(
+        "--cpu-sources",
+        type=int,
+        help="sources per graph for CPU Martín/Crauser and Boost (default 2 in exp1, 3 in exp2; --full 100)",
+    )
+    ap.add_argument(
+        "--algorithms",
+        nargs="+",
+        default=["martin", "crauser"],
+        help=f"GPU algorithms (default martin crauser; 'all' = {' '.join(PHASED_ALGORITHMS)})",
+    )
+    ap.add_argument(
+        "--graphs-dir",
+        default=default_graphs_dir(),
+        help="real graphs (default $SSSP_GRAPHS_DIR, else shared/graphs in or beside the "
+        "repository); '' skips them",
+    )
     ap.add_argument("--min-real-nodes", type=int, default=10_000)
     ap.add_argument("--max-real-nodes", type=int, help="default 100000; --full: no limit")
-    ap.add_argument("--boost", help="a built benchmarks/boost_dijkstra.cpp (default: build it here)")
-    ap.add_argument("--budget-seconds", type=float,
-                    help="stop cleanly (writing what was measured) so that the run ends within this "
-                         "time, both experiments together (default 500, to fit a 9-minute call; "
-                         "--full: no limit)")
-    ap.add_argument("--tree-check-edges", type=int, default=2_000_000,
-                    help="check the predecessor tree (first source) on graphs with at most this many edges")
+    ap.add_argument(
+        "--boost", help="a built benchmarks/boost_dijkstra.cpp (default: build it here)"
+    )
+    ap.add_argument(
+        "--budget-seconds",
+        type=float,
+        help="stop cleanly (writing what was measured) so that the run ends within this "
+        "time, both experiments together (default 500, to fit a 9-minute call; "
+        "--full: no limit)",
+    )
+    ap.add_argument(
+        "--tree-check-edges",
+        type=int,
+        default=2_000_000,
+        help="check the predecessor tree (first source) on graphs with at most this many edges",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dir", help="default benchmarks/results/<gpu>/")
     args = ap.parse_args(argv)
     args.sizes = args.sizes or list(MARTIN_FULL if args.full else MARTIN_REDUCED)
-    args.kron_scales = list(KRON_FULL if args.full else KRON_REDUCED) if args.kron_scales is None else args.kron_scales
+    args.kron_scales = (
+        list(KRON_FULL if args.full else KRON_REDUCED)
+        if args.kron_scales is None
+        else args.kron_scales
+    )
     args.max_real_nodes = args.max_real_nodes or (2**62 if args.full else 100_000)
     if args.budget_seconds is None:
         args.budget_seconds = float("inf") if args.full else 500.0
@@ -464,7 +677,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.algorithms = list(PHASED_ALGORITHMS)
     bad = [a for a in args.algorithms if a not in PHASED_ALGORITHMS]
     if bad:
-        ap.error(f"unknown algorithm {bad[0]!r}: expected one of {', '.join(PHASED_ALGORITHMS)} or all")
+        ap.error(
+            f"unknown algorithm {bad[0]!r}: expected one of {', '.join(PHASED_ALGORITHMS)} or all"
+        )
     for size in [*args.sizes, *args.random_sizes]:
         try:
             sssp.parse_size(size)
@@ -501,7 +716,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.experiment not in (str(exp), "all"):
             continue
         sources = args.sources or (100 if args.full else 10)
-        cpu_sources = min(sources, args.cpu_sources or (100 if args.full else (2 if exp == 1 else 3)))
+        cpu_sources = min(
+            sources, args.cpu_sources or (100 if args.full else (2 if exp == 1 else 3))
+        )
         ns = argparse.Namespace(**{**vars(args), "sources": sources, "cpu_sources": cpu_sources})
         meta = {
             **dev,
@@ -514,15 +731,19 @@ def main(argv: list[str] | None = None) -> int:
             "kernels": kernels.digest(),
             "sources_per_graph": f"{sources} (GPU solvers and SciPy), {cpu_sources} (CPU Martín/Crauser and Boost)",
             "source_draw": f"sssp.graph.iter_sources(graph, count, seed={args.seed + 1}): uniform random nodes",
-            "graph_sources": (f"generated (origin column); real graphs from {args.graphs_dir} "
-                              "(provenance: its SOURCES.tsv), seeded weights 1..100")
-            if exp == 2 else "generated: sssp.generate('martin', ...) (origin column)",
+            "graph_sources": (
+                f"generated (origin column); real graphs from {args.graphs_dir} "
+                "(provenance: its SOURCES.tsv), seeded weights 1..100"
+            )
+            if exp == 2
+            else "generated: sssp.generate('martin', ...) (origin column)",
             "boost": str(boost) if boost else "not available",
             "timing": "timings['gpu'] (GPU) or timings['total'] (CPU) per source after one warm-up solve; everything sequential",
             "check": "distances equal SciPy's for every source; tree of the first source checked "
-                     f"where m <= {args.tree_check_edges}",
+            f"where m <= {args.tree_check_edges}",
             "budget_seconds": f"{args.budget_seconds:g}",
-            "command": "python benchmarks/bench_paper.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+            "command": "python benchmarks/bench_paper.py "
+            + shlex.join(sys.argv[1:] if argv is None else argv),
         }
         specs = martin_specs(ns) if exp == 1 else graph_specs(ns)
         # With both experiments in one call, experiment 1 may use 40% of the budget, so that

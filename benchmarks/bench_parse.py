@@ -35,7 +35,10 @@ import numpy as np
 from sssp.formats import _PARSERS, detect_format, load
 from sssp.formats._text import read_bytes
 
-DEFAULT_DIR = Path(os.environ.get("SSSP_GRAPHS_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "graphs")
+DEFAULT_DIR = Path(
+    os.environ.get("SSSP_GRAPHS_DIR")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "graphs"
+)
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
@@ -116,8 +119,10 @@ def memory_peak(path: Path) -> tuple[float, float, int, int, float]:
 
 def row(label: str, fmt: str, size: int, t_parse: float, t_load: float) -> str:
     mb = size / 1e6
-    return (f"{label:42s} {fmt:6s} {mb:8.2f} {t_parse * 1e3:9.1f} {mb / t_parse:8.1f} "
-            f"{t_load * 1e3:9.1f} {mb / t_load:8.1f}")
+    return (
+        f"{label:42s} {fmt:6s} {mb:8.2f} {t_parse * 1e3:9.1f} {mb / t_parse:8.1f} "
+        f"{t_load * 1e3:9.1f} {mb / t_load:8.1f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,9 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.graphs.is_dir():
         print(f"graphs folder {args.graphs} is missing", file=sys.stderr)
         return 2
-    files = sorted(p for p in args.graphs.rglob("*") if p.is_file() and p.suffix in (".gz", ".bz2", ".xz"))
-    header = (f"{'file':42s} {'format':6s} {'MB':>8s} {'parse ms':>9s} {'MB/s':>8s} "
-              f"{'load ms':>9s} {'MB/s':>8s}")
+    files = sorted(
+        p for p in args.graphs.rglob("*") if p.is_file() and p.suffix in (".gz", ".bz2", ".xz")
+    )
+    header = (
+        f"{'file':42s} {'format':6s} {'MB':>8s} {'parse ms':>9s} {'MB/s':>8s} "
+        f"{'load ms':>9s} {'MB/s':>8s}"
+    )
     print(header)
     print("-" * len(header))
     total = t_parse_all = t_load_all = 0.0
@@ -140,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         fmt = detect_format(path)
         data = read_bytes(path)
         parser = _PARSERS[fmt]
-        t_parse = best_of(lambda data=data, parser=parser, path=path: parser(data, path), args.repeat)
+        t_parse = best_of(
+            lambda data=data, parser=parser, path=path: parser(data, path), args.repeat
+        )
         t_load = best_of(lambda path=path: load(path), args.repeat)
         total += len(data)
         t_parse_all += t_parse
@@ -163,8 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         print(row("synthetic.graph", "metis", len(data), t_parse, t_load))
 
     if args.memory_mb > 0:
-        print(f"\n{'edge list':24s} {'MB':>8s} {'n':>9s} {'arcs':>10s} {'load s':>7s} "
-              f"{'peak MB':>8s} {'CSR MB':>8s} {'peak/CSR':>8s}")
+        print(
+            f"\n{'edge list':24s} {'MB':>8s} {'n':>9s} {'arcs':>10s} {'load s':>7s} "
+            f"{'peak MB':>8s} {'CSR MB':>8s} {'peak/CSR':>8s}"
+        )
         for shuffled in (False, True):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "big.txt"
@@ -174,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
                 del data
                 peak, csr, n, m, seconds = memory_peak(path)
             label = "random order" if shuffled else "sorted by source"
-            print(f"{label:24s} {size / 1e6:8.1f} {n:9d} {m:10d} {seconds:7.2f} {peak / 1e6:8.1f} "
-                  f"{csr / 1e6:8.1f} {peak / csr:8.2f}")
+            print(
+                f"{label:24s} {size / 1e6:8.1f} {n:9d} {m:10d} {seconds:7.2f} {peak / 1e6:8.1f} "
+                f"{csr / 1e6:8.1f} {peak / csr:8.2f}"
+            )
     return 0
 
 

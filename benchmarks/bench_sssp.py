@@ -64,14 +64,51 @@ import anchors  # noqa: E402  (a sibling script module, not a package)
 
 SIZES = ("24k", "49k", "98k")
 DEGREES = (2, 20, 200, 1000, 2000)
-COLUMNS = ("graph", "n", "m", "algorithm", "phases", "gpu_ms", "gpu_wall_ms", "boost_ms", "speedup", "gap_ms",
-           "gap_speedup", "verified", "gpu_mem_mb", "boost_rss_mb")
+COLUMNS = (
+    "graph",
+    "n",
+    "m",
+    "algorithm",
+    "phases",
+    "gpu_ms",
+    "gpu_wall_ms",
+    "boost_ms",
+    "speedup",
+    "gap_ms",
+    "gap_speedup",
+    "verified",
+    "gpu_mem_mb",
+    "boost_rss_mb",
+)
 """``speedup`` is ``boost_ms / gpu_wall_ms`` and ``gap_speedup`` ``gap_ms / gpu_wall_ms``: ratios
 of what the user waits for."""
-DETAIL_COLUMNS = ("graph", "n", "m", "sources", "algorithm", "phases", "gpu_ms", "gpu_wall_ms", "us_per_phase",
-                  "scipy_ms",
-                  "boost_ms", "boost_weight_bits", "gap_ms", "gap_delta", "gpu_check", "boost_check", "gap_check",
-                  "gpu_mem_mb", "boost_rss_mb", "config", "config_source", "stats", "seconds", "stage_seconds", "measured")
+DETAIL_COLUMNS = (
+    "graph",
+    "n",
+    "m",
+    "sources",
+    "algorithm",
+    "phases",
+    "gpu_ms",
+    "gpu_wall_ms",
+    "us_per_phase",
+    "scipy_ms",
+    "boost_ms",
+    "boost_weight_bits",
+    "gap_ms",
+    "gap_delta",
+    "gpu_check",
+    "boost_check",
+    "gap_check",
+    "gpu_mem_mb",
+    "boost_rss_mb",
+    "config",
+    "config_source",
+    "stats",
+    "seconds",
+    "stage_seconds",
+    "measured",
+)
 NAN = float("nan")
 GAP_MAX_DELTA = 2**16
 GAP_FAMILIES = {"kron": "-g", "urand": "-u"}
@@ -103,7 +140,9 @@ def parse_generated(name: str) -> tuple[str, int]:
         return kind, int(size)
     if kind == "rgg" and size:
         return kind, sssp.parse_size(size)
-    raise sssp.InvalidGraphError(f"unknown generated graph {name!r}: expected grid-<side> or rgg-<n>")
+    raise sssp.InvalidGraphError(
+        f"unknown generated graph {name!r}: expected grid-<side> or rgg-<n>"
+    )
 
 
 def generated(name: str, seed: int) -> sssp.Graph:
@@ -141,7 +180,9 @@ def graph_specs(args: argparse.Namespace) -> list[Spec]:
     if args.only:
         unknown = set(args.only) - {s.name for s in specs}
         if unknown:
-            raise sssp.SSSPError(f"--only: no graph named {', '.join(sorted(unknown))} in this selection")
+            raise sssp.SSSPError(
+                f"--only: no graph named {', '.join(sorted(unknown))} in this selection"
+            )
         specs = [s for s in specs if s.name in args.only]
     return specs[: args.max_graphs] if args.max_graphs else specs
 
@@ -151,7 +192,9 @@ def parse_gap_family(name: str) -> tuple[str, int]:
     family, _, scale = name.partition("-")
     if family in GAP_FAMILIES and scale.isdigit() and 1 <= int(scale) <= 30:
         return family, int(scale)
-    raise sssp.InvalidGraphError(f"unknown GAP family {name!r}: expected kron-<scale> or urand-<scale>")
+    raise sssp.InvalidGraphError(
+        f"unknown GAP family {name!r}: expected kron-<scale> or urand-<scale>"
+    )
 
 
 def gap_graph(family: str, scale: int, converter: Path, tmp: Path) -> sssp.Graph:
@@ -160,10 +203,15 @@ def gap_graph(family: str, scale: int, converter: Path, tmp: Path) -> sssp.Graph
     import subprocess
 
     if not converter.exists():
-        raise sssp.SSSPError(f"GAP's converter {converter} is missing (scripts/build_anchors.sh builds it)")
+        raise sssp.SSSPError(
+            f"GAP's converter {converter} is missing (scripts/build_anchors.sh builds it)"
+        )
     wsg = tmp / f"gap-{family}-{scale}.wsg"
-    subprocess.run([str(converter), GAP_FAMILIES[family], str(scale), "-k", "16", "-w", "-b", str(wsg)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [str(converter), GAP_FAMILIES[family], str(scale), "-k", "16", "-w", "-b", str(wsg)],
+        check=True,
+        capture_output=True,
+    )
     try:
         graph, _ = anchors.read_wsg(wsg)
     finally:
@@ -171,10 +219,17 @@ def gap_graph(family: str, scale: int, converter: Path, tmp: Path) -> sssp.Graph
     return graph.with_meta(source=f"GAP converter {GAP_FAMILIES[family]} {scale} -k 16 -w")
 
 
-def build(spec: Spec, seed: int, anchor_dir: Path | None = None, tmp: Path | None = None) -> sssp.Graph:
+def build(
+    spec: Spec, seed: int, anchor_dir: Path | None = None, tmp: Path | None = None
+) -> sssp.Graph:
     if spec.kind == "gap":
         family, scale = spec.arg
-        return gap_graph(family, scale, (anchor_dir or Path(".")) / "gap_converter", tmp or Path(tempfile.gettempdir()))
+        return gap_graph(
+            family,
+            scale,
+            (anchor_dir or Path(".")) / "gap_converter",
+            tmp or Path(tempfile.gettempdir()),
+        )
     if spec.kind == "random":
         size, degree = spec.arg
         return sssp.generate("random", size=size, degree=degree, seed=seed)
@@ -215,13 +270,17 @@ class Row:
     boost_rss_mb: float = NAN
     gap_ms: float = NAN
     gap_delta: int | str = "n/a"
-    checks: dict[str, str] = field(default_factory=lambda: {"gpu": "n/a", "boost": "n/a", "gap": "n/a"})
+    checks: dict[str, str] = field(
+        default_factory=lambda: {"gpu": "n/a", "boost": "n/a", "gap": "n/a"}
+    )
     config: str = "n/a"
     config_source: str = "n/a"
     stats: str = "{}"
     seconds: float = NAN
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    measured: str = field(default_factory=lambda: dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    measured: str = field(
+        default_factory=lambda: dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
 
     @property
     def verified(self) -> str:
@@ -231,18 +290,52 @@ class Row:
     def record(self) -> list[object]:
         speedup = self.boost_ms / self.gpu_wall_ms if self.gpu_wall_ms > 0 else NAN
         gap_speedup = self.gap_ms / self.gpu_wall_ms if self.gpu_wall_ms > 0 else NAN
-        return [self.graph, self.n, self.m, self.algorithm, self.phases, self.gpu_ms, self.gpu_wall_ms,
-                self.boost_ms, speedup, self.gap_ms, gap_speedup, self.verified, self.gpu_mem_mb,
-                self.boost_rss_mb]
+        return [
+            self.graph,
+            self.n,
+            self.m,
+            self.algorithm,
+            self.phases,
+            self.gpu_ms,
+            self.gpu_wall_ms,
+            self.boost_ms,
+            speedup,
+            self.gap_ms,
+            gap_speedup,
+            self.verified,
+            self.gpu_mem_mb,
+            self.boost_rss_mb,
+        ]
 
     def detail(self) -> list[object]:
         per_phase = 1e3 * self.gpu_ms / self.phases if self.phases > 0 else NAN
-        return [self.graph, self.n, self.m, self.sources, self.algorithm, self.phases, self.gpu_ms,
-                self.gpu_wall_ms, per_phase,
-                self.scipy_ms, self.boost_ms, self.boost_weight_bits, self.gap_ms, self.gap_delta,
-                self.checks["gpu"], self.checks["boost"], self.checks["gap"], self.gpu_mem_mb, self.boost_rss_mb,
-                self.config, self.config_source, self.stats, self.seconds,
-                json.dumps({k: round(v, 2) for k, v in self.stage_seconds.items()}), self.measured]
+        return [
+            self.graph,
+            self.n,
+            self.m,
+            self.sources,
+            self.algorithm,
+            self.phases,
+            self.gpu_ms,
+            self.gpu_wall_ms,
+            per_phase,
+            self.scipy_ms,
+            self.boost_ms,
+            self.boost_weight_bits,
+            self.gap_ms,
+            self.gap_delta,
+            self.checks["gpu"],
+            self.checks["boost"],
+            self.checks["gap"],
+            self.gpu_mem_mb,
+            self.boost_rss_mb,
+            self.config,
+            self.config_source,
+            self.stats,
+            self.seconds,
+            json.dumps({k: round(v, 2) for k, v in self.stage_seconds.items()}),
+            self.measured,
+        ]
 
 
 def gpu_memory_mb(solver: sssp.Solver) -> float:
@@ -255,7 +348,9 @@ def gpu_memory_mb(solver: sssp.Solver) -> float:
     return NAN
 
 
-def measure_gpu(graph: sssp.Graph, sources: list[int], row: Row, device: int) -> dict[int, np.ndarray]:
+def measure_gpu(
+    graph: sssp.Graph, sources: list[int], row: Row, device: int
+) -> dict[int, np.ndarray]:
     """Fill the GPU columns of ``row``; return each source's distances for the SciPy check."""
     with sssp.Solver(graph, backend="gpu", tuned=True, device=device) as solver:
         solver.solve(sources[0])  # warm-up: module load, first touch of the buffers
@@ -285,7 +380,9 @@ def scipy_reference(graph: sssp.Graph, sources: list[int], row: Row) -> dict[int
     from sssp.cpu.reference import FLOAT_EXACT_LIMIT, min_weight_csr
 
     if graph.max_weight * graph.n > FLOAT_EXACT_LIMIT:
-        raise sssp.InvalidGraphError(f"graph {graph.name}: distances may exceed 2**53, SciPy would round")
+        raise sssp.InvalidGraphError(
+            f"graph {graph.name}: distances may exceed 2**53, SciPy would round"
+        )
     matrix = min_weight_csr(graph)
     dists, times = {}, []
     for s in sources:
@@ -304,8 +401,14 @@ def checksum(dist: np.ndarray) -> int:
     return int(dist[dist != sssp.UNREACHABLE].sum())
 
 
-def measure_boost(binary: Path, graph: sssp.Graph, sources: list[int], ref: dict[int, np.ndarray],
-                  tmp: Path, row: Row) -> None:
+def measure_boost(
+    binary: Path,
+    graph: sssp.Graph,
+    sources: list[int],
+    ref: dict[int, np.ndarray],
+    tmp: Path,
+    row: Row,
+) -> None:
     dump = tmp / "graph.csr"
     anchors.write_csr_dump(graph, dump)
     try:
@@ -319,26 +422,44 @@ def measure_boost(binary: Path, graph: sssp.Graph, sources: list[int], ref: dict
     row.checks["boost"] = f"MISMATCH source {bad[0]}" if bad else "ok checksum"
 
 
-def measure_gap(binary: Path, graph: sssp.Graph, sources: list[int], ref: dict[int, np.ndarray],
-                tmp: Path, row: Row, deltas: list[int], trials: int) -> None:
+def measure_gap(
+    binary: Path,
+    graph: sssp.Graph,
+    sources: list[int],
+    ref: dict[int, np.ndarray],
+    tmp: Path,
+    row: Row,
+    deltas: list[int],
+    trials: int,
+) -> None:
     if not anchors.gap_fits(graph):
         row.checks["gap"] = "n/a (distances exceed int32)"
         return
     wsg = tmp / "graph.wsg"
     anchors.write_wsg(graph, wsg, in_edges=graph.m % 2 == 1)  # no transpose unless it must
     try:
-        first = {d: anchors.run_gap(binary, wsg, sources[0], d, trials=trials).seconds for d in deltas}
+        first = {
+            d: anchors.run_gap(binary, wsg, sources[0], d, trials=trials).seconds for d in deltas
+        }
         best = min(first, key=first.get)
         while best == max(first) and best < GAP_MAX_DELTA:  # the best is the largest tried: go on
-            first[2 * best] = anchors.run_gap(binary, wsg, sources[0], 2 * best, trials=trials).seconds
+            first[2 * best] = anchors.run_gap(
+                binary, wsg, sources[0], 2 * best, trials=trials
+            ).seconds
             best = min(first, key=first.get)
-        times = [first[best]] + [anchors.run_gap(binary, wsg, s, best, trials=trials).seconds for s in sources[1:]]
+        times = [first[best]] + [
+            anchors.run_gap(binary, wsg, s, best, trials=trials).seconds for s in sources[1:]
+        ]
         row.gap_ms = 1e3 * float(np.median(times))
         row.gap_delta = best
         bad = []
         for s in sources:
             check = anchors.run_gap(binary, wsg, s, best, trials=1, verify=True)
-            if not (check.verified and all(check.verified) and check.reached == int((ref[s] != sssp.UNREACHABLE).sum())):
+            if not (
+                check.verified
+                and all(check.verified)
+                and check.reached == int((ref[s] != sssp.UNREACHABLE).sum())
+            ):
                 bad.append(s)
     finally:
         wsg.unlink()
@@ -357,7 +478,9 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
     if not args.no_gpu:
         try:
             gpu = measure_gpu(graph, sources, row, args.device)
-        except Exception as err:  # any engine failure is a result of this row, not the end of the run
+        except (
+            Exception
+        ) as err:  # any engine failure is a result of this row, not the end of the run
             row.checks["gpu"] = f"FAILED {type(err).__name__}: {err}"
     t1 = time.perf_counter()
     ref = scipy_reference(graph, sources, row)
@@ -365,9 +488,15 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
     if gpu:
         bad = [s for s in sources if not np.array_equal(gpu[s], ref[s])]
         row.checks["gpu"] = f"MISMATCH source {bad[0]}" if bad else "ok exact"
-    for label, run in (("boost", lambda b: measure_boost(b, graph, sources, ref, tmp, row)),
-                       ("gap", lambda b: measure_gap(b, graph, sources, ref, tmp, row, args.gap_deltas,
-                                                     args.gap_trials))):
+    for label, run in (
+        ("boost", lambda b: measure_boost(b, graph, sources, ref, tmp, row)),
+        (
+            "gap",
+            lambda b: measure_gap(
+                b, graph, sources, ref, tmp, row, args.gap_deltas, args.gap_trials
+            ),
+        ),
+    ):
         binary = args.anchors / anchors.BINARIES[label]
         if binary.exists():
             t0 = time.perf_counter()
@@ -401,19 +530,32 @@ def environment(args: argparse.Namespace) -> list[str]:
         from sssp.gpu import device_info
 
         info = device_info(args.device)
-        fields += [f"device={info.name}", f"driver={info.driver_version}", f"cuda={info.cuda_version}"]
+        fields += [
+            f"device={info.name}",
+            f"driver={info.driver_version}",
+            f"cuda={info.cuda_version}",
+        ]
     try:
         import kernels
 
         fields.append(f"kernels={kernels.digest(kernels.ENGINE_SOURCE_FILE)}")
     except (ImportError, AttributeError) as err:
         fields.append(f"kernels=unknown ({err})")
-    fields += [f"host={anchors.cpu_model()}", f"cores={os.cpu_count()}", f"gap_threads={os.environ.get('OMP_NUM_THREADS') or os.cpu_count()}", f"python={platform.python_version()}",
-               f"sources={args.sources}", f"seed={args.seed}", "gpu=tuned",
-               f"gap_deltas={args.gap_deltas}"]
+    fields += [
+        f"host={anchors.cpu_model()}",
+        f"cores={os.cpu_count()}",
+        f"gap_threads={os.environ.get('OMP_NUM_THREADS') or os.cpu_count()}",
+        f"python={platform.python_version()}",
+        f"sources={args.sources}",
+        f"seed={args.seed}",
+        "gpu=tuned",
+        f"gap_deltas={args.gap_deltas}",
+    ]
     build_info = args.anchors / "BUILD_INFO.txt"
     if build_info.exists():
-        fields += [f"anchors: {line}" for line in build_info.read_text().splitlines() if line.strip()]
+        fields += [
+            f"anchors: {line}" for line in build_info.read_text().splitlines() if line.strip()
+        ]
     return fields
 
 
@@ -441,26 +583,36 @@ def previous_rows(out: Path, env: list[str]) -> list[tuple[list[str], list[str]]
     if not all(p.exists() for p in paths):
         return []
     record, detail = (_read_csv(p) for p in paths)
-    if not record or record[0] != list(COLUMNS) or len(detail) < 2 or detail[1] != list(DETAIL_COLUMNS):
+    if (
+        not record
+        or record[0] != list(COLUMNS)
+        or len(detail) < 2
+        or detail[1] != list(DETAIL_COLUMNS)
+    ):
         raise sssp.SSSPError(f"--merge: {out} holds CSVs with other columns; use another --out")
     if len(record) != len(detail) - 1:
         raise sssp.SSSPError(f"--merge: {paths[0]} and {paths[1]} have different row counts")
     keys = ("device=", "kernels=")  # rows of one record come from one device and kernel version
     old, new = ({f for f in fields if f.startswith(keys)} for fields in (detail[0], env))
     if old != new:
-        raise sssp.SSSPError(f"--merge: {paths[1]} was measured with {sorted(old)}, this run has {sorted(new)}")
+        raise sssp.SSSPError(
+            f"--merge: {paths[1]} was measured with {sorted(old)}, this run has {sorted(new)}"
+        )
     return list(zip(record[1:], detail[2:], strict=True))
 
 
-def write_csvs(out: Path, env: list[str], rows: list[Row],
-               previous: list[tuple[list[str], list[str]]] = ()) -> None:
+def write_csvs(
+    out: Path, env: list[str], rows: list[Row], previous: list[tuple[list[str], list[str]]] = ()
+) -> None:
     """(Re)write both CSVs: the ``previous`` rows (a graph measured again takes its old place),
     then the new ones. Each file is replaced whole, never left half-written."""
     out.mkdir(parents=True, exist_ok=True)
     new = {r.graph: ([_cell(v) for v in r.record()], [_cell(v) for v in r.detail()]) for r in rows}
     merged = [new.pop(rec[0], (rec, det)) for rec, det in previous] + list(new.values())
-    for name, head, cells in ((CSV_NAMES[0], [COLUMNS], [rec for rec, _ in merged]),
-                              (CSV_NAMES[1], [env, DETAIL_COLUMNS], [det for _, det in merged])):
+    for name, head, cells in (
+        (CSV_NAMES[0], [COLUMNS], [rec for rec, _ in merged]),
+        (CSV_NAMES[1], [env, DETAIL_COLUMNS], [det for _, det in merged]),
+    ):
         part = out / (name + ".part")
         with open(part, "w", newline="") as f:
             w = csv.writer(f)
@@ -471,15 +623,19 @@ def write_csvs(out: Path, env: list[str], rows: list[Row],
 
 def table(rows: list[Row]) -> str:
     """A short fixed-width table of the record, for the terminal."""
-    head = f"{'graph':<22} {'n':>8} {'m':>11} {'phases':>7} {'gpu_ms':>9} {'wall_ms':>9} {'boost_ms':>9} " \
-           f"{'speedup':>8} {'gap_ms':>8} {'vs_gap':>7} {'us/ph':>6} {'ok':>3}"
+    head = (
+        f"{'graph':<22} {'n':>8} {'m':>11} {'phases':>7} {'gpu_ms':>9} {'wall_ms':>9} {'boost_ms':>9} "
+        f"{'speedup':>8} {'gap_ms':>8} {'vs_gap':>7} {'us/ph':>6} {'ok':>3}"
+    )
     lines = [head, "-" * len(head)]
     for r in rows:
         rec = dict(zip(COLUMNS, r.record(), strict=True))
         us = 1e3 * r.gpu_ms / r.phases if r.phases > 0 else NAN
-        lines.append(f"{r.graph:<22} {r.n:>8} {r.m:>11} {r.phases:>7.0f} {r.gpu_ms:>9.3f} {r.gpu_wall_ms:>9.3f} "
-                     f"{r.boost_ms:>9.3f} {rec['speedup']:>8.2f} {r.gap_ms:>8.3f} {rec['gap_speedup']:>7.2f} "
-                     f"{us:>6.1f} {r.verified:>3}")
+        lines.append(
+            f"{r.graph:<22} {r.n:>8} {r.m:>11} {r.phases:>7.0f} {r.gpu_ms:>9.3f} {r.gpu_wall_ms:>9.3f} "
+            f"{r.boost_ms:>9.3f} {rec['speedup']:>8.2f} {r.gap_ms:>8.3f} {rec['gap_speedup']:>7.2f} "
+            f"{us:>6.1f} {r.verified:>3}"
+        )
     return "\n".join(lines)
 
 
@@ -487,36 +643,84 @@ def table(rows: list[Row]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, required=True, help="folder for the two CSVs")
-    ap.add_argument("--anchors", type=Path, required=True,
-                    help="folder with boost_dijkstra and gap_sssp (a missing one is left out: NaN)")
-    ap.add_argument("--graphs-dir", type=Path, default=os.environ.get("SSSP_GRAPHS_DIR"),
-                    help="real graphs, *.gz, searched recursively (default: $SSSP_GRAPHS_DIR)")
-    ap.add_argument("--min-nodes", type=int, default=10_000, help="skip smaller real graphs (default 10000)")
-    ap.add_argument("--generated", nargs="*", default=[], metavar="NAME",
-                    help="extra generated graphs: grid-<side> (e.g. grid-512), rgg-<n> (e.g. rgg-196k)")
-    ap.add_argument("--gap-families", nargs="*", default=[], metavar="NAME",
-                    help="GAP's own graphs from its converter: kron-<scale>, urand-<scale> (e.g. kron-22)")
-    ap.add_argument("--big-sources", type=int, default=3,
-                    help=f"sources per graph of more than {BIG_NODES} nodes (default 3)")
-    ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these graphs (record names)")
+    ap.add_argument(
+        "--anchors",
+        type=Path,
+        required=True,
+        help="folder with boost_dijkstra and gap_sssp (a missing one is left out: NaN)",
+    )
+    ap.add_argument(
+        "--graphs-dir",
+        type=Path,
+        default=os.environ.get("SSSP_GRAPHS_DIR"),
+        help="real graphs, *.gz, searched recursively (default: $SSSP_GRAPHS_DIR)",
+    )
+    ap.add_argument(
+        "--min-nodes", type=int, default=10_000, help="skip smaller real graphs (default 10000)"
+    )
+    ap.add_argument(
+        "--generated",
+        nargs="*",
+        default=[],
+        metavar="NAME",
+        help="extra generated graphs: grid-<side> (e.g. grid-512), rgg-<n> (e.g. rgg-196k)",
+    )
+    ap.add_argument(
+        "--gap-families",
+        nargs="*",
+        default=[],
+        metavar="NAME",
+        help="GAP's own graphs from its converter: kron-<scale>, urand-<scale> (e.g. kron-22)",
+    )
+    ap.add_argument(
+        "--big-sources",
+        type=int,
+        default=3,
+        help=f"sources per graph of more than {BIG_NODES} nodes (default 3)",
+    )
+    ap.add_argument(
+        "--only", nargs="+", metavar="NAME", help="run only these graphs (record names)"
+    )
     ap.add_argument("--skip-synthetic", action="store_true", help="leave out the 15 paper classes")
     ap.add_argument("--skip-real", action="store_true", help="leave out the --graphs-dir files")
     ap.add_argument("--max-graphs", type=int, help="stop after this many graphs")
     ap.add_argument("--sources", type=int, default=5, help="sources per graph, medians (default 5)")
     ap.add_argument("--seed", type=int, default=0, help="graph, weight and source seed (default 0)")
-    ap.add_argument("--budget-seconds", type=float,
-                    help="do not start a graph predicted to end after this many seconds from the start")
-    ap.add_argument("--gap-deltas", type=lambda s: [int(x) for x in s.split(",")],
-                    default=[1, 2, 4, 8, 16, 32, 64, 128], help="Δ values tried (default 1,2,4,...,128)")
-    ap.add_argument("--gap-trials", type=int, default=3, help="trials per GAP run; the first is warm-up (default 3)")
-    ap.add_argument("--merge", action="store_true",
-                    help="keep the rows already in --out (same device and kernels); a graph run again is replaced")
+    ap.add_argument(
+        "--budget-seconds",
+        type=float,
+        help="do not start a graph predicted to end after this many seconds from the start",
+    )
+    ap.add_argument(
+        "--gap-deltas",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[1, 2, 4, 8, 16, 32, 64, 128],
+        help="Δ values tried (default 1,2,4,...,128)",
+    )
+    ap.add_argument(
+        "--gap-trials",
+        type=int,
+        default=3,
+        help="trials per GAP run; the first is warm-up (default 3)",
+    )
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the rows already in --out (same device and kernels); a graph run again is replaced",
+    )
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
-    ap.add_argument("--skip-measured", action="store_true",
-                    help="with --merge: leave out graphs the record in --out already has")
-    ap.add_argument("--no-gpu", action="store_true", help="anchors and SciPy only (to check the anchors)")
+    ap.add_argument(
+        "--skip-measured",
+        action="store_true",
+        help="with --merge: leave out graphs the record in --out already has",
+    )
+    ap.add_argument(
+        "--no-gpu", action="store_true", help="anchors and SciPy only (to check the anchors)"
+    )
     return ap
 
 
@@ -548,8 +752,11 @@ def main(argv: list[str] | None = None) -> int:
             elapsed = time.perf_counter() - start
             predicted = predict_seconds(rows, graph.n + graph.m)
             if args.budget_seconds is not None and elapsed + predicted > args.budget_seconds:
-                print(f"bench_sssp: budget: stopping before {spec.name} after {elapsed:.0f} s "
-                      f"(predicted {predicted:.0f} s; {len(rows)} graphs done)", file=sys.stderr)
+                print(
+                    f"bench_sssp: budget: stopping before {spec.name} after {elapsed:.0f} s "
+                    f"(predicted {predicted:.0f} s; {len(rows)} graphs done)",
+                    file=sys.stderr,
+                )
                 break
             try:
                 row = measure(spec.name, graph, args, Path(tmp))
@@ -560,8 +767,11 @@ def main(argv: list[str] | None = None) -> int:
             row.stage_seconds["build"] = built
             rows.append(row)
             write_csvs(args.out, env, rows, previous)
-            print(f"bench_sssp: {row.graph}: {row.seconds:.1f} s, verified={row.verified} {row.checks}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"bench_sssp: {row.graph}: {row.seconds:.1f} s, verified={row.verified} {row.checks}",
+                file=sys.stderr,
+                flush=True,
+            )
     print(table(rows))
     bad = [r.graph for r in rows if r.verified != "yes"]
     if bad:

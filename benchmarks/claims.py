@@ -45,7 +45,15 @@ from recorded import Recorded, as_float, time_ms  # noqa: E402
 
 TOLERANCE = 2.0
 MEMORY_MIN_EDGES = 1e6
-COLUMNS = ("claim", "paper_value", "paper_hardware", "measured_value", "graphs", "verdict", "reason")
+COLUMNS = (
+    "claim",
+    "paper_value",
+    "paper_hardware",
+    "measured_value",
+    "graphs",
+    "verdict",
+    "reason",
+)
 HOLDS, DIFFERS, NOT_MEASURED = "holds", "differs", "not measured"
 Row = Mapping[str, str]
 
@@ -88,7 +96,11 @@ class Data:
     tuning_label: str = ""
 
     def label(self) -> str:
-        parts = [f"{name}: {rec.label}" for name, rec in (("exp1", self.exp1), ("exp2", self.exp2)) if rec]
+        parts = [
+            f"{name}: {rec.label}"
+            for name, rec in (("exp1", self.exp1), ("exp2", self.exp2))
+            if rec
+        ]
         if self.tuning_label:
             parts.append(f"tuning: {self.tuning_label}")
         return "; ".join(parts) or "nothing recorded"
@@ -98,16 +110,29 @@ def read_paper_values(path: Path = recorded.PAPER_VALUES) -> dict[str, PaperValu
     lines = [ln for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     out = {}
     for r in csv.DictReader(lines):
-        out[r["key"]] = PaperValue(r["key"], r["quantity"], r["bound"], as_float(r["value"]), r["unit"],
-                                   r["graphs"], r["hardware"], r["source"])
+        out[r["key"]] = PaperValue(
+            r["key"],
+            r["quantity"],
+            r["bound"],
+            as_float(r["value"]),
+            r["unit"],
+            r["graphs"],
+            r["hardware"],
+            r["source"],
+        )
     return out
 
 
 # -- helpers over recorded rows -----------------------------------------------------------------
-def _gpu(rec: Recorded | None, algorithm: str, *, variant: str = "successors", config: str = "default") -> dict[str, Row]:
+def _gpu(
+    rec: Recorded | None, algorithm: str, *, variant: str = "successors", config: str = "default"
+) -> dict[str, Row]:
     if rec is None:
         return {}
-    return {r["graph"]: r for r in rec.select(algorithm=algorithm, variant=variant, backend="gpu", config=config)}
+    return {
+        r["graph"]: r
+        for r in rec.select(algorithm=algorithm, variant=variant, backend="gpu", config=config)
+    }
 
 
 def _cpu(rec: Recorded | None, algorithm: str, variant: str = "successors") -> dict[str, Row]:
@@ -136,7 +161,9 @@ def _fastest_gpu(rec: Recorded | None) -> tuple[dict[str, Row], str]:
     return merged, which
 
 
-def _ratios(num: Mapping[str, Row], den: Mapping[str, Row], graphs: Iterable[str] | None = None) -> dict[str, float]:
+def _ratios(
+    num: Mapping[str, Row], den: Mapping[str, Row], graphs: Iterable[str] | None = None
+) -> dict[str, float]:
     keys = set(num) & set(den) if graphs is None else set(graphs) & set(num) & set(den)
     out = {}
     for g in keys:
@@ -160,9 +187,12 @@ def crauser_vs_martin(d: Data) -> Measured | str:
     if best is None:
         return "no graph with both GPU Martín and GPU Crauser (default configuration) recorded"
     r, g, m, c = best
-    return Measured(r, f"{g}; max of {count} graph/variant pairs",
-                    f"GPU Martín {_ms(time_ms(m))}{_per_iter_us(m)}; GPU Crauser {_ms(time_ms(c))}"
-                    f"{_per_iter_us(c)}{_iteration_ratio(m, c)}")
+    return Measured(
+        r,
+        f"{g}; max of {count} graph/variant pairs",
+        f"GPU Martín {_ms(time_ms(m))}{_per_iter_us(m)}; GPU Crauser {_ms(time_ms(c))}"
+        f"{_per_iter_us(c)}{_iteration_ratio(m, c)}",
+    )
 
 
 def _iteration_ratio(martin: Row, crauser: Row) -> str:
@@ -184,23 +214,31 @@ def gpu_vs_cpu_crauser(d: Data) -> Measured | str:
     if best is None:
         return "no graph with both CPU Crauser and GPU Crauser recorded"
     r, g, c, gp = best
-    return Measured(r, f"{g}; max of {count} graph/variant pairs",
-                    f"CPU Crauser {_ms(time_ms(c))}{_per_iter_us(c)}; GPU Crauser {_ms(time_ms(gp))}"
-                    f"{_per_iter_us(gp)}")
+    return Measured(
+        r,
+        f"{g}; max of {count} graph/variant pairs",
+        f"CPU Crauser {_ms(time_ms(c))}{_per_iter_us(c)}; GPU Crauser {_ms(time_ms(gp))}"
+        f"{_per_iter_us(gp)}",
+    )
 
 
 def tuned_vs_default(d: Data) -> Measured | str:
     saved: dict[str, tuple[float, str]] = {}
     for rec in (d.exp1, d.exp2):
         for variant in ("successors", "predecessors"):
-            t, df = _gpu(rec, "crauser", variant=variant, config="tuned"), _gpu(rec, "crauser", variant=variant)
+            t, df = (
+                _gpu(rec, "crauser", variant=variant, config="tuned"),
+                _gpu(rec, "crauser", variant=variant),
+            )
             for g in set(t) & set(df):
                 if t[g]["config_source"] == "default":
                     continue  # nothing tuned was found for this graph: the "tuned" run was the default
                 a, b = time_ms(df[g]), time_ms(t[g])
                 if a and b is not None:
-                    saved[f"{g} ({variant})"] = (100 * (1 - b / a),
-                                                 f"default {_ms(a)}, tuned {_ms(b)} ({t[g]['config_source']})")
+                    saved[f"{g} ({variant})"] = (
+                        100 * (1 - b / a),
+                        f"default {_ms(a)}, tuned {_ms(b)} ({t[g]['config_source']})",
+                    )
     where = "bench_paper.py runs"
     if not saved:
         for b in d.best:
@@ -210,8 +248,12 @@ def tuned_vs_default(d: Data) -> Measured | str:
                     f"default {_ms(b.default_median_ms)}, tuned {_ms(b.tuned_median_ms)} (medians); tuned "
                     f"picks relax {b.tuned_config.relax.label}, min {b.tuned_config.min.label}, "
                     f"update {b.tuned_config.update.label}"
-                    + (" (/xK: K threads share a node's edge list in relax, a knob beyond the paper's)"
-                       if "/x" in b.tuned_config.relax.label else ""))
+                    + (
+                        " (/xK: K threads share a node's edge list in relax, a knob beyond the paper's)"
+                        if "/x" in b.tuned_config.relax.label
+                        else ""
+                    ),
+                )
         where = f"tuning_db end-to-end checks ({d.tuning_label})"
     if not saved:
         return "no default and tuned GPU Crauser pair recorded, and no tuning results"
@@ -219,7 +261,9 @@ def tuned_vs_default(d: Data) -> Measured | str:
     return Measured(v, f"{g}; max of {len(saved)} from {where}", facts)
 
 
-def _boost_ratio(d: Data, graphs: Callable[[str, Row], bool], where: str, *, boost_wins: bool) -> Measured | str:
+def _boost_ratio(
+    d: Data, graphs: Callable[[str, Row], bool], where: str, *, boost_wins: bool
+) -> Measured | str:
     gpu, which = _fastest_gpu(d.exp2)
     boost = _cpu(d.exp2, "boost-dijkstra", "")
     sel = [g for g in set(gpu) & set(boost) if graphs(g, gpu[g])]
@@ -227,9 +271,12 @@ def _boost_ratio(d: Data, graphs: Callable[[str, Row], bool], where: str, *, boo
     if not ratios:
         return f"no recorded GPU Crauser and Boost times on {where}" + _why_missing(d.exp2)
     g = max(ratios, key=ratios.get)
-    return Measured(ratios[g], f"{g}" + (f"; max of {len(ratios)} graphs" if len(ratios) > 1 else ""),
-                    f"GPU Crauser ({which}) {_ms(time_ms(gpu[g]))}{_per_iter_us(gpu[g])}; Boost "
-                    f"{_ms(time_ms(boost[g]))}")
+    return Measured(
+        ratios[g],
+        f"{g}" + (f"; max of {len(ratios)} graphs" if len(ratios) > 1 else ""),
+        f"GPU Crauser ({which}) {_ms(time_ms(gpu[g]))}{_per_iter_us(gpu[g])}; Boost "
+        f"{_ms(time_ms(boost[g]))}",
+    )
 
 
 def _why_missing(rec: Recorded | None) -> str:
@@ -251,8 +298,12 @@ def _family(*families: str) -> tuple[Callable[[str, Row], bool], str]:
 
 def memory_vs_boost(d: Data) -> Measured | str:
     # The device memory of the solver; either configuration's row (the buffers do not depend on it).
-    gpu = {g: r for rows in (_gpu(d.exp2, "crauser"), _gpu(d.exp2, "crauser", config="tuned"))
-           for g, r in rows.items() if as_float(r.get("mem_mb"))}
+    gpu = {
+        g: r
+        for rows in (_gpu(d.exp2, "crauser"), _gpu(d.exp2, "crauser", config="tuned"))
+        for g, r in rows.items()
+        if as_float(r.get("mem_mb"))
+    }
     boost = _cpu(d.exp2, "boost-dijkstra", "")
     best = None
     count = 0
@@ -267,13 +318,18 @@ def memory_vs_boost(d: Data) -> Measured | str:
             if best is None or a / b > best[0]:
                 best = (a / b, g, a, b)
     if best is None:
-        return (f"no graph of at least {MEMORY_MIN_EDGES:.0e} edges with both GPU memory and Boost's "
-                f"resident set recorded" + _why_missing(d.exp2))
+        return (
+            f"no graph of at least {MEMORY_MIN_EDGES:.0e} edges with both GPU memory and Boost's "
+            f"resident set recorded" + _why_missing(d.exp2)
+        )
     r, g, a, b = best
     m = float(gpu[g]["m"])
-    return Measured(r, f"{g}; max of {count} graphs of >= {MEMORY_MIN_EDGES:.0e} edges",
-                    f"Boost {a:.4g} MiB resident ({a * 2**20 / m:.1f} B per edge), GPU solver {b:.4g} MiB "
-                    f"({b * 2**20 / m:.1f} B per edge), m = {int(m)}")
+    return Measured(
+        r,
+        f"{g}; max of {count} graphs of >= {MEMORY_MIN_EDGES:.0e} edges",
+        f"Boost {a:.4g} MiB resident ({a * 2**20 / m:.1f} B per edge), GPU solver {b:.4g} MiB "
+        f"({b * 2**20 / m:.1f} B per edge), m = {int(m)}",
+    )
 
 
 def idle_relax_threads(d: Data) -> Measured | str:
@@ -288,39 +344,65 @@ def idle_relax_threads(d: Data) -> Measured | str:
     if best is None:
         return "no GPU Crauser run with the relax active share recorded"
     idle, g, r = best
-    return Measured(100 * idle, f"{g}; max of {count} graphs",
-                    f"mean share of relax threads with a frontier node {100 * (1 - idle):.3g}%"
-                    f"{_per_iter_us(r)}")
+    return Measured(
+        100 * idle,
+        f"{g}; max of {count} graphs",
+        f"mean share of relax threads with a frontier node {100 * (1 - idle):.3g}%"
+        f"{_per_iter_us(r)}",
+    )
 
 
 def boards_differ(d: Data) -> Measured | str:
     devices = sorted({rec.meta.get("device", "?") for rec in (d.exp1, d.exp2) if rec is not None})
-    return (f"needs several GPUs; recorded on {', '.join(devices) or 'none'} only "
-            "(the tuning database is keyed by device, so other boards add their own files)")
+    return (
+        f"needs several GPUs; recorded on {', '.join(devices) or 'none'} only "
+        "(the tuning database is keyed by device, so other boards add their own files)"
+    )
 
 
 CLAIMS: dict[str, tuple[str, Callable[[Data], Measured | str]]] = {
     "crauser_vs_martin": ("GPU Crauser beats GPU Martín", crauser_vs_martin),
     "gpu_vs_cpu_crauser": ("GPU Crauser beats its sequential CPU version", gpu_vs_cpu_crauser),
-    "tuned_vs_default": ("the tuned configuration beats the default (time saved)", tuned_vs_default),
-    "boost_wins_24k_deg2": ("Boost beats the GPU on 24k deg2",
-                            lambda d: _boost_ratio(d, *_class("24k-deg2"), boost_wins=True)),
-    "boost_wins_walshaw": ("Boost beats the GPU on walshaw graphs",
-                           lambda d: _boost_ratio(d, *_family("walshaw"), boost_wins=True)),
-    "gpu_wins_24k_deg200": ("the GPU beats Boost from 24k deg200",
-                            lambda d: _boost_ratio(d, *_class("24k-deg200"), boost_wins=False)),
-    "gpu_wins_49k_deg20": ("the GPU beats Boost from 49k deg20",
-                           lambda d: _boost_ratio(d, *_class("49k-deg20"), boost_wins=False)),
-    "gpu_wins_98k_deg10": ("the GPU beats Boost from 98k deg10",
-                           lambda d: _boost_ratio(d, *_class("98k-deg10"), boost_wins=False)),
-    "gpu_wins_24k_deg2000": ("the GPU beats Boost on 24k deg2000",
-                             lambda d: _boost_ratio(d, *_class("24k-deg2000"), boost_wins=False)),
-    "gpu_wins_49k_deg2000": ("the GPU beats Boost on 49k deg2000",
-                             lambda d: _boost_ratio(d, *_class("49k-deg2000"), boost_wins=False)),
-    "gpu_wins_98k_deg2000": ("the GPU beats Boost on 98k deg2000",
-                             lambda d: _boost_ratio(d, *_class("98k-deg2000"), boost_wins=False)),
-    "gpu_wins_social_kron": ("the GPU beats Boost on social and Kronecker graphs",
-                             lambda d: _boost_ratio(d, *_family("kronecker", "social"), boost_wins=False)),
+    "tuned_vs_default": (
+        "the tuned configuration beats the default (time saved)",
+        tuned_vs_default,
+    ),
+    "boost_wins_24k_deg2": (
+        "Boost beats the GPU on 24k deg2",
+        lambda d: _boost_ratio(d, *_class("24k-deg2"), boost_wins=True),
+    ),
+    "boost_wins_walshaw": (
+        "Boost beats the GPU on walshaw graphs",
+        lambda d: _boost_ratio(d, *_family("walshaw"), boost_wins=True),
+    ),
+    "gpu_wins_24k_deg200": (
+        "the GPU beats Boost from 24k deg200",
+        lambda d: _boost_ratio(d, *_class("24k-deg200"), boost_wins=False),
+    ),
+    "gpu_wins_49k_deg20": (
+        "the GPU beats Boost from 49k deg20",
+        lambda d: _boost_ratio(d, *_class("49k-deg20"), boost_wins=False),
+    ),
+    "gpu_wins_98k_deg10": (
+        "the GPU beats Boost from 98k deg10",
+        lambda d: _boost_ratio(d, *_class("98k-deg10"), boost_wins=False),
+    ),
+    "gpu_wins_24k_deg2000": (
+        "the GPU beats Boost on 24k deg2000",
+        lambda d: _boost_ratio(d, *_class("24k-deg2000"), boost_wins=False),
+    ),
+    "gpu_wins_49k_deg2000": (
+        "the GPU beats Boost on 49k deg2000",
+        lambda d: _boost_ratio(d, *_class("49k-deg2000"), boost_wins=False),
+    ),
+    "gpu_wins_98k_deg2000": (
+        "the GPU beats Boost on 98k deg2000",
+        lambda d: _boost_ratio(d, *_class("98k-deg2000"), boost_wins=False),
+    ),
+    "gpu_wins_social_kron": (
+        "the GPU beats Boost on social and Kronecker graphs",
+        lambda d: _boost_ratio(d, *_family("kronecker", "social"), boost_wins=False),
+    ),
     "memory_vs_boost": ("the GPU needs less memory than Boost", memory_vs_boost),
     "idle_relax_threads": ("most relax threads have no work", idle_relax_threads),
     "boards_differ": ("the fastest board depends on the input", boards_differ),
@@ -342,7 +424,11 @@ def verdict(paper: PaperValue, measured: Measured | str) -> tuple[str, str, str]
     if 1 / TOLERANCE <= factor <= TOLERANCE:
         return text, HOLDS, measured.facts
     size = "larger" if factor > 1 else "smaller"
-    return text, DIFFERS, f"{max(factor, 1 / factor):.3g} times {size} than the paper's: {measured.facts}"
+    return (
+        text,
+        DIFFERS,
+        f"{max(factor, 1 / factor):.3g} times {size} than the paper's: {measured.facts}",
+    )
 
 
 def build(d: Data, paper: Mapping[str, PaperValue] | None = None) -> list[dict[str, str]]:
@@ -353,8 +439,17 @@ def build(d: Data, paper: Mapping[str, PaperValue] | None = None) -> list[dict[s
         pv = paper[key]
         m = fn(d)
         value, v, reason = verdict(pv, m)
-        rows.append(dict(claim=text, paper_value=pv.text, paper_hardware=pv.hardware, measured_value=value,
-                         graphs=m.graphs if isinstance(m, Measured) else "", verdict=v, reason=reason))
+        rows.append(
+            dict(
+                claim=text,
+                paper_value=pv.text,
+                paper_hardware=pv.hardware,
+                measured_value=value,
+                graphs=m.graphs if isinstance(m, Measured) else "",
+                verdict=v,
+                reason=reason,
+            )
+        )
     return rows
 
 
@@ -385,8 +480,10 @@ def load_data(gpu: str, results: Path = recorded.RESULTS) -> Data:
 def render(rows: Sequence[Mapping[str, str]], d: Data) -> str:
     buf = io.StringIO()
     buf.write(f"# recorded results: {d.label()}\n")
-    buf.write(f"# verdict: holds = same winner and within {TOLERANCE:g}x of the paper's value; differs; "
-              "not measured (reason says what is missing)\n")
+    buf.write(
+        f"# verdict: holds = same winner and within {TOLERANCE:g}x of the paper's value; differs; "
+        "not measured (reason says what is missing)\n"
+    )
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
@@ -394,16 +491,25 @@ def render(rows: Sequence[Mapping[str, str]], d: Data) -> str:
 
 
 def read_claims(path: Path) -> list[dict[str, str]]:
-    return list(csv.DictReader(ln for ln in path.read_text().splitlines() if not ln.startswith("#")))
+    return list(
+        csv.DictReader(ln for ln in path.read_text().splitlines() if not ln.startswith("#"))
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gpu", action="append",
-                    help="results folder name, e.g. h200 (default: every folder with recorded files, "
-                         "else h200 from the older recorded files)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--gpu",
+        action="append",
+        help="results folder name, e.g. h200 (default: every folder with recorded files, "
+        "else h200 from the older recorded files)",
+    )
     ap.add_argument("--results", default=str(recorded.RESULTS), help="default benchmarks/results")
-    ap.add_argument("-o", "--out", help="output file (one --gpu only; default <results>/<gpu>/claims.csv)")
+    ap.add_argument(
+        "-o", "--out", help="output file (one --gpu only; default <results>/<gpu>/claims.csv)"
+    )
     args = ap.parse_args(argv)
     results = Path(args.results)
     gpus = args.gpu or [p.name for p in recorded.gpu_dirs(results)] or ["h200"]

@@ -25,11 +25,31 @@ from pathlib import Path
 
 import numpy as np
 
-GENERATED = [("random", "24k", 2), ("random", "24k", 20), ("random", "24k", 200), ("random", "98k", 2),
-             ("random", "98k", 20), ("random", "98k", 200), ("grid", "98k", None), ("geometric", "98k", 20),
-             ("martin", "24k", 20)]
-FIELDS = ["graph", "weights", "n", "m", "mean_degree", "unit_weights", "scipy_ms", "nearfar_ms",
-          "nearfar_over_scipy", "rule", "faster", "rule_cost"]
+GENERATED = [
+    ("random", "24k", 2),
+    ("random", "24k", 20),
+    ("random", "24k", 200),
+    ("random", "98k", 2),
+    ("random", "98k", 20),
+    ("random", "98k", 200),
+    ("grid", "98k", None),
+    ("geometric", "98k", 20),
+    ("martin", "24k", 20),
+]
+FIELDS = [
+    "graph",
+    "weights",
+    "n",
+    "m",
+    "mean_degree",
+    "unit_weights",
+    "scipy_ms",
+    "nearfar_ms",
+    "nearfar_over_scipy",
+    "rule",
+    "faster",
+    "rule_cost",
+]
 
 
 def per_source(fn, sources, rounds: int = 3) -> float:
@@ -60,19 +80,36 @@ def measure(g, name: str, weights: str, k: int) -> dict:
     rule = default_algorithm(g)
     picked = t_nf if rule == "near-far" else t_scipy
     return {
-        "graph": name, "weights": weights, "n": g.n, "m": g.m, "mean_degree": round(f.mean_degree, 2),
-        "unit_weights": f.min_weight == f.max_weight, "scipy_ms": round(1e3 * t_scipy, 3),
-        "nearfar_ms": round(1e3 * t_nf, 3), "nearfar_over_scipy": round(t_nf / t_scipy, 3), "rule": rule,
-        "faster": "near-far" if t_nf < t_scipy else "dijkstra", "rule_cost": round(picked / min(t_nf, t_scipy), 3),
+        "graph": name,
+        "weights": weights,
+        "n": g.n,
+        "m": g.m,
+        "mean_degree": round(f.mean_degree, 2),
+        "unit_weights": f.min_weight == f.max_weight,
+        "scipy_ms": round(1e3 * t_scipy, 3),
+        "nearfar_ms": round(1e3 * t_nf, 3),
+        "nearfar_over_scipy": round(t_nf / t_scipy, 3),
+        "rule": rule,
+        "faster": "near-far" if t_nf < t_scipy else "dijkstra",
+        "rule_cost": round(picked / min(t_nf, t_scipy), 3),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--graphs", type=Path, default=Path(os.environ.get(
-        "SSSP_GRAPHS_DIR", Path(__file__).resolve().parents[2] / "shared" / "graphs")))
+    p.add_argument(
+        "--graphs",
+        type=Path,
+        default=Path(
+            os.environ.get(
+                "SSSP_GRAPHS_DIR", Path(__file__).resolve().parents[2] / "shared" / "graphs"
+            )
+        ),
+    )
     p.add_argument("--sources", type=int, default=8)
-    p.add_argument("--min-nodes", type=int, default=2000, help="skip smaller real graphs (default 2000)")
+    p.add_argument(
+        "--min-nodes", type=int, default=2000, help="skip smaller real graphs (default 2000)"
+    )
     p.add_argument("--quick", action="store_true", help="the generated graphs only")
     args = p.parse_args(argv)
 
@@ -89,25 +126,46 @@ def main(argv: list[str] | None = None) -> int:
 
     for kind, size, degree in GENERATED:
         g = sssp.generate(kind, size=size, seed=0, **({} if degree is None else {"degree": degree}))
-        emit(measure(g, f"{kind} {size}" + ("" if degree is None else f" x {degree}"), "generated", args.sources))
+        emit(
+            measure(
+                g,
+                f"{kind} {size}" + ("" if degree is None else f" x {degree}"),
+                "generated",
+                args.sources,
+            )
+        )
     if not args.quick:
         files = sorted(f for f in args.graphs.rglob("*.gz")) if args.graphs.is_dir() else []
         if not files:
-            print(f"cpu_default: no graphs under {args.graphs}; generated graphs only", file=sys.stderr)
+            print(
+                f"cpu_default: no graphs under {args.graphs}; generated graphs only",
+                file=sys.stderr,
+            )
         for path in files:
             g = sssp.load(path)
             if g.n < args.min_nodes:
                 continue
             emit(measure(g, path.name, "file", args.sources))
             f = g.features()
-            if not g.is_float and f.min_weight == f.max_weight:  # unweighted: also the paper's weights
-                emit(measure(sssp.load(path, weights="random", seed=0), path.name, "random 1-100", args.sources))
+            if (
+                not g.is_float and f.min_weight == f.max_weight
+            ):  # unweighted: also the paper's weights
+                emit(
+                    measure(
+                        sssp.load(path, weights="random", seed=0),
+                        path.name,
+                        "random 1-100",
+                        args.sources,
+                    )
+                )
     costs = [r["rule_cost"] for r in rows]
-    print(f"cpu_default: {len(rows)} graphs; the rule costs {100 * (statistics.mean(costs) - 1):.1f} % on "
-          f"average over the faster algorithm, at most {100 * (max(costs) - 1):.0f} %; "
-          f"always SciPy {100 * (statistics.mean(r['scipy_ms'] / min(r['scipy_ms'], r['nearfar_ms']) for r in rows) - 1):.1f} %, "
-          f"always near-far {100 * (statistics.mean(r['nearfar_ms'] / min(r['scipy_ms'], r['nearfar_ms']) for r in rows) - 1):.1f} %",
-          file=sys.stderr)
+    print(
+        f"cpu_default: {len(rows)} graphs; the rule costs {100 * (statistics.mean(costs) - 1):.1f} % on "
+        f"average over the faster algorithm, at most {100 * (max(costs) - 1):.0f} %; "
+        f"always SciPy {100 * (statistics.mean(r['scipy_ms'] / min(r['scipy_ms'], r['nearfar_ms']) for r in rows) - 1):.1f} %, "
+        f"always near-far {100 * (statistics.mean(r['nearfar_ms'] / min(r['scipy_ms'], r['nearfar_ms']) for r in rows) - 1):.1f} %",
+        file=sys.stderr,
+    )
     return 0
 
 

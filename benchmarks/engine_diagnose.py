@@ -19,11 +19,19 @@ from sssp.cpu.reference import dijkstra
 def configs() -> list[tuple[str, LaunchConfig]]:
     d = LaunchConfig.default()
     out = [("default", d)]
-    out += [(f"local{v}", LaunchConfig(d.relax, d.min, d.update, local_limit=v)) for v in (0, 100_000)]
+    out += [
+        (f"local{v}", LaunchConfig(d.relax, d.min, d.update, local_limit=v)) for v in (0, 100_000)
+    ]
     out += [("bps1", LaunchConfig(d.relax, d.min, d.update, blocks_per_sm=1))]
-    out += [(f"bs{b}", LaunchConfig(KernelConfig(b, "N"), KernelConfig(b, "N"), KernelConfig(b, "N"))) for b in (128, 512, 1024)]
+    out += [
+        (f"bs{b}", LaunchConfig(KernelConfig(b, "N"), KernelConfig(b, "N"), KernelConfig(b, "N")))
+        for b in (128, 512, 1024)
+    ]
     out += [(f"lanes{x}", LaunchConfig(KernelConfig(256, "N", x))) for x in (4, 32)]
-    out += [(f"l1{x}", LaunchConfig(KernelConfig(256, x), KernelConfig(256, x), KernelConfig(256, x))) for x in "AS"]
+    out += [
+        (f"l1{x}", LaunchConfig(KernelConfig(256, x), KernelConfig(256, x), KernelConfig(256, x)))
+        for x in "AS"
+    ]
     out += [(loop, LaunchConfig(loop=loop)) for loop in ("graph", "host", "legacy")]
     return out
 

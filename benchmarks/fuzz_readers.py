@@ -79,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
                     data = mutate(rng, data)
                 codec = rng.choice(["", "", "", ".gz", ".bz2"])
                 try:
-                    outcome, detail = pool.apply_async(_case, ((fmt, data, codec, work),)).get(timeout=60)
+                    outcome, detail = pool.apply_async(_case, ((fmt, data, codec, work),)).get(
+                        timeout=60
+                    )
                 except mp.TimeoutError:
                     outcome, detail = "FAIL", "timed out"
                 except Exception as err:  # the worker died (segfault): start a new one
@@ -101,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{total} cases in {elapsed:.0f} s (seed {args.seed}); failures: {failures}")
     for fmt in FORMATS:
         row = {k: counts[(fmt, k)] for k in ("match", "refused", "FAIL")}
-        print(f"  {fmt:7s} match {row['match']:6d}  refused {row['refused']:6d}  FAIL {row['FAIL']}")
+        print(
+            f"  {fmt:7s} match {row['match']:6d}  refused {row['refused']:6d}  FAIL {row['FAIL']}"
+        )
     if failures:
         print(f"failing inputs in {keep}")
     return 1 if failures else 0

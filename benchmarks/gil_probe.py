@@ -57,11 +57,15 @@ def main() -> int:
     nf = CPURows(g, algorithm="near-far", workers=1)
     rows = np.empty((4, g.n), dtype=np.int64)
     nf.fill(src[:1], rows[:1], None, None, lambda c: None)  # compiled code in place
-    for name, fn in (("scipy dijkstra", lambda: dijkstra(mat, indices=src)),
-                     ("near-far (compiled)", lambda: nf.fill(src, rows, None, None, lambda c: None))):
+    for name, fn in (
+        ("scipy dijkstra", lambda: dijkstra(mat, indices=src)),
+        ("near-far (compiled)", lambda: nf.fill(src, rows, None, None, lambda c: None)),
+    ):
         dt, share = probe(fn)
-        print(f"{name:22s} {dt * 1e3:7.0f} ms for 4 sources; a Python thread beside it ran at "
-              f"{100 * share:3.0f} % of its rate alone")
+        print(
+            f"{name:22s} {dt * 1e3:7.0f} ms for 4 sources; a Python thread beside it ran at "
+            f"{100 * share:3.0f} % of its rate alone"
+        )
     nf.close()
     return 0
 

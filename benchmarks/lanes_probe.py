@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     for name in args.graphs:
         graph = build(name, args.graphs_dir, None, Path("/tmp"), 0)
         algorithm, delta, cfg, _, _ = resolve_choice(graph, device_info(0))
-        sources = np.resize(np.flatnonzero(graph.out_degree() > 0)[:: 7], args.k)
+        sources = np.resize(np.flatnonzero(graph.out_degree() > 0)[::7], args.k)
         out = np.empty((args.k, graph.n), np.int64)
         with EngineSolver(graph, algorithm=algorithm, config=cfg, delta=delta) as s:
             cuda = s.cuda
@@ -64,8 +64,13 @@ def main(argv=None) -> int:
                 s._lanes = all_lanes
             single = [s.solve(int(x)).timings["gpu"] for x in sources[:16]]
             rows["single solve gpu"] = 1e3 * float(np.median(single))
-        print(f"LANES {name} n={graph.n} " + " | ".join(
-            f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}" for k, v in rows.items()), flush=True)
+        print(
+            f"LANES {name} n={graph.n} "
+            + " | ".join(
+                f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}" for k, v in rows.items()
+            ),
+            flush=True,
+        )
     return 0
 
 

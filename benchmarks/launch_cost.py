@@ -70,8 +70,9 @@ def timed(cuda, stream, queue: Callable[[], object], reps: int = 40) -> float:
 def launches(cuda) -> None:
     from pycuda.compiler import compile as nvcc_compile
 
-    mod = cuda.module_from_buffer(nvcc_compile(PROBE, options=["-O3"], no_extern_c=True,
-                                               arch=device_info(0).arch))
+    mod = cuda.module_from_buffer(
+        nvcc_compile(PROBE, options=["-O3"], no_extern_c=True, arch=device_info(0).arch)
+    )
     out, fa, stream = cuda.mem_alloc(64), cuda.function_attribute, cuda.Stream()
     funcs = {n: mod.get_function(n) for n in ("k_plain", "k_c4", "k_c16")}
     funcs["k_c16"].set_attribute(_non_portable_clusters(cuda), 1)
@@ -82,12 +83,22 @@ def launches(cuda) -> None:
             for smem in (0, 48 * 1024, 200 * 1024):
                 f.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
                 f.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, carve)
-                for touch in ((0, smem // 4) if smem else (0,)):
-                    launch = partial(f, out, np.int32(touch), block=(1024, 1, 1), grid=(blocks[name], 1, 1),
-                                     shared=smem, stream=stream)
+                for touch in (0, smem // 4) if smem else (0,):
+                    launch = partial(
+                        f,
+                        out,
+                        np.int32(touch),
+                        block=(1024, 1, 1),
+                        grid=(blocks[name], 1, 1),
+                        shared=smem,
+                        stream=stream,
+                    )
                     t = timed(cuda, stream, launch)
-                    print(f"LAUNCH carveout={carve:4d} {name:8s} blocks={blocks[name]:2d} smem={smem // 1024:3d}K "
-                          f"touch={touch:6d} words  {t:6.1f} us", flush=True)
+                    print(
+                        f"LAUNCH carveout={carve:4d} {name:8s} blocks={blocks[name]:2d} smem={smem // 1024:3d}K "
+                        f"touch={touch:6d} words  {t:6.1f} us",
+                        flush=True,
+                    )
     c16, plain = funcs["k_c16"], funcs["k_plain"]
     c16.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024)
     c16.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
@@ -101,7 +112,9 @@ def launches(cuda) -> None:
         plain(out, np.int32(0), block=(256, 1, 1), grid=(528, 1, 1), shared=0, stream=stream)
 
     alone_a, alone_b, pair = (timed(cuda, stream, q) for q in (a, b, lambda: (a(), b())))
-    print(f"PAIR c16 200K alone {alone_a:.1f}, plain 528x256 alone {alone_b:.1f}, c16 then plain {pair:.1f} us")
+    print(
+        f"PAIR c16 200K alone {alone_a:.1f}, plain 528x256 alone {alone_b:.1f}, c16 then plain {pair:.1f} us"
+    )
     plain.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
     pair = timed(cuda, stream, lambda: (a(), b()))
     print(f"PAIR with plain at carveout 100: c16 then plain {pair:.1f} us", flush=True)
@@ -112,7 +125,9 @@ def starts(spec: str) -> None:
     alg, delta, cfg, _, _ = resolve_choice(g, device_info(0))
     with EngineSolver(g, algorithm=alg, config=cfg, delta=delta) as s:
         if not s.cluster:
-            print(f"START {spec}: solve(tuned=True) does not run the cluster loop ({alg}, {s.loop})")
+            print(
+                f"START {spec}: solve(tuned=True) does not run the cluster loop ({alg}, {s.loop})"
+            )
             return
         srcs = bench.pick_sources(g, 3, 0)
         mb, full = s.cluster_mb, int(s.ctrl0[kernels.CTRL_LIMIT])
@@ -126,9 +141,12 @@ def starts(spec: str) -> None:
             s.solve(srcs[0])
             rs = [s.solve(x) for x in srcs for _ in range(3)]
             res[label] = [r.dist for r in rs]
-            print(f"START {spec} {label:8s} blocks={s.cluster} fused={bool(s.cluster_lq)} limit0 {t0:6.1f} us  "
-                  f"solve {1e6 * np.median([r.timings.get('gpu', r.timings['total']) for r in rs]):7.1f} us  "
-                  f"steps {np.median([r.iterations for r in rs]):.0f}", flush=True)
+            print(
+                f"START {spec} {label:8s} blocks={s.cluster} fused={bool(s.cluster_lq)} limit0 {t0:6.1f} us  "
+                f"solve {1e6 * np.median([r.timings.get('gpu', r.timings['total']) for r in rs]):7.1f} us  "
+                f"steps {np.median([r.iterations for r in rs]):.0f}",
+                flush=True,
+            )
         s.cluster_mb = mb
         same = all(np.array_equal(x, y) for x, y in zip(res["resident"], res["mb=0"], strict=True))
         print(f"START {spec} same distances: {same}")

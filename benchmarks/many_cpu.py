@@ -23,11 +23,26 @@ import time
 
 import numpy as np
 
-GRAPHS = {"random 24k x 2": ("random", "24k", 2), "random 24k x 20": ("random", "24k", 20),
-          "random 24k x 200": ("random", "24k", 200), "grid 98k": ("grid", "98k", None),
-          "random 98k x 20": ("random", "98k", 20)}
-FIELDS = ["graph", "n", "m", "k", "algorithm", "workers", "wall_ms_per_source", "cpu_ms_per_source",
-          "speedup_vs_one_worker", "load_average", "verified"]
+GRAPHS = {
+    "random 24k x 2": ("random", "24k", 2),
+    "random 24k x 20": ("random", "24k", 20),
+    "random 24k x 200": ("random", "24k", 200),
+    "grid 98k": ("grid", "98k", None),
+    "random 98k x 20": ("random", "98k", 20),
+}
+FIELDS = [
+    "graph",
+    "n",
+    "m",
+    "k",
+    "algorithm",
+    "workers",
+    "wall_ms_per_source",
+    "cpu_ms_per_source",
+    "speedup_vs_one_worker",
+    "load_average",
+    "verified",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
                     continue  # SciPy's Dijkstra runs on one worker whatever is asked
                 engine = CPURows(g, algorithm=algorithm, workers=workers)
                 dist = np.empty((src.size, g.n), dtype=np.int64)
-                engine.fill(src[:2], dist[:2], None, None, lambda c: None)  # threads and compiled code up
+                engine.fill(
+                    src[:2], dist[:2], None, None, lambda c: None
+                )  # threads and compiled code up
                 wall = cpu = float("inf")
                 for _ in range(args.rounds):
                     t, c = time.perf_counter(), time.process_time()
@@ -68,13 +85,21 @@ def main(argv: list[str] | None = None) -> int:
                 engine.close()
                 fdist = np.where(dist == sssp.UNREACHABLE, np.inf, dist)
                 one = wall if one is None else one
-                out.writerow({
-                    "graph": name, "n": g.n, "m": g.m, "k": src.size, "algorithm": algorithm, "workers": workers,
-                    "wall_ms_per_source": round(1e3 * wall / src.size, 3),
-                    "cpu_ms_per_source": round(1e3 * cpu / src.size, 3),
-                    "speedup_vs_one_worker": round(one / wall, 2),
-                    "load_average": round(os.getloadavg()[0], 2), "verified": bool(np.array_equal(fdist, want)),
-                })
+                out.writerow(
+                    {
+                        "graph": name,
+                        "n": g.n,
+                        "m": g.m,
+                        "k": src.size,
+                        "algorithm": algorithm,
+                        "workers": workers,
+                        "wall_ms_per_source": round(1e3 * wall / src.size, 3),
+                        "cpu_ms_per_source": round(1e3 * cpu / src.size, 3),
+                        "speedup_vs_one_worker": round(one / wall, 2),
+                        "load_average": round(os.getloadavg()[0], 2),
+                        "verified": bool(np.array_equal(fdist, want)),
+                    }
+                )
                 sys.stdout.flush()
     return 0
 

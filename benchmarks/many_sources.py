@@ -44,19 +44,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchors  # noqa: E402  (a sibling script module)
 import bench_sssp  # noqa: E402
 
-COLUMNS = ("graph", "n", "m", "k", "gpu_ms_per_source", "gpu_wall_ms_per_source", "boost16_ms_per_source",
-           "gap_ms_per_source", "scipy_ms_per_source", "verified", "algorithm", "loop", "lanes",
-           "boost16_wall_ms_per_source", "boost16_vs_gpu", "gap_vs_gpu", "gpu_first_wall_ms_per_source")
+COLUMNS = (
+    "graph",
+    "n",
+    "m",
+    "k",
+    "gpu_ms_per_source",
+    "gpu_wall_ms_per_source",
+    "boost16_ms_per_source",
+    "gap_ms_per_source",
+    "scipy_ms_per_source",
+    "verified",
+    "algorithm",
+    "loop",
+    "lanes",
+    "boost16_wall_ms_per_source",
+    "boost16_vs_gpu",
+    "gap_vs_gpu",
+    "gpu_first_wall_ms_per_source",
+)
 """``boost16_vs_gpu`` and ``gap_vs_gpu`` divide by the GPU's wall time per source."""
-DEFAULT_GRAPHS = ("random-24k-deg2", "random-98k-deg2", "random-98k-deg20", "random-98k-deg200", "t60k", "COL",
-                  "delaunay_n15", "fe_body", "as-22july06", "grid-512", "rgg-196k")
+DEFAULT_GRAPHS = (
+    "random-24k-deg2",
+    "random-98k-deg2",
+    "random-98k-deg20",
+    "random-98k-deg200",
+    "t60k",
+    "COL",
+    "delaunay_n15",
+    "fe_body",
+    "as-22july06",
+    "grid-512",
+    "rgg-196k",
+)
 NAN = float("nan")
 
 
 def build(name: str, args: argparse.Namespace, tmp: Path) -> sssp.Graph:
     if name.startswith("random-"):
         _, size, deg = name.split("-")
-        return sssp.generate("random", size=size, degree=int(deg.removeprefix("deg")), seed=args.seed)
+        return sssp.generate(
+            "random", size=size, degree=int(deg.removeprefix("deg")), seed=args.seed
+        )
     if name.startswith(("grid-", "rgg-")):
         return bench_sssp.generated(name, args.seed)
     if name.startswith("gap-"):
@@ -88,9 +117,13 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
         res = solver.solve_many(sources, out=table)
         wall = time.perf_counter() - t0
         row["gpu_first_wall_ms_per_source"] = 1e3 * first / k
-        row.update(gpu_wall_ms_per_source=1e3 * wall / k,
-                   gpu_ms_per_source=1e3 * float(res.timings.get("gpu", NAN)) / k,
-                   algorithm=res.algorithm, loop=res.stats.get("loop", "?"), lanes=res.stats.get("lanes", 1))
+        row.update(
+            gpu_wall_ms_per_source=1e3 * wall / k,
+            gpu_ms_per_source=1e3 * float(res.timings.get("gpu", NAN)) / k,
+            algorithm=res.algorithm,
+            loop=res.stats.get("loop", "?"),
+            lanes=res.stats.get("lanes", 1),
+        )
         del res
     # SciPy on a few of the sources: exact rows.
     from scipy.sparse.csgraph import dijkstra
@@ -112,7 +145,9 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
         dump = tmp / "graph.csr"
         anchors.write_csr_dump(graph, dump)
         try:
-            makespan, bwall, sums = anchors.run_boost_parallel(binary, dump, sources, args.processes)
+            makespan, bwall, sums = anchors.run_boost_parallel(
+                binary, dump, sources, args.processes
+            )
         finally:
             dump.unlink()
         row["boost16_ms_per_source"] = 1e3 * makespan / k
@@ -125,11 +160,15 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
         wsg = tmp / "graph.wsg"
         anchors.write_wsg(graph, wsg, in_edges=graph.m % 2 == 1)
         try:
-            first = {d: anchors.run_gap(binary, wsg, sources[0], d, trials=args.gap_trials).seconds
-                     for d in args.gap_deltas}
+            first = {
+                d: anchors.run_gap(binary, wsg, sources[0], d, trials=args.gap_trials).seconds
+                for d in args.gap_deltas
+            }
             best = min(first, key=first.get)
-            times = [first[best]] + [anchors.run_gap(binary, wsg, s, best, trials=args.gap_trials).seconds
-                                     for s in sources[1:args.gap_sources]]
+            times = [first[best]] + [
+                anchors.run_gap(binary, wsg, s, best, trials=args.gap_trials).seconds
+                for s in sources[1 : args.gap_sources]
+            ]
         finally:
             wsg.unlink()
         row["gap_ms_per_source"] = 1e3 * float(np.median(times))
@@ -153,9 +192,11 @@ def header(args: argparse.Namespace) -> str:
         device = f"device={info.name} driver={info.driver_version}"
     except sssp.SSSPError:
         device = "device=none"
-    return (f"# {device} date={dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} "
-            f"kernels={kernels.digest(kernels.ENGINE_SOURCE_FILE)} cpu={anchors.cpu_model()} "
-            f"boost_processes={args.processes}")
+    return (
+        f"# {device} date={dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} "
+        f"kernels={kernels.digest(kernels.ENGINE_SOURCE_FILE)} cpu={anchors.cpu_model()} "
+        f"boost_processes={args.processes}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,12 +229,15 @@ def main(argv: list[str] | None = None) -> int:
                 w.writeheader()
                 w.writerows(rows)
             part.replace(args.out / "many_sources.csv")
-            print(f"many_sources: {name}: n {graph.n} k {row['k']} {row['algorithm']}/{row['loop']} lanes {row['lanes']}"
-                  f" gpu {row['gpu_ms_per_source']:.4f} wall {row['gpu_wall_ms_per_source']:.4f}"
-                  f" boost16 {row['boost16_ms_per_source']:.4f} ({row['boost16_vs_gpu']:.1f}x)"
-                  f" gap {row['gap_ms_per_source']:.3f} ({row['gap_vs_gpu']:.1f}x)"
-                  f" scipy {row['scipy_ms_per_source']:.3f} ms/source {row['verified']}"
-                  f" [{time.perf_counter() - t0:.1f} s]", flush=True)
+            print(
+                f"many_sources: {name}: n {graph.n} k {row['k']} {row['algorithm']}/{row['loop']} lanes {row['lanes']}"
+                f" gpu {row['gpu_ms_per_source']:.4f} wall {row['gpu_wall_ms_per_source']:.4f}"
+                f" boost16 {row['boost16_ms_per_source']:.4f} ({row['boost16_vs_gpu']:.1f}x)"
+                f" gap {row['gap_ms_per_source']:.3f} ({row['gap_vs_gpu']:.1f}x)"
+                f" scipy {row['scipy_ms_per_source']:.3f} ms/source {row['verified']}"
+                f" [{time.perf_counter() - t0:.1f} s]",
+                flush=True,
+            )
     return 0 if all(r["verified"] == "yes" for r in rows) else 1
 
 

@@ -44,19 +44,38 @@ def positive_float(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, required=True, help="CSV to write")
-    ap.add_argument("--graphs-dir", type=Path, help="folder of real graphs (*.gz, searched recursively)")
+    ap.add_argument(
+        "--graphs-dir", type=Path, help="folder of real graphs (*.gz, searched recursively)"
+    )
     ap.add_argument("--min-nodes", type=int, default=10_000, help="skip smaller real graphs")
     ap.add_argument("--sources", type=int, default=3, help="sources per graph (median)")
     ap.add_argument("--skip-synthetic", action="store_true", help="leave out the 15 paper classes")
-    ap.add_argument("--sizes", nargs="+", default=list(SIZES), help="paper classes' sizes (default all)")
-    ap.add_argument("--degrees", nargs="+", type=int, default=list(DEGREES),
-                    help="paper classes' degrees (default all)")
-    ap.add_argument("--delta", type=positive_float,
-                    help="near-far's Δ on every graph (default: Davidson et al.'s rule per graph)")
-    ap.add_argument("--generated", nargs="+", default=[], metavar="NAME",
-                    help="generated graphs of the record, e.g. grid-512 rgg-196k")
+    ap.add_argument(
+        "--sizes", nargs="+", default=list(SIZES), help="paper classes' sizes (default all)"
+    )
+    ap.add_argument(
+        "--degrees",
+        nargs="+",
+        type=int,
+        default=list(DEGREES),
+        help="paper classes' degrees (default all)",
+    )
+    ap.add_argument(
+        "--delta",
+        type=positive_float,
+        help="near-far's Δ on every graph (default: Davidson et al.'s rule per graph)",
+    )
+    ap.add_argument(
+        "--generated",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="generated graphs of the record, e.g. grid-512 rgg-196k",
+    )
     ap.add_argument("--seed", type=int, default=0, help="graph, weight and source seed")
     args = ap.parse_args(argv)
     for name in args.generated:
@@ -72,8 +91,19 @@ def main(argv: list[str] | None = None) -> None:
     specs += [(name, name) for name in args.generated]
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["graph", "n", "m", *(f"phases_{c}" for c in CRITERIA), "sources", "seconds",
-                    "steps_near-far", "buckets_near-far", "delta_near-far"])
+        w.writerow(
+            [
+                "graph",
+                "n",
+                "m",
+                *(f"phases_{c}" for c in CRITERIA),
+                "sources",
+                "seconds",
+                "steps_near-far",
+                "buckets_near-far",
+                "delta_near-far",
+            ]
+        )
         for name, spec in specs:
             t0 = time.perf_counter()
             if isinstance(spec, Path):
@@ -86,18 +116,37 @@ def main(argv: list[str] | None = None) -> None:
                 graph = sssp.generate("random", size=spec[0], degree=spec[1], seed=args.seed)
             rng = np.random.default_rng(args.seed + 1)
             sources = [int(s) for s in rng.integers(0, graph.n, args.sources)]
-            counts = [int(np.median([solve_cpu(graph, s, algorithm=c).iterations for s in sources]))
-                      for c in CRITERIA]
+            counts = [
+                int(np.median([solve_cpu(graph, s, algorithm=c).iterations for s in sources]))
+                for c in CRITERIA
+            ]
             nf = [solve_cpu(graph, s, algorithm="near-far", delta=args.delta) for s in sources]
             steps = int(np.median([r.iterations for r in nf]))
             buckets = int(np.median([r.stats["buckets"] for r in nf]))
             delta = nf[0].stats["delta"]  # the same for every source
             # Near-far's columns come last so that readers of the older file keep their columns.
-            w.writerow([name, graph.n, graph.m, *counts, len(sources), f"{time.perf_counter() - t0:.1f}",
-                        steps, buckets, f"{delta:.6g}"])
+            w.writerow(
+                [
+                    name,
+                    graph.n,
+                    graph.m,
+                    *counts,
+                    len(sources),
+                    f"{time.perf_counter() - t0:.1f}",
+                    steps,
+                    buckets,
+                    f"{delta:.6g}",
+                ]
+            )
             f.flush()
-            print(name, graph.n, graph.m, counts, f"near-far steps {steps} buckets {buckets} delta {delta:.6g}",
-                  flush=True)
+            print(
+                name,
+                graph.n,
+                graph.m,
+                counts,
+                f"near-far steps {steps} buckets {buckets} delta {delta:.6g}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -74,15 +74,19 @@ def phases(spec: str) -> None:
         count = full.iterations
         cnt = np.empty(2 * (count + 2), np.uint32)
         solver.cuda.memcpy_dtoh(cnt, solver.d_cnt)
-        print(f"PROFILE {spec} config={cfg} src={source_kind} phases={count} total_ms={full.timings['gpu'] * 1e3:.3f}")
+        print(
+            f"PROFILE {spec} config={cfg} src={source_kind} phases={count} total_ms={full.timings['gpu'] * 1e3:.3f}"
+        )
         before = 0.0
         for limit in range(2, count + 2):
             solver.ctrl0[kernels.CTRL_LIMIT] = limit
             times = [solver.solve(source).timings["gpu"] * 1e3 for _ in range(8)]
             now = float(np.median(times[1:]))
             p = limit - 1
-            print(f"  phase {p:3d}: cum {now:.4f} ms  this {1e3 * (now - before):7.1f} us  "
-                  f"|F_prev|={cnt[2 * (p - 1)]:6d} |R|={cnt[2 * p + 1]:6d}")
+            print(
+                f"  phase {p:3d}: cum {now:.4f} ms  this {1e3 * (now - before):7.1f} us  "
+                f"|F_prev|={cnt[2 * (p - 1)]:6d} |R|={cnt[2 * p + 1]:6d}"
+            )
             before = now
         solver.ctrl0[kernels.CTRL_LIMIT] = kernels.engine_phase_limit(graph.n)
 
@@ -118,8 +122,10 @@ def fixed(spec: str) -> None:
     with EngineSolver(graph, algorithm=algorithm, config=cfg, delta=delta) as s:
         source = a_source(graph)
         full = s.solve(source)
-        print(f"FIXED {spec} alg={algorithm} config={cfg} phases={full.iterations} "
-              f"total={full.timings['gpu'] * 1e3:.3f} ms loop={full.timings['loop'] * 1e3:.3f} ms")
+        print(
+            f"FIXED {spec} alg={algorithm} config={cfg} phases={full.iterations} "
+            f"total={full.timings['gpu'] * 1e3:.3f} ms loop={full.timings['loop'] * 1e3:.3f} ms"
+        )
         parts = {
             "events only": lambda: None,
             "ctrl to device": lambda: s.cuda.memcpy_htod_async(s.d_ctrl, s.ctrl0, s.stream),
@@ -152,9 +158,11 @@ def nearfar(spec: str) -> None:
         total = float(np.median([r.timings["gpu"] for r in runs])) * 1e6  # µs
         loop = float(np.median([r.timings["loop"] for r in runs])) * 1e6
         steps = float(np.median([r.iterations for r in runs]))
-        print(f"NEARFAR {spec} n={graph.n} m={graph.m} loop={s.loop} blocks={s.cluster} "
-              f"resident={bool(s.cluster_mb)} fused={bool(s.cluster_lq)} config={cfg} delta={delta} "
-              f"steps={steps:.0f} total={total:.1f} us loop={loop:.1f} us ({loop / max(steps, 1):.2f} us a step)")
+        print(
+            f"NEARFAR {spec} n={graph.n} m={graph.m} loop={s.loop} blocks={s.cluster} "
+            f"resident={bool(s.cluster_mb)} fused={bool(s.cluster_lq)} config={cfg} delta={delta} "
+            f"steps={steps:.0f} total={total:.1f} us loop={loop:.1f} us ({loop / max(steps, 1):.2f} us a step)"
+        )
         full = int(s.ctrl0[kernels.CTRL_LIMIT])
         source = sources[0]
 
@@ -164,6 +172,7 @@ def nearfar(spec: str) -> None:
                 s.start(source)
                 s.run_phases()
                 s.ctrl0[kernels.CTRL_LIMIT] = full
+
             return queue
 
         parts = {
@@ -179,10 +188,15 @@ def nearfar(spec: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
     ap.add_argument("what", choices=("phases", "fixed", "nearfar"))
-    ap.add_argument("graphs", nargs="+", metavar="SIZExDEGREE", help="or, for nearfar, a graph file")
+    ap.add_argument(
+        "graphs", nargs="+", metavar="SIZExDEGREE", help="or, for nearfar, a graph file"
+    )
     args = ap.parse_args(argv)
     for spec in args.graphs:
         {"phases": phases, "fixed": fixed, "nearfar": nearfar}[args.what](spec)

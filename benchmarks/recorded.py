@@ -38,25 +38,26 @@ EXP1_FILE = "exp1_martin.csv"
 EXP2_FILE = "exp2_graphs.csv"
 
 COLUMNS = (
-    "experiment",       # 1 or 2
-    "graph",            # e.g. martin-1M, random-49k-deg200, fe_body, kronecker-logn18
-    "family",           # one line per family in the figures: martin, random-49k, kronecker, walshaw, ...
-    "origin",           # how the graph was made: generator call or file path
+    "experiment",  # 1 or 2
+    "graph",  # e.g. martin-1M, random-49k-deg200, fe_body, kronecker-logn18
+    "family",  # one line per family in the figures: martin, random-49k, kronecker, walshaw, ...
+    "origin",  # how the graph was made: generator call or file path
     "n",
     "m",
-    "algorithm",        # crauser, martin, ... (sssp.result.ALGORITHMS), dijkstra (SciPy), boost-dijkstra
-    "variant",          # successors | predecessors ("" for Dijkstra)
-    "backend",          # gpu | cpu
-    "config",           # GPU launch configuration asked for: default | tuned ("" on the CPU)
-    "config_source",    # what ran (SSSPResult.config_source): default, tuned-exact, tuned-nearest
-    "sources",          # number of sources timed
-    "mean_ms",          # mean time per source (the paper reports the mean)
+    "algorithm",  # crauser, martin, ... (sssp.result.ALGORITHMS), dijkstra (SciPy), boost-dijkstra
+    "variant",  # successors | predecessors ("" for Dijkstra)
+    "backend",  # gpu | cpu
+    "config",  # GPU launch configuration asked for: default | tuned ("" on the CPU)
+    "config_source",  # what ran (SSSPResult.config_source): default, tuned-exact, tuned-nearest
+    "sources",  # number of sources timed
+    "mean_ms",  # mean time per source (the paper reports the mean)
     "median_ms",
-    "iterations",       # mean outer-loop iterations
+    "iterations",  # mean outer-loop iterations
     "relax_active_share",  # mean share of relax threads that had work (GPU)
-    "mem_mb",           # GPU: device memory of the solver; Boost: resident set after building the graph
-    "status",           # ok | the reason there is no measurement
+    "mem_mb",  # GPU: device memory of the solver; Boost: resident set after building the graph
+    "status",  # ok | the reason there is no measurement
 )
+
 
 @dataclass(frozen=True)
 class Recorded:
@@ -81,8 +82,11 @@ class Recorded:
 
     def select(self, **equal: str) -> list[Mapping[str, str]]:
         """Rows with ``status == "ok"`` whose columns equal the given values."""
-        return [r for r in self.rows if r.get("status") == "ok"
-                and all(r.get(k) == str(v) for k, v in equal.items())]
+        return [
+            r
+            for r in self.rows
+            if r.get("status") == "ok" and all(r.get(k) == str(v) for k, v in equal.items())
+        ]
 
 
 @dataclass
@@ -143,23 +147,46 @@ def read(path: str | os.PathLike[str]) -> Recorded:
     reader = csv.DictReader(body)
     missing = set(COLUMNS) - set(reader.fieldnames or ())
     if missing:
-        raise ValueError(f"{path}: not a bench_paper.py results file (missing columns {sorted(missing)})")
+        raise ValueError(
+            f"{path}: not a bench_paper.py results file (missing columns {sorted(missing)})"
+        )
     return Recorded(path, meta, tuple(reader))
 
 
 def git_date(path: Path) -> str | None:
     """Commit date of the last change to ``path`` (the legacy files record no date of their own)."""
     try:
-        out = subprocess.run(["git", "log", "-1", "--format=%cs", "--", str(path)], cwd=ROOT,
-                             capture_output=True, text=True, timeout=20, check=False).stdout.strip()
+        out = subprocess.run(
+            ["git", "log", "-1", "--format=%cs", "--", str(path)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return out or None
 
 
-_LEGACY_FIELDS = ("graph", "n", "m", "sources", "gpu_crauser_ms", "gpu_martin_ms", "cpu_crauser_ms",
-                  "scipy_ms", "boost_ms", "crauser_vs_martin", "crauser_vs_boost", "iters_crauser",
-                  "iters_martin", "relax_active_share", "gpu_mem_mb", "boost_rss_mb")
+_LEGACY_FIELDS = (
+    "graph",
+    "n",
+    "m",
+    "sources",
+    "gpu_crauser_ms",
+    "gpu_martin_ms",
+    "cpu_crauser_ms",
+    "scipy_ms",
+    "boost_ms",
+    "crauser_vs_martin",
+    "crauser_vs_boost",
+    "iters_crauser",
+    "iters_martin",
+    "relax_active_share",
+    "gpu_mem_mb",
+    "boost_rss_mb",
+)
 
 
 def _legacy_family(graph: str, families: Mapping[str, str]) -> str:
@@ -167,7 +194,9 @@ def _legacy_family(graph: str, families: Mapping[str, str]) -> str:
     return f"random-{m.group(1)}" if m else families.get(graph, "real")
 
 
-def legacy_exp2(results: Path = RESULTS, graphs_dir: str | os.PathLike[str] | None = None) -> Recorded | None:
+def legacy_exp2(
+    results: Path = RESULTS, graphs_dir: str | os.PathLike[str] | None = None
+) -> Recorded | None:
     """The older ``bench_gpu.py`` H200 outputs in ``results`` as experiment-2 rows, or None.
 
     They hold medians (not means) over 20 sources of GPU Crauser/Martín with the default
@@ -202,15 +231,34 @@ def legacy_exp2(results: Path = RESULTS, graphs_dir: str | os.PathLike[str] | No
         meta.setdefault("date", git_date(path) or "date not recorded")
     if not found:
         return None
-    gdir = Path(graphs_dir or os.environ.get("SSSP_GRAPHS_DIR") or ROOT.parent / "shared" / "graphs")
-    families = {p.name.split(".")[0]: p.parent.name for p in gdir.rglob("*.gz")} if gdir.is_dir() else {}
-    meta.update(experiment="2", sources_per_graph="20 (median)", status="complete",
-                recorded_by="benchmarks/bench_gpu.py, default configuration 256-N; medians, not means")
+    gdir = Path(
+        graphs_dir or os.environ.get("SSSP_GRAPHS_DIR") or ROOT.parent / "shared" / "graphs"
+    )
+    families = (
+        {p.name.split(".")[0]: p.parent.name for p in gdir.rglob("*.gz")} if gdir.is_dir() else {}
+    )
+    meta.update(
+        experiment="2",
+        sources_per_graph="20 (median)",
+        status="complete",
+        recorded_by="benchmarks/bench_gpu.py, default configuration 256-N; medians, not means",
+    )
     rows = []
     for g, r in found.items():
-        base = dict(experiment="2", graph=g, family=_legacy_family(g, families), origin="", n=r["n"],
-                    m=r["m"], sources=r["sources"], mean_ms="", iterations="", relax_active_share="",
-                    mem_mb="", status="ok")
+        base = dict(
+            experiment="2",
+            graph=g,
+            family=_legacy_family(g, families),
+            origin="",
+            n=r["n"],
+            m=r["m"],
+            sources=r["sources"],
+            mean_ms="",
+            iterations="",
+            relax_active_share="",
+            mem_mb="",
+            status="ok",
+        )
         for algo, backend, config, key, iters, mem in (
             ("crauser", "gpu", "default", "gpu_crauser_ms", "iters_crauser", "gpu_mem_mb"),
             ("martin", "gpu", "default", "gpu_martin_ms", "iters_martin", ""),
@@ -218,8 +266,15 @@ def legacy_exp2(results: Path = RESULTS, graphs_dir: str | os.PathLike[str] | No
             ("dijkstra", "cpu", "", "scipy_ms", "", ""),
             ("boost-dijkstra", "cpu", "", "boost_ms", "", "boost_rss_mb"),
         ):
-            row = dict(base, algorithm=algo, variant="" if "dijkstra" in algo else "successors",
-                       backend=backend, config=config, config_source=config, median_ms=r[key])
+            row = dict(
+                base,
+                algorithm=algo,
+                variant="" if "dijkstra" in algo else "successors",
+                backend=backend,
+                config=config,
+                config_source=config,
+                median_ms=r[key],
+            )
             if iters:
                 row["iterations"] = r[iters]
             if mem:
@@ -236,8 +291,11 @@ def gpu_dirs(results: Path = RESULTS) -> list[Path]:
     """The ``benchmarks/results/<gpu>/`` folders that hold bench_paper.py output."""
     if not results.is_dir():
         return []
-    return sorted(p for p in results.iterdir()
-                  if p.is_dir() and ((p / EXP1_FILE).exists() or (p / EXP2_FILE).exists()))
+    return sorted(
+        p
+        for p in results.iterdir()
+        if p.is_dir() and ((p / EXP1_FILE).exists() or (p / EXP2_FILE).exists())
+    )
 
 
 def load(gpu_dir: Path | None, name: str, *, results: Path = RESULTS) -> Recorded | None:

@@ -45,11 +45,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchors  # noqa: E402  (a sibling script module)
 from bench_sssp import generated, parse_generated, pick_sources  # noqa: E402
 
-COLUMNS = ("tag", "graph", "n", "m", "algorithm", "loop", "sources", "gpu_ms", "wall_ms", "host_us",
-           "allow_us", "before_us", "after_us", "wall_nopred_ms", "gpu_nopred_ms", "oneshot_ms", "verified")
+COLUMNS = (
+    "tag",
+    "graph",
+    "n",
+    "m",
+    "algorithm",
+    "loop",
+    "sources",
+    "gpu_ms",
+    "wall_ms",
+    "host_us",
+    "allow_us",
+    "before_us",
+    "after_us",
+    "wall_nopred_ms",
+    "gpu_nopred_ms",
+    "oneshot_ms",
+    "verified",
+)
 
 
-def build(name: str, graphs_dir: Path | None, anchor_dir: Path | None, cache: Path, seed: int) -> sssp.Graph:
+def build(
+    name: str, graphs_dir: Path | None, anchor_dir: Path | None, cache: Path, seed: int
+) -> sssp.Graph:
     if name.startswith("random-"):
         _, size, deg = name.split("-")
         return sssp.generate("random", size=size, degree=int(deg.removeprefix("deg")), seed=seed)
@@ -64,8 +83,11 @@ def build(name: str, graphs_dir: Path | None, anchor_dir: Path | None, cache: Pa
             if anchor_dir is None:
                 raise sssp.SSSPError(f"{name}: needs --anchors (GAP's converter)")
             tmp = wsg.with_suffix(".part")
-            subprocess.run([str(anchor_dir / "gap_converter"), flag, scale, "-k", "16", "-w", "-b", str(tmp)],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [str(anchor_dir / "gap_converter"), flag, scale, "-k", "16", "-w", "-b", str(tmp)],
+                check=True,
+                capture_output=True,
+            )
             tmp.rename(wsg)
         graph, _ = anchors.read_wsg(wsg)
         return graph
@@ -77,7 +99,9 @@ def build(name: str, graphs_dir: Path | None, anchor_dir: Path | None, cache: Pa
     return sssp.load(files[0], weights="random", seed=seed)
 
 
-def references(graph: sssp.Graph, name: str, sources: list[int], cache: Path) -> dict[int, np.ndarray]:
+def references(
+    graph: sssp.Graph, name: str, sources: list[int], cache: Path
+) -> dict[int, np.ndarray]:
     """SciPy's distances (int64 with ``sssp.UNREACHABLE``, or float64) from each source."""
     from scipy.sparse.csgraph import dijkstra
 
@@ -106,7 +130,9 @@ def gpu_seconds(r) -> float:
     return r.timings["gpu"] if "gpu" in r.timings else r.timings["total"]
 
 
-def measure(tag: str, name: str, graph: sssp.Graph, sources: list[int], refs: dict[int, np.ndarray]) -> dict:
+def measure(
+    tag: str, name: str, graph: sssp.Graph, sources: list[int], refs: dict[int, np.ndarray]
+) -> dict:
     bad: list[int] = []
     walls, gpus, walls_np, gpus_np, before, after = [], [], [], [], [], []
     with sssp.Solver(graph, backend="gpu", tuned=True) as solver:
@@ -142,12 +168,23 @@ def measure(tag: str, name: str, graph: sssp.Graph, sources: list[int], refs: di
         bad.append(sources[0])
     med = lambda xs: float(np.median(xs)) if xs else float("nan")  # noqa: E731
     return {
-        "tag": tag, "graph": name, "n": graph.n, "m": graph.m, "algorithm": algorithm, "loop": loop,
-        "sources": len(set(sources)), "gpu_ms": 1e3 * med(gpus), "wall_ms": 1e3 * med(walls),
-        "host_us": 1e6 * (med(walls) - med(gpus)), "allow_us": 30 + graph.n / 1e3,
-        "before_us": 1e6 * med(before), "after_us": 1e6 * med(after),
-        "wall_nopred_ms": 1e3 * med(walls_np), "gpu_nopred_ms": 1e3 * med(gpus_np),
-        "oneshot_ms": 1e3 * oneshot, "verified": "no" if bad else "yes",
+        "tag": tag,
+        "graph": name,
+        "n": graph.n,
+        "m": graph.m,
+        "algorithm": algorithm,
+        "loop": loop,
+        "sources": len(set(sources)),
+        "gpu_ms": 1e3 * med(gpus),
+        "wall_ms": 1e3 * med(walls),
+        "host_us": 1e6 * (med(walls) - med(gpus)),
+        "allow_us": 30 + graph.n / 1e3,
+        "before_us": 1e6 * med(before),
+        "after_us": 1e6 * med(after),
+        "wall_nopred_ms": 1e3 * med(walls_np),
+        "gpu_nopred_ms": 1e3 * med(gpus_np),
+        "oneshot_ms": 1e3 * oneshot,
+        "verified": "no" if bad else "yes",
     }
 
 
@@ -176,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="solves per source (medians over all)")
     ap.add_argument("--big-sources", type=int, default=3, help="sources on graphs of over 1M nodes")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--profile", action="store_true", help="a cProfile of 200 warm solves per graph instead")
+    ap.add_argument(
+        "--profile", action="store_true", help="a cProfile of 200 warm solves per graph instead"
+    )
     args = ap.parse_args(argv)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -191,11 +230,14 @@ def main(argv: list[str] | None = None) -> int:
         refs = references(graph, name, sources, args.cache_dir)
         row = measure(args.tag, name, graph, sources * args.repeat, refs)
         rows.append(row)
-        print(f"result_path {args.tag} {name}: n {row['n']} {row['algorithm']}/{row['loop']} gpu {row['gpu_ms']:.3f} ms"
-              f" wall {row['wall_ms']:.3f} ms host {row['host_us']:.0f} us (allow {row['allow_us']:.0f};"
-              f" before {row['before_us']:.0f}, after {row['after_us']:.0f})"
-              f" nopred {row['wall_nopred_ms']:.3f} ms oneshot {row['oneshot_ms']:.2f} ms {row['verified']}"
-              f" [{time.perf_counter() - t0:.1f} s]", flush=True)
+        print(
+            f"result_path {args.tag} {name}: n {row['n']} {row['algorithm']}/{row['loop']} gpu {row['gpu_ms']:.3f} ms"
+            f" wall {row['wall_ms']:.3f} ms host {row['host_us']:.0f} us (allow {row['allow_us']:.0f};"
+            f" before {row['before_us']:.0f}, after {row['after_us']:.0f})"
+            f" nopred {row['wall_nopred_ms']:.3f} ms oneshot {row['oneshot_ms']:.2f} ms {row['verified']}"
+            f" [{time.perf_counter() - t0:.1f} s]",
+            flush=True,
+        )
         del graph
     if args.out and rows:
         new = not args.out.exists()

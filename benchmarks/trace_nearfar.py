@@ -46,13 +46,20 @@ CONFIGS = {
     "x4-local8192": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192),
     "x8-local8192": LaunchConfig(KernelConfig(1024, "N", 8), blocks_per_sm=1, local_limit=8192),
     "x4-local0": LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=0),
-    "x16-local2048-256x1": LaunchConfig(KernelConfig(256, "N", 16), blocks_per_sm=1, local_limit=2048),
+    "x16-local2048-256x1": LaunchConfig(
+        KernelConfig(256, "N", 16), blocks_per_sm=1, local_limit=2048
+    ),
     **{label: cfg for label, cfg in bench_nearfar.CONFIGS.items() if cfg.loop == "cluster"},
 }
 """label -> near-far launch configuration (the cluster loop's are bench_nearfar.py's)."""
 CLUSTER_SEGMENTS = ((0, 1, "scan"), (1, 6, "rows"), (6, 2, "walk"), (2, 3, "barrier"))
-SEGMENTS = ((1, 4, "list_read"), (4, 5, "key_read"), (5, 6, "edge_atomic"), (6, 7, "stamp_append"),
-            (7, 2, "rest"))
+SEGMENTS = (
+    (1, 4, "list_read"),
+    (4, 5, "key_read"),
+    (5, 6, "edge_atomic"),
+    (6, 7, "stamp_append"),
+    (7, 2, "rest"),
+)
 
 
 def traced_build() -> None:
@@ -72,7 +79,9 @@ def load(name: str, graphs_dir: Path | None):
         return generated(name, 0)
     found = sorted(Path(graphs_dir).rglob(f"{name}.*gz")) if graphs_dir else []
     if not found:
-        raise SystemExit(f"trace_nearfar: no graph {name!r} (give --graphs-dir, or a random-/grid-/rgg- name)")
+        raise SystemExit(
+            f"trace_nearfar: no graph {name!r} (give --graphs-dir, or a random-/grid-/rgg- name)"
+        )
     return sssp.load(found[0], weights="random", seed=0)
 
 
@@ -93,7 +102,9 @@ def summary(trace: np.ndarray, moves: int, clock_hz: float) -> dict:
         out[f"{kind}_ring_us"] = med(t[:, 1] - t[:, 0], mask)
         out[f"{kind}_move_us"] = med(t[:, 2] - t[:, 1], mask)
         out[f"{kind}_gap_us"] = med(gap, mask & has_next)
-        out[f"{kind}_list_len"] = float(np.median((t[:, 3] & ((1 << 40) - 1))[mask])) if mask.any() else None
+        out[f"{kind}_list_len"] = (
+            float(np.median((t[:, 3] & ((1 << 40) - 1))[mask])) if mask.any() else None
+        )
         for a, b, name in SEGMENTS:
             ok = mask & (t[:, a] > 0) & (t[:, b] >= t[:, a])
             out[f"{kind}_{name}_us"] = med(t[:, b] - t[:, a], ok)
@@ -104,7 +115,10 @@ def cluster_summary(trace: np.ndarray, steps: int, clock_hz: float) -> dict:
     """Medians (µs) over the steps of one traced cluster solve (SSSP_NFC_MARK)."""
     t = trace.reshape(-1, SLOTS)[:steps].astype(np.int64)
     us = 1e6 / clock_hz
-    out: dict = {f"{name}_us": round(float(np.median(t[:, b] - t[:, a])) * us, 3) for a, b, name in CLUSTER_SEGMENTS}
+    out: dict = {
+        f"{name}_us": round(float(np.median(t[:, b] - t[:, a])) * us, 3)
+        for a, b, name in CLUSTER_SEGMENTS
+    }
     if len(t) > 1:
         out["rest_us"] = round(float(np.median(t[1:, 0] - t[:-1, 3])) * us, 3)
     out["step_us"] = round(float(np.median(np.diff(t[:, 0]))) * us, 3) if len(t) > 1 else None
@@ -114,11 +128,17 @@ def cluster_summary(trace: np.ndarray, steps: int, clock_hz: float) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("graphs", nargs="+", metavar="NAME")
     ap.add_argument("--graphs-dir", type=Path)
-    ap.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS), metavar="LABEL")
-    ap.add_argument("--scale", type=float, default=64.0, help="Δ as a multiple of the default rule (default 64)")
+    ap.add_argument(
+        "--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS), metavar="LABEL"
+    )
+    ap.add_argument(
+        "--scale", type=float, default=64.0, help="Δ as a multiple of the default rule (default 64)"
+    )
     ap.add_argument("--sources", type=int, default=3)
     ap.add_argument("--out", type=Path, help="JSON lines (default: standard output only)")
     args = ap.parse_args()
@@ -136,9 +156,13 @@ def main() -> int:
         refs = {s: dijkstra(graph, s).dist for s in sources}
         for label in args.configs:
             cfg = CONFIGS[label]
-            with EngineSolver(graph, algorithm="near-far", config=cfg, delta=scaled_delta(graph, args.scale)) as sv:
+            with EngineSolver(
+                graph, algorithm="near-far", config=cfg, delta=scaled_delta(graph, args.scale)
+            ) as sv:
                 ptr, size = sv.module.get_global("sssp_nf_trace")
-                clock_hz = 1e3 * sv.cuda.Device(sv.info.ordinal).get_attribute(sv.cuda.device_attribute.CLOCK_RATE)
+                clock_hz = 1e3 * sv.cuda.Device(sv.info.ordinal).get_attribute(
+                    sv.cuda.device_attribute.CLOCK_RATE
+                )
                 sv.solve(sources[0])  # warm-up
                 times, ok = [], True
                 for s in sources:
@@ -149,11 +173,22 @@ def main() -> int:
                 trace = np.empty(size // 8, np.uint64)
                 sv.cuda.memcpy_dtoh(trace, ptr)
             wrong += not ok
-            row = {"graph": name, "config": label, "delta_scale": args.scale, "gpu_ms": round(float(np.median(times)), 4),
-                   "verified": "yes" if ok else "no", "steps": r.iterations, "buckets": r.stats["buckets"],
-                   "sm_clock_mhz": clock_hz / 1e6, "cluster_blocks": r.stats.get("cluster_blocks"),
-                   **(cluster_summary(trace, r.iterations, clock_hz) if "cluster_blocks" in r.stats
-                      else summary(trace, r.iterations + r.stats["buckets"], clock_hz))}
+            row = {
+                "graph": name,
+                "config": label,
+                "delta_scale": args.scale,
+                "gpu_ms": round(float(np.median(times)), 4),
+                "verified": "yes" if ok else "no",
+                "steps": r.iterations,
+                "buckets": r.stats["buckets"],
+                "sm_clock_mhz": clock_hz / 1e6,
+                "cluster_blocks": r.stats.get("cluster_blocks"),
+                **(
+                    cluster_summary(trace, r.iterations, clock_hz)
+                    if "cluster_blocks" in r.stats
+                    else summary(trace, r.iterations + r.stats["buckets"], clock_hz)
+                ),
+            }
             line = json.dumps(row)
             print(line, flush=True)
             if out:

@@ -45,7 +45,9 @@ class KernelContractError(KernelError, ValueError):
 class KernelCompileFailure(KernelError):
     """nvcc rejected a source; keeps the source, the options and the compiler log."""
 
-    def __init__(self, message: str, *, source: str = "", options: tuple[str, ...] = (), log: str = ""):
+    def __init__(
+        self, message: str, *, source: str = "", options: tuple[str, ...] = (), log: str = ""
+    ):
         self.source, self.options, self.log = source, tuple(options), log
         super().__init__(message)
 
@@ -90,7 +92,9 @@ def source(file: str = SOURCE_FILE) -> str:
     """Text of a kernel source (default: the legacy kernels); a source of several files
     (:data:`SOURCE_PARTS`) is their concatenation."""
     root = resources.files(__package__)
-    return "".join(root.joinpath(part).read_text(encoding="utf-8") for part in SOURCE_PARTS.get(file, (file,)))
+    return "".join(
+        root.joinpath(part).read_text(encoding="utf-8") for part in SOURCE_PARTS.get(file, (file,))
+    )
 
 
 _C_UNSIGNED = {32: "unsigned int", 64: "unsigned long long"}
@@ -109,7 +113,9 @@ def signature_source(defines: dict) -> str:
     dist, weight = int(defines["SSSP_DIST_BITS"]), int(defines["SSSP_WEIGHT_BITS"])
     if dist not in _C_UNSIGNED or weight not in _C_UNSIGNED:
         raise KernelContractError(f"distance/weight bits must be 32 or 64, got {dist}/{weight}")
-    return text.replace("sssp_dist_t *", f"{_C_UNSIGNED[dist]} *").replace("sssp_weight_t *", f"{_C_UNSIGNED[weight]} *")
+    return text.replace("sssp_dist_t *", f"{_C_UNSIGNED[dist]} *").replace(
+        "sssp_weight_t *", f"{_C_UNSIGNED[weight]} *"
+    )
 
 
 @cache
@@ -136,7 +142,9 @@ class CompileParams:
 
     def __post_init__(self) -> None:
         if self.dist_bits not in (32, 64) or self.weight_bits not in (32, 64):
-            raise KernelContractError(f"distance/weight bits must be 32 or 64, got {self.dist_bits}/{self.weight_bits}")
+            raise KernelContractError(
+                f"distance/weight bits must be 32 or 64, got {self.dist_bits}/{self.weight_bits}"
+            )
         if self.weight_bits > self.dist_bits:
             raise KernelContractError("weight bits cannot exceed distance bits")
         if self.relax_lanes not in LANE_CHOICES:
@@ -155,7 +163,9 @@ class CompileParams:
 
     @property
     def key(self) -> str:
-        return f"d{self.dist_bits}w{self.weight_bits}{'c' if self.crauser else 'm'}l{self.relax_lanes}"
+        return (
+            f"d{self.dist_bits}w{self.weight_bits}{'c' if self.crauser else 'm'}l{self.relax_lanes}"
+        )
 
 
 CRITERIA = ("out", "in", "inout", "martin")
@@ -183,7 +193,9 @@ class EngineParams:
 
     def __post_init__(self) -> None:
         if self.dist_bits not in (32, 64) or self.weight_bits not in (32, 64):
-            raise KernelContractError(f"distance/weight bits must be 32 or 64, got {self.dist_bits}/{self.weight_bits}")
+            raise KernelContractError(
+                f"distance/weight bits must be 32 or 64, got {self.dist_bits}/{self.weight_bits}"
+            )
         if self.floating and self.dist_bits != 64:
             raise KernelContractError("real-valued weights use float64 distances (dist_bits=64)")
         if not self.floating and self.weight_bits > self.dist_bits:
@@ -195,7 +207,8 @@ class EngineParams:
         if self.cluster and (self.cluster not in CLUSTER_SIZES or not self.packed or self.pull):
             raise KernelContractError(
                 f"cluster {self.cluster}: the cluster solver takes {CLUSTER_SIZES} blocks, 32-bit integer "
-                "distances and the successors variant")
+                "distances and the successors variant"
+            )
 
     @property
     def packed(self) -> bool:
@@ -220,8 +233,10 @@ class EngineParams:
     @property
     def key(self) -> str:
         kind = "f" if self.floating else "u"
-        return (f"e-{kind}{self.dist_bits}w{self.weight_bits}-{self.criterion}-l{self.relax_lanes}"
-                f"{'-pull' if self.pull else ''}{f'-c{self.cluster}' if self.cluster else ''}")
+        return (
+            f"e-{kind}{self.dist_bits}w{self.weight_bits}-{self.criterion}-l{self.relax_lanes}"
+            f"{'-pull' if self.pull else ''}{f'-c{self.cluster}' if self.cluster else ''}"
+        )
 
     def dtypes(self) -> tuple[str, str, str]:
         """numpy dtype names of (stored distance key, distance value, weight) on the device."""
@@ -259,8 +274,22 @@ class KernelSpec:
         return self.cuda_names[variant]
 
 
-ENGINE_ARGS = ("indptr", "indices", "weights", "omega", "iota", "settled_at", "key", "pred",
-               "qF", "qR", "cnt", "thr", "ctrl", "n")
+ENGINE_ARGS = (
+    "indptr",
+    "indices",
+    "weights",
+    "omega",
+    "iota",
+    "settled_at",
+    "key",
+    "pred",
+    "qF",
+    "qR",
+    "cnt",
+    "thr",
+    "ctrl",
+    "n",
+)
 """Every engine-2 kernel takes these first, in this order (kernels/sssp_engine.cu, SSSP_ARGS)."""
 ENGINE_FORMAT = "P" * 13 + "i"
 
@@ -270,18 +299,37 @@ def _both(name: str) -> dict:
 
 
 ENGINE_KERNELS: dict[str, KernelSpec] = {
-    "init": KernelSpec("init", _both("sssp_e_init"), (*ENGINE_ARGS, "source"), ENGINE_FORMAT + "i", "history"),
-    "relax": KernelSpec("relax", _both("sssp_e_relax"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes",
-                        strided=True),
-    "settle": KernelSpec("settle", _both("sssp_e_settle"), (*ENGINE_ARGS, "cond"), ENGINE_FORMAT + "Q", "nodes",
-                         strided=True),
-    "persistent": KernelSpec("persistent", _both("sssp_e_persistent"),
-                             (*ENGINE_ARGS, "local_limit", "local_cap", "degree"), ENGINE_FORMAT + "iii",
-                             "resident",
-                             "local-queues"),
+    "init": KernelSpec(
+        "init", _both("sssp_e_init"), (*ENGINE_ARGS, "source"), ENGINE_FORMAT + "i", "history"
+    ),
+    "relax": KernelSpec(
+        "relax", _both("sssp_e_relax"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes", strided=True
+    ),
+    "settle": KernelSpec(
+        "settle",
+        _both("sssp_e_settle"),
+        (*ENGINE_ARGS, "cond"),
+        ENGINE_FORMAT + "Q",
+        "nodes",
+        strided=True,
+    ),
+    "persistent": KernelSpec(
+        "persistent",
+        _both("sssp_e_persistent"),
+        (*ENGINE_ARGS, "local_limit", "local_cap", "degree"),
+        ENGINE_FORMAT + "iii",
+        "resident",
+        "local-queues",
+    ),
     "tree": KernelSpec("tree", _both("sssp_e_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
-    "sort": KernelSpec("sort", _both("sssp_e_sort_rows"), ("indptr", "indices", "weights", "n"), "PPPi", "rows",
-                       strided=True),
+    "sort": KernelSpec(
+        "sort",
+        _both("sssp_e_sort_rows"),
+        ("indptr", "indices", "weights", "n"),
+        "PPPi",
+        "rows",
+        strided=True,
+    ),
 }
 """Engine 2's kernels. ``relax`` and ``settle`` are the host and graph loops' per-phase kernels
 (their grid is capped at the resident blocks; they stride over their queues). ``sort`` runs once,
@@ -301,16 +349,23 @@ def sorts_rows(params: EngineParams, max_degree: int) -> bool:
     weights (the sort's keys) and no row longer than :data:`SORT_CAP`."""
     return not params.pull and params.weight_bits == 32 and max_degree <= SORT_CAP
 
+
 NEARFAR_ARGS = (*ENGINE_ARGS, "pushed", "infar")
 """Near-far's kernels take engine 2's arguments and two node arrays more: the distance each node
 last pushed with (distance bits) and its far-pile flags (one bit per node,
 :func:`nearfar_flag_words` uint32 words)."""
 
 NEARFAR_KERNELS: dict[str, KernelSpec] = {
-    "init": KernelSpec("init", _both("sssp_nf_init"), (*NEARFAR_ARGS, "source"), ENGINE_FORMAT + "PPi", "nodes"),
-    "persistent": KernelSpec("persistent", _both("sssp_nf_persistent"),
-                             (*NEARFAR_ARGS, "delta", "local_limit"), ENGINE_FORMAT + "PPQi",
-                             "resident"),
+    "init": KernelSpec(
+        "init", _both("sssp_nf_init"), (*NEARFAR_ARGS, "source"), ENGINE_FORMAT + "PPi", "nodes"
+    ),
+    "persistent": KernelSpec(
+        "persistent",
+        _both("sssp_nf_persistent"),
+        (*NEARFAR_ARGS, "delta", "local_limit"),
+        ENGINE_FORMAT + "PPQi",
+        "resident",
+    ),
     "tree": KernelSpec("tree", _both("sssp_nf_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
 }
 """Near-far (Δ-stepping) on engine 2: one persistent launch, then the strict half of the
@@ -318,9 +373,14 @@ predecessor rule (kernels/sssp_nearfar.cu). ``delta`` is 64 bits: an integer, or
 for real-valued weights (:func:`nearfar_delta_bits`). Successors variant only."""
 
 CLUSTER_KERNELS: dict[str, KernelSpec] = {
-    "solve": KernelSpec("solve", _both("sssp_nfc_solve"),
-                        (*ENGINE_ARGS, "delta", "source", "nb", "cap", "limit", "mb", "lq", "place", "slots"),
-                        ENGINE_FORMAT + "QiiiiiiPP", "cluster", "cluster-state"),
+    "solve": KernelSpec(
+        "solve",
+        _both("sssp_nfc_solve"),
+        (*ENGINE_ARGS, "delta", "source", "nb", "cap", "limit", "mb", "lq", "place", "slots"),
+        ENGINE_FORMAT + "QiiiiiiPP",
+        "cluster",
+        "cluster-state",
+    ),
     "tree": NEARFAR_KERNELS["tree"],
 }
 """Near-far in one thread-block cluster (kernels/sssp_cluster.cu): one launch of exactly
@@ -361,7 +421,9 @@ def cluster_slots(n: int, blocks: int) -> int:
     return max(32, -(-per_block // 32) * 32)
 
 
-def cluster_smem_bytes(n: int, blocks: int, cap: int = CLUSTER_LIST_CAP, mb: int = 0, lq: int = 0) -> int:
+def cluster_smem_bytes(
+    n: int, blocks: int, cap: int = CLUSTER_LIST_CAP, mb: int = 0, lq: int = 0
+) -> int:
     """Dynamic shared memory per block of the cluster solver: 12 words of counters, an inbox of 6
     words per block, the distances (4 B per slot), two bit maps, the list (4 words per entry),
     with ``mb`` > 0 (resident) the rows (4 B per slot, one more) and ``mb`` edges of 8 B (target
@@ -385,7 +447,9 @@ def cluster_placement(order, blocks: int) -> tuple:
     n = len(order)
     nb = cluster_slots(n, blocks)
     if nb > CLUSTER_MAX_SLOTS:
-        raise ValueError(f"{n} nodes need {nb} slots per block: the cluster solver addresses {CLUSTER_MAX_SLOTS}")
+        raise ValueError(
+            f"{n} nodes need {nb} slots per block: the cluster solver addresses {CLUSTER_MAX_SLOTS}"
+        )
     pos = np.arange(n, dtype=np.int64)
     place = np.empty(n, np.int32)
     place[order] = ((pos // nb) << 16 | pos % nb).astype(np.int32)
@@ -401,11 +465,18 @@ def cluster_block_edges(degrees, blocks: int, order=None) -> int:
         return max(int(degrees[r::blocks].sum()) for r in range(blocks))
     nb = cluster_slots(len(degrees), blocks)
     ordered = degrees[order]
-    return max(int(ordered[r * nb:(r + 1) * nb].sum()) for r in range(blocks))
+    return max(int(ordered[r * nb : (r + 1) * nb].sum()) for r in range(blocks))
 
 
-def cluster_layout(degrees, smem_per_block: int, *, at_least: int = 1,
-                   largest: int = CLUSTER_SIZES[-1], lq: int = 0, order=None) -> tuple[int, int] | None:
+def cluster_layout(
+    degrees,
+    smem_per_block: int,
+    *,
+    at_least: int = 1,
+    largest: int = CLUSTER_SIZES[-1],
+    lq: int = 0,
+    order=None,
+) -> tuple[int, int] | None:
     """(blocks, mb) of the cluster solver for a graph with out-degrees ``degrees``: the fewest
     blocks of :data:`CLUSTER_SIZES` (from ``at_least`` to ``largest``) whose shared memory
     (``smem_per_block`` bytes each) holds the distances and the graph itself (``mb`` edges per
@@ -416,7 +487,11 @@ def cluster_layout(degrees, smem_per_block: int, *, at_least: int = 1,
     n, m = len(degrees), int(degrees.sum())
     if m > CLUSTER_MAX_EDGES:
         return None
-    sizes = [c for c in CLUSTER_SIZES if at_least <= c <= largest and cluster_slots(n, c) <= CLUSTER_MAX_SLOTS]
+    sizes = [
+        c
+        for c in CLUSTER_SIZES
+        if at_least <= c <= largest and cluster_slots(n, c) <= CLUSTER_MAX_SLOTS
+    ]
     for c in sizes:
         mb = cluster_block_edges(degrees, c, order)
         if cluster_smem_bytes(n, c, mb=max(mb, 1), lq=lq) <= smem_per_block:
@@ -449,17 +524,37 @@ def nearfar_delta_bits(delta: int | float, floating: bool) -> int:
         return struct.unpack("<Q", struct.pack("<d", float(delta)))[0]
     return min(int(delta), UINT64_INF)
 
+
 LEGACY_KERNELS: dict[str, KernelSpec] = {
-    "relax": KernelSpec("relax", {"successors": "sssp_relax", "predecessors": "sssp_relax_pull"},
-                        ("indptr", "indices", "weights", "settled_at", "dist", "n", "iter"), "PPPPPii",
-                        "node-lanes"),
-    "min": KernelSpec("min", _both("sssp_min"), ("settled_at", "dist", "omega", "delta_hist", "n", "iter"),
-                      "PPPPii", "half-nodes", "block-dist"),
-    "update": KernelSpec("update", _both("sssp_update"),
-                         ("settled_at", "dist", "delta_hist", "settled_count", "n", "iter"), "PPPPii", "nodes"),
-    "tree": KernelSpec("tree", {"successors": "sssp_tree", "predecessors": "sssp_tree_pull"},
-                       ("indptr", "indices", "weights", "settled_at", "dist", "pred", "n"), "PPPPPPi",
-                       "node-lanes"),
+    "relax": KernelSpec(
+        "relax",
+        {"successors": "sssp_relax", "predecessors": "sssp_relax_pull"},
+        ("indptr", "indices", "weights", "settled_at", "dist", "n", "iter"),
+        "PPPPPii",
+        "node-lanes",
+    ),
+    "min": KernelSpec(
+        "min",
+        _both("sssp_min"),
+        ("settled_at", "dist", "omega", "delta_hist", "n", "iter"),
+        "PPPPii",
+        "half-nodes",
+        "block-dist",
+    ),
+    "update": KernelSpec(
+        "update",
+        _both("sssp_update"),
+        ("settled_at", "dist", "delta_hist", "settled_count", "n", "iter"),
+        "PPPPii",
+        "nodes",
+    ),
+    "tree": KernelSpec(
+        "tree",
+        {"successors": "sssp_tree", "predecessors": "sssp_tree_pull"},
+        ("indptr", "indices", "weights", "settled_at", "dist", "pred", "n"),
+        "PPPPPPi",
+        "node-lanes",
+    ),
 }
 
 # Sentinels shared by both sources.
@@ -592,8 +687,22 @@ class ResultParams:
         return "result"
 
 
-RESULT_ARGS = ("key", "pred_in", "cnt", "ctrl", "dist", "pred", "info", "scratch", "n", "source",
-               "layout", "counters", "history_len", "out_kind")
+RESULT_ARGS = (
+    "key",
+    "pred_in",
+    "cnt",
+    "ctrl",
+    "dist",
+    "pred",
+    "info",
+    "scratch",
+    "n",
+    "source",
+    "layout",
+    "counters",
+    "history_len",
+    "out_kind",
+)
 RESULT_KERNEL = KernelSpec("result", _both("sssp_result"), RESULT_ARGS, "PPPPPPPPiiiiii", "nodes")
 """The result pass, launched after the solve's last kernel: it writes the distances (in the
 dtype ``out_kind`` names) and, when ``pred`` is not null, the predecessors
@@ -633,7 +742,9 @@ def engine_phase_limit(n: int) -> int:
     return n + 2
 
 
-def blocks_for(spec: KernelSpec, n: int, block: int, lanes: int = 1, *, resident: int | None = None) -> int:
+def blocks_for(
+    spec: KernelSpec, n: int, block: int, lanes: int = 1, *, resident: int | None = None
+) -> int:
     """Number of blocks for ``spec``'s grid rule (``resident``: blocks that fit at once)."""
     if spec.grid == "node-lanes":
         blocks = -(-n * lanes // block)
@@ -682,7 +793,9 @@ def engine_params() -> list[EngineParams]:
     """Every engine-2 combination the runtime can request (the CPU compile test builds them)."""
     out = []
     kinds = [(32, 32, False), (64, 32, False), (64, 64, False), (64, 32, True), (64, 64, True)]
-    for (db, wb, fl), crit, lanes, pull in itertools.product(kinds, CRITERIA, LANE_CHOICES, (False, True)):
+    for (db, wb, fl), crit, lanes, pull in itertools.product(
+        kinds, CRITERIA, LANE_CHOICES, (False, True)
+    ):
         out.append(EngineParams(db, wb, fl, crit, lanes, pull))
     out.extend(EngineParams(32, 32, False, "out", CLUSTER_LANES, False, c) for c in CLUSTER_SIZES)
     return out
@@ -698,8 +811,9 @@ def runtime_params() -> list[CompileParams]:
     return out
 
 
-def nvcc_compile(params: CompileParams | EngineParams, *, arch: str = DEFAULT_ARCH,
-                 nvcc: str | None = None) -> bytes:
+def nvcc_compile(
+    params: CompileParams | EngineParams, *, arch: str = DEFAULT_ARCH, nvcc: str | None = None
+) -> bytes:
     """Compile the sources to a cubin with ``nvcc`` (no GPU needed) and return it.
 
     Used by the CPU-side tests to check every parameter combination; the GPU runtime compiles
@@ -719,10 +833,14 @@ def nvcc_compile(params: CompileParams | EngineParams, *, arch: str = DEFAULT_AR
         src.write_text(text, encoding="utf-8")
         out = Path(tmp) / "k.cubin"
         opts = [*NVCC_OPTIONS, f"-arch={arch}", "--cubin", *params.nvcc_flags()]
-        proc = subprocess.run([nvcc, *opts, "-o", str(out), str(src)], capture_output=True, text=True)
+        proc = subprocess.run(
+            [nvcc, *opts, "-o", str(out), str(src)], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             raise KernelCompileFailure(
-                f"nvcc failed for {params.key}", source=text, options=tuple(opts),
+                f"nvcc failed for {params.key}",
+                source=text,
+                options=tuple(opts),
                 log=proc.stdout + proc.stderr,
             )
         return out.read_bytes()

@@ -55,7 +55,11 @@ def _ladder_nodes(step: int) -> int:
 
 
 def _ladder_label(step: int) -> str:
-    return f"{_ladder_nodes(step) // 1000}k" if _ladder_nodes(step) >= 1000 else str(_ladder_nodes(step))
+    return (
+        f"{_ladder_nodes(step) // 1000}k"
+        if _ladder_nodes(step) >= 1000
+        else str(_ladder_nodes(step))
+    )
 
 
 SIZE_LABELS: dict[str, int] = {_ladder_label(k): _ladder_nodes(k) for k in _LADDER_RANGE}
@@ -152,7 +156,8 @@ class GraphClass:
             object.__setattr__(self, "degree", parse_degree(self.degree))
         if self.diameter not in DIAMETER_CLASSES:
             raise UnknownClassError(
-                f"unknown diameter class {self.diameter!r}: expected {' or '.join(DIAMETER_CLASSES)}")
+                f"unknown diameter class {self.diameter!r}: expected {' or '.join(DIAMETER_CLASSES)}"
+            )
 
     @classmethod
     def parse(cls, size: str | int, degree: str | int, diameter: str = "lowdiam") -> GraphClass:
@@ -164,7 +169,9 @@ class GraphClass:
         """Parse :meth:`__str__`'s form, ``"98k/deg2"`` or ``"98k/deg2/highdiam"``."""
         parts = str(text).split("/")
         if len(parts) not in (2, 3):
-            raise UnknownClassError(f"unknown graph class {text!r}: expected SIZE/DEGREE[/DIAMETER], e.g. 98k/deg2")
+            raise UnknownClassError(
+                f"unknown graph class {text!r}: expected SIZE/DEGREE[/DIAMETER], e.g. 98k/deg2"
+            )
         return cls.parse(*parts)
 
     @property
@@ -236,7 +243,9 @@ def diameter_class(graph: Graph) -> DiameterEstimate:
 
     def sweep(start: int) -> tuple[int, int, int]:
         """(farthest node, its hops, nodes reached) of a breadth-first search from ``start``."""
-        hops = shortest_path(und, method="D", directed=True, unweighted=True, indices=start)  # und is symmetric
+        hops = shortest_path(
+            und, method="D", directed=True, unweighted=True, indices=start
+        )  # und is symmetric
         reached = np.isfinite(hops)
         far = int(np.argmax(np.where(reached, hops, -1.0)))
         return far, int(hops[far]), int(reached.sum())

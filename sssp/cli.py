@@ -100,7 +100,9 @@ def _degree(text: str) -> int | float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid degree {text!r}: expected a positive number") from None
+        raise argparse.ArgumentTypeError(
+            f"invalid degree {text!r}: expected a positive number"
+        ) from None
     if not (value > 0 and np.isfinite(value)):
         raise argparse.ArgumentTypeError(f"invalid degree {text!r}: expected a positive number")
     return int(value) if value == int(value) else value
@@ -111,22 +113,44 @@ def _common() -> argparse.ArgumentParser:
     """Options accepted before and after the verb (``sssp -v solve ...`` = ``sssp solve -v ...``)."""
     p = ArgumentParser(add_help=False)
     # SUPPRESS so that a subcommand's default does not overwrite a value given before the verb.
-    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
-                   help="log progress to stderr (-v INFO, -vv DEBUG)")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                   help="show the traceback of errors")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS,
+        help="log progress to stderr (-v INFO, -vv DEBUG)",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of errors",
+    )
     return p
 
 
 def _add_load_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="graph file (.graph, .gr, .mtx, .txt, .npz; .gz/.bz2/.xz ok)")
-    p.add_argument("--format", metavar="F",
-                   help="metis, dimacs, mtx, snap or npz (default: from the suffix, then the content)")
-    p.add_argument("--weights", choices=WEIGHT_MODES, default="auto",
-                   help="keep the file's weights, else unit weights (auto, the default); require "
-                        "them (file); the paper's seeded random weights in [1, 100] (random); unit")
-    p.add_argument("--seed", type=non_negative_int, default=0,
-                   help="seed of random weights (and of random sources for solve); default 0")
+    p.add_argument(
+        "file", metavar="FILE", help="graph file (.graph, .gr, .mtx, .txt, .npz; .gz/.bz2/.xz ok)"
+    )
+    p.add_argument(
+        "--format",
+        metavar="F",
+        help="metis, dimacs, mtx, snap or npz (default: from the suffix, then the content)",
+    )
+    p.add_argument(
+        "--weights",
+        choices=WEIGHT_MODES,
+        default="auto",
+        help="keep the file's weights, else unit weights (auto, the default); require "
+        "them (file); the paper's seeded random weights in [1, 100] (random); unit",
+    )
+    p.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of random weights (and of random sources for solve); default 0",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=PROG,
         description="Single-source shortest paths with Crauser's parallel Dijkstra on CPU and "
-                    "GPU, with auto-tuned CUDA kernels.",
+        "GPU, with auto-tuned CUDA kernels.",
         epilog=EPILOG,
         formatter_class=fmt,
         parents=[common],
@@ -146,59 +170,116 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("info", parents=[common], formatter_class=fmt, epilog=INFO_EPILOG,
-                       help="print a graph's features and paper class",
-                       description="Load a graph and print its features (size, degrees, sinks, "
-                                   "weights, omega) and its paper class such as 49k/deg200.")
+    p = sub.add_parser(
+        "info",
+        parents=[common],
+        formatter_class=fmt,
+        epilog=INFO_EPILOG,
+        help="print a graph's features and paper class",
+        description="Load a graph and print its features (size, degrees, sinks, "
+        "weights, omega) and its paper class such as 49k/deg200.",
+    )
     _add_load_options(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     # parser: for usage errors found after parsing (e.g. a missing --degree)
     p.set_defaults(func=cmd_info, parser=p)
 
-    p = sub.add_parser("generate", parents=[common], formatter_class=fmt, epilog=GENERATE_EPILOG,
-                       help="generate one of the paper's synthetic graphs",
-                       description="Generate a seeded synthetic graph and write it as .npz.")
-    p.add_argument("kind", choices=KINDS, metavar="KIND",
-                   help="random, martin, kronecker, or the high-diameter grid and geometric")
-    p.add_argument("--size", type=size_arg, required=True,
-                   help="node count: 24k, 49k, 98k, ..., '<k>M' or an integer")
-    p.add_argument("--degree", type=_degree,
-                   help="random: mean out-degree (required); martin: in-degree (default 7); "
-                        "kronecker: edge factor (default 16); geometric: mean degree (default 8)")
+    p = sub.add_parser(
+        "generate",
+        parents=[common],
+        formatter_class=fmt,
+        epilog=GENERATE_EPILOG,
+        help="generate one of the paper's synthetic graphs",
+        description="Generate a seeded synthetic graph and write it as .npz.",
+    )
+    p.add_argument(
+        "kind",
+        choices=KINDS,
+        metavar="KIND",
+        help="random, martin, kronecker, or the high-diameter grid and geometric",
+    )
+    p.add_argument(
+        "--size",
+        type=size_arg,
+        required=True,
+        help="node count: 24k, 49k, 98k, ..., '<k>M' or an integer",
+    )
+    p.add_argument(
+        "--degree",
+        type=_degree,
+        help="random: mean out-degree (required); martin: in-degree (default 7); "
+        "kronecker: edge factor (default 16); geometric: mean degree (default 8)",
+    )
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed (default 0)")
-    p.add_argument("--uncompressed", action="store_true",
-                   help="store the arrays without compression: a larger file (about 2.2x for "
-                        "the paper's graphs), written about 10x faster")
+    p.add_argument(
+        "--uncompressed",
+        action="store_true",
+        help="store the arrays without compression: a larger file (about 2.2x for "
+        "the paper's graphs), written about 10x faster",
+    )
     p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="output file (.npz)")
     p.set_defaults(func=cmd_generate, parser=p)
 
-    p = sub.add_parser("solve", parents=[common], formatter_class=fmt, epilog=SOLVE_EPILOG,
-                       help="shortest paths from one or several sources",
-                       description="Solve single-source shortest paths and print a timing summary.")
+    p = sub.add_parser(
+        "solve",
+        parents=[common],
+        formatter_class=fmt,
+        epilog=SOLVE_EPILOG,
+        help="shortest paths from one or several sources",
+        description="Solve single-source shortest paths and print a timing summary.",
+    )
     _add_load_options(p)
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--source", type=non_negative_int, default=None, metavar="ID",
-                       help="source node, as the file numbers it (1-based in METIS and DIMACS "
-                            "files); default: the first node (0, or 1 in those files)")
-    which.add_argument("--sources", type=positive_int, metavar="K",
-                       help="solve from K distinct random sources (drawn without replacement "
-                            "with --seed; at most the node count) and report the median")
-    p.add_argument("--algorithm", choices=("auto", *ALGORITHMS), default=None,
-                   help="crauser, martin, crauser-in, crauser-inout, near-far (Δ-stepping, default "
-                        "Δ), the CPU-only dijkstra (SciPy's), or auto (the tuner's pick for the "
-                        "graph's class on the GPU). Default: on the CPU the faster of near-far and "
-                        "dijkstra for the graph; on the GPU auto with --tuned, else crauser")
+    which.add_argument(
+        "--source",
+        type=non_negative_int,
+        default=None,
+        metavar="ID",
+        help="source node, as the file numbers it (1-based in METIS and DIMACS "
+        "files); default: the first node (0, or 1 in those files)",
+    )
+    which.add_argument(
+        "--sources",
+        type=positive_int,
+        metavar="K",
+        help="solve from K distinct random sources (drawn without replacement "
+        "with --seed; at most the node count) and report the median",
+    )
+    p.add_argument(
+        "--algorithm",
+        choices=("auto", *ALGORITHMS),
+        default=None,
+        help="crauser, martin, crauser-in, crauser-inout, near-far (Δ-stepping, default "
+        "Δ), the CPU-only dijkstra (SciPy's), or auto (the tuner's pick for the "
+        "graph's class on the GPU). Default: on the CPU the faster of near-far and "
+        "dijkstra for the graph; on the GPU auto with --tuned, else crauser",
+    )
     p.add_argument("--variant", choices=VARIANTS, default="successors", help="default successors")
-    p.add_argument("--backend", choices=BACKENDS, default="auto",
-                   help="auto (GPU when usable, the default), cpu or gpu")
-    p.add_argument("--tuned", action="store_true",
-                   help="GPU: use the tuned launch configuration of the graph's class")
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="auto",
+        help="auto (GPU when usable, the default), cpu or gpu",
+    )
+    p.add_argument(
+        "--tuned",
+        action="store_true",
+        help="GPU: use the tuned launch configuration of the graph's class",
+    )
     p.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the tuning database")
-    p.add_argument("--device", type=non_negative_int, default=0,
-                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="save the result of one source: FILE.npy the distances, FILE.npz the "
-                        "distances and predecessors (see below)")
+    p.add_argument(
+        "--device",
+        type=non_negative_int,
+        default=0,
+        help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="save the result of one source: FILE.npy the distances, FILE.npz the "
+        "distances and predecessors (see below)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=cmd_solve, parser=p)
     return parser
@@ -210,7 +291,9 @@ def _load(args: argparse.Namespace) -> Any:
 
     t0 = time.perf_counter()
     graph = load(args.file, format=args.format, weights=args.weights, seed=args.seed)
-    log.info("loaded %s: n=%d, m=%d in %.2f s", args.file, graph.n, graph.m, time.perf_counter() - t0)
+    log.info(
+        "loaded %s: n=%d, m=%d in %.2f s", args.file, graph.n, graph.m, time.perf_counter() - t0
+    )
     return graph
 
 
@@ -250,32 +333,46 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
     # the fused cluster loop's placement, for the graphs it is meant for (sssp.bands)
     local = band_locality(graph) if diam.label == "highdiam" else None
     if args.json:
-        _print_json({
-            "file": args.file,
-            "name": graph.name,
-            "format": meta.get("format") or detect_format(args.file),
-            "class": str(cls),
-            "size": cls.size,
-            "degree": cls.degree,
-            "diameter_class": diam.label,
-            "diameter_hops": diam.hops,
-            "diameter_reached": diam.reached,
-            "band_locality": local,
-            "features": f.as_dict(),
-            "meta": meta,
-        }, out)
+        _print_json(
+            {
+                "file": args.file,
+                "name": graph.name,
+                "format": meta.get("format") or detect_format(args.file),
+                "class": str(cls),
+                "size": cls.size,
+                "degree": cls.degree,
+                "diameter_class": diam.label,
+                "diameter_hops": diam.hops,
+                "diameter_reached": diam.reached,
+                "band_locality": local,
+                "features": f.as_dict(),
+                "meta": meta,
+            },
+            out,
+        )
         return 0
     pairs: list[tuple[str, Any]] = [
         ("file", args.file),
         ("name", graph.name),
         ("format", meta.get("format") or detect_format(args.file)),
         ("class", str(cls)),
-        ("diameter class", f"{diam.label} ({diam.hops} hops across {diam.reached} nodes, "
-                           f"{diam.ratio:.1f} x log2; highdiam above 3)"),
-        *([("band locality", f"{local:.3f} of the edges inside one of {BANDS} reverse Cuthill-McKee bands "
-                             "(the fused cluster loop's placement: fusion won on H200 meshes at 0.89 and more, lost at 0.83 "
-                             "and less)")]
-          if local is not None else []),
+        (
+            "diameter class",
+            f"{diam.label} ({diam.hops} hops across {diam.reached} nodes, "
+            f"{diam.ratio:.1f} x log2; highdiam above 3)",
+        ),
+        *(
+            [
+                (
+                    "band locality",
+                    f"{local:.3f} of the edges inside one of {BANDS} reverse Cuthill-McKee bands "
+                    "(the fused cluster loop's placement: fusion won on H200 meshes at 0.89 and more, lost at 0.83 "
+                    "and less)",
+                )
+            ]
+            if local is not None
+            else []
+        ),
         ("nodes", f.n),
         ("edges", f.m),
         ("mean degree", f"{f.mean_degree:.3f}"),
@@ -285,8 +382,10 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
         ("weights", f"{f.min_weight}..{f.max_weight}"),
         ("omega mean", f"{f.omega_mean:.3f}"),
     ]
-    pairs += [(f"meta.{k}", _jsonable(v) if not isinstance(v, str | int | float | bool) else v)
-              for k, v in sorted(meta.items())]
+    pairs += [
+        (f"meta.{k}", _jsonable(v) if not isinstance(v, str | int | float | bool) else v)
+        for k, v in sorted(meta.items())
+    ]
     _print_pairs(pairs, out)
     return 0
 
@@ -298,7 +397,9 @@ def cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
 
     if Path(args.output).suffix.lower() != ".npz":
         # Same wording as sssp.save, checked before the (possibly long) generation.
-        raise GraphFormatError(args.output, f"save writes .npz files only, got suffix {Path(args.output).suffix!r}")
+        raise GraphFormatError(
+            args.output, f"save writes .npz files only, got suffix {Path(args.output).suffix!r}"
+        )
     if args.kind == "random" and args.degree is None:
         args.parser.error("generate random needs --degree (the mean out-degree, e.g. 200)")
     check_writable_dir(args.output)
@@ -326,8 +427,16 @@ def _write_progress() -> Iterator[Callable[[int, int], None]]:
     from tqdm import tqdm
 
     # disable=None: tqdm draws nothing when stderr is not a terminal (logs, pipes, CI).
-    bar = tqdm(desc="write", unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
-               disable=None, delay=SAVE_PROGRESS_DELAY_S, leave=False)
+    bar = tqdm(
+        desc="write",
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        file=sys.stderr,
+        disable=None,
+        delay=SAVE_PROGRESS_DELAY_S,
+        leave=False,
+    )
 
     def progress(done: int, total: int) -> None:
         if bar.total != total:
@@ -363,8 +472,12 @@ def _save_result(r: SSSPResult, path: str, labels: Any) -> None:
         sys.stdout.buffer.write(buf.getbuffer())
         sys.stdout.buffer.flush()
     elif path.lower().endswith(".npz"):
-        arrays = {"dist": r.dist, "dist_float": r.dist_float, "pred": r.pred,
-                  "source": np.int64(r.source)}
+        arrays = {
+            "dist": r.dist,
+            "dist_float": r.dist_float,
+            "pred": r.pred,
+            "source": np.int64(r.source),
+        }
         if labels is not None:
             arrays["labels"] = np.asarray(labels)
         with atomic_output(path, ".npz") as tmp, open(tmp, "wb") as fh:
@@ -387,8 +500,10 @@ def _draw_sources(graph: Any, count: int, seed: int) -> list[int]:
 
     if count > graph.n:
         # Checked before drawing: 10**10 sources would otherwise exhaust memory first.
-        raise SSSPError(f"--sources {count}: sources are distinct nodes (drawn without "
-                        f"replacement) and the graph has {graph.n}; use --sources {graph.n} or fewer")
+        raise SSSPError(
+            f"--sources {count}: sources are distinct nodes (drawn without "
+            f"replacement) and the graph has {graph.n}; use --sources {graph.n} or fewer"
+        )
     rng = np.random.default_rng(check_seed(seed))
     return [int(v) for v in rng.choice(graph.n, size=count, replace=False)]
 
@@ -406,12 +521,16 @@ def _source_index(graph: Any, source: int, file: str) -> int:
     if labels is not None:
         if labels.dtype.kind in "iu":
             lo, hi = int(labels.min()), int(labels.max())
-            valid = f"{lo}..{hi}" if hi - lo + 1 == graph.n else f"{graph.n} ids between {lo} and {hi}"
+            valid = (
+                f"{lo}..{hi}" if hi - lo + 1 == graph.n else f"{graph.n} ids between {lo} and {hi}"
+            )
         else:
             valid = f"{graph.n} ids such as {escape(graph.label_of(0))!r}"
         reason += f": the node ids of {escape(file)} are {valid}"
-    raise SSSPError(f"--source {source}: {reason}; without --source the source is the first "
-                    f"node, {escape(graph.label_of(0))}")
+    raise SSSPError(
+        f"--source {source}: {reason}; without --source the source is the first "
+        f"node, {escape(graph.label_of(0))}"
+    )
 
 
 def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
@@ -424,10 +543,13 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         args.parser.error("-o saves one source's distances: drop -o or use --source/--sources 1")
     if args.output:
         to_stdout = is_stdout(args.output)
-        if (Path(args.output).suffix.lower() not in (".npy", ".npz")
-                and not (to_stdout or is_stream(args.output))):
-            args.parser.error(f"-o {escape(args.output)!r}: the file must end in .npy "
-                              "(distances) or .npz (distances and predecessors)")
+        if Path(args.output).suffix.lower() not in (".npy", ".npz") and not (
+            to_stdout or is_stream(args.output)
+        ):
+            args.parser.error(
+                f"-o {escape(args.output)!r}: the file must end in .npy "
+                "(distances) or .npz (distances and predecessors)"
+            )
         check_writable_dir(args.output)
         if to_stdout:
             out = sys.stderr  # stdout carries the distances: the summary goes beside them
@@ -438,13 +560,25 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         sources = [0]  # the first node, whatever the file calls it
     else:
         sources = [_source_index(graph, args.source, args.file)]
-    with Solver(graph, algorithm=args.algorithm, variant=args.variant, backend=args.backend,
-                tuned=args.tuned, db=args.db, device=args.device) as solver:
+    with Solver(
+        graph,
+        algorithm=args.algorithm,
+        variant=args.variant,
+        backend=args.backend,
+        tuned=args.tuned,
+        db=args.db,
+        device=args.device,
+    ) as solver:
         runs = []
         first: SSSPResult | None = None
         # tqdm(disable=None) draws the bar only when stderr is a terminal.
-        for s in tqdm(sources, desc="solve", unit="source", file=sys.stderr,
-                      disable=None if len(sources) > 1 else True):
+        for s in tqdm(
+            sources,
+            desc="solve",
+            unit="source",
+            file=sys.stderr,
+            disable=None if len(sources) > 1 else True,
+        ):
             r = solver.solve(s)
             first = r if first is None else first  # only -o needs a whole result: keep one
             runs.append(_run_summary(r, graph))
@@ -496,11 +630,15 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         _print_pairs(pairs, out)
         return 0
     _print_pairs(pairs, out)
-    out.write(f"\n{'source':>10}  {'iterations':>10}  {'time ms':>10}  {'reached':>10}  {'max dist':>12}\n")
+    out.write(
+        f"\n{'source':>10}  {'iterations':>10}  {'time ms':>10}  {'reached':>10}  {'max dist':>12}\n"
+    )
     for r in runs:
         md = "-" if r["max_dist"] is None else r["max_dist"]
-        out.write(f"{r['source']:>10}  {r['iterations']:>10}  {r['time_ms']:>10.3f}  "
-                  f"{r['reached']:>10}  {md:>12}\n")
+        out.write(
+            f"{r['source']:>10}  {r['iterations']:>10}  {r['time_ms']:>10.3f}  "
+            f"{r['reached']:>10}  {md:>12}\n"
+        )
     out.write(f"\nmedian over {len(runs)} sources: {median_ms:.3f} ms\n")
     return 0
 
@@ -526,7 +664,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace, TextIO], int] = args.func
     with signal_policy(), logging_to_stderr(PROG, getattr(args, "verbose", 0)):
-        return run_command(PROG, lambda: func(args, sys.stdout), debug=getattr(args, "debug", False))
+        return run_command(
+            PROG, lambda: func(args, sys.stdout), debug=getattr(args, "debug", False)
+        )
 
 
 if __name__ == "__main__":

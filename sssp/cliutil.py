@@ -204,7 +204,9 @@ def non_negative_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid value {escape(text)!r}: expected an integer >= 0") from None
+        raise argparse.ArgumentTypeError(
+            f"invalid value {escape(text)!r}: expected an integer >= 0"
+        ) from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0")
     return value
@@ -301,8 +303,9 @@ def atomic_output(path: str | Path, suffix: str) -> Iterator[Path]:
         raise SSSPError(f"cannot write {escape(given)!r}: it is {kind}")
     if mode is not None and not os.access(target, os.W_OK):
         # Renaming over it would succeed (the folder is writable) and undo the protection.
-        raise SSSPError(f"cannot write {escape(given)!r}: {os.strerror(errno.EACCES)} (the file is "
-                        "read-only)")
+        raise SSSPError(
+            f"cannot write {escape(given)!r}: {os.strerror(errno.EACCES)} (the file is read-only)"
+        )
     # Not mkstemp: the writer creates the file itself, so a new file gets the usual umask
     # permissions; a file that is replaced keeps its own.
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{suffix}")
@@ -356,12 +359,14 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def run_command(prog: str, func: Callable[[], int], *, debug: bool = False,
-                interrupted: str = "interrupted") -> int:
+def run_command(
+    prog: str, func: Callable[[], int], *, debug: bool = False, interrupted: str = "interrupted"
+) -> int:
     """Run one CLI command and map every way it can end to an exit status and at most one line
     on stderr (see the module docstring). ``interrupted`` is the message for a signal (its name
     is added after the first word group: ``interrupted by SIGTERM; ...``); run the command
     inside :func:`signal_policy` so that SIGTERM and SIGHUP end here too."""
+
     def fail(message: str) -> int:
         if debug:
             traceback.print_exc(file=sys.stderr)

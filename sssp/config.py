@@ -176,8 +176,11 @@ class LaunchConfig:
 
     def options(self) -> dict[str, int | str]:
         """The structural choices (stored beside the per-kernel labels)."""
-        opts: dict[str, int | str] = {"loop": self.loop, "blocks_per_sm": self.blocks_per_sm,
-                                      "local_limit": self.local_limit}
+        opts: dict[str, int | str] = {
+            "loop": self.loop,
+            "blocks_per_sm": self.blocks_per_sm,
+            "local_limit": self.local_limit,
+        }
         if self.loop == "cluster":
             opts["cluster"] = self.cluster
             opts["fuse"] = int(self.fuse)
@@ -189,9 +192,14 @@ class LaunchConfig:
         (records made before engine 2 describe the legacy loop)."""
         opts = dict(options or {})
         kernels = {k: KernelConfig.parse(labels[k]) for k in KERNELS}
-        return cls(**kernels, loop=str(opts.get("loop", "legacy")),
-                   blocks_per_sm=int(opts.get("blocks_per_sm", 2)), local_limit=int(opts.get("local_limit", -1)),
-                   cluster=int(opts.get("cluster", 0)), fuse=bool(int(opts.get("fuse", 0))))
+        return cls(
+            **kernels,
+            loop=str(opts.get("loop", "legacy")),
+            blocks_per_sm=int(opts.get("blocks_per_sm", 2)),
+            local_limit=int(opts.get("local_limit", -1)),
+            cluster=int(opts.get("cluster", 0)),
+            fuse=bool(int(opts.get("fuse", 0))),
+        )
 
     @classmethod
     def uniform(cls, block_size: int, l1: str = "N") -> LaunchConfig:

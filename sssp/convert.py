@@ -51,8 +51,15 @@ def as_graph(obj: Any, *, weight: Any = "weight") -> Graph:
     backend_graph = sys.modules.get("sssp.nxbackend.graph")
     if backend_graph is not None and isinstance(obj, backend_graph.BackendGraph):
         return obj.graph_for(weight)
-    hint = (" (a dense adjacency matrix: sssp.Graph.from_scipy(matrix), where 0, inf and NaN "
-            "mean no edge)") if isinstance(obj, np.ndarray | list) else ""
+    hint = (
+        (
+            " (a dense adjacency matrix: sssp.Graph.from_scipy(matrix), where 0, inf and NaN "
+            "mean no edge)"
+        )
+        if isinstance(obj, np.ndarray | list)
+        else ""
+    )
     raise InvalidTypeError(
         f"expected an sssp.Graph, a SciPy sparse matrix or a NetworkX graph, got "
-        f"{type(obj).__name__}{hint}")
+        f"{type(obj).__name__}{hint}"
+    )

@@ -54,7 +54,9 @@ def _edges(csgraph: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
 
     if sp.issparse(csgraph):
         if csgraph.ndim != 2 or csgraph.shape[0] != csgraph.shape[1]:
-            raise InvalidGraphError(f"the graph must be an (n, n) matrix, got shape {csgraph.shape}")
+            raise InvalidGraphError(
+                f"the graph must be an (n, n) matrix, got shape {csgraph.shape}"
+            )
         # As SciPy does: a CSR copy (duplicate COO entries are summed, a CSR's own kept).
         coo = sp.csr_array(csgraph).tocoo()
         rows, cols, data = coo.row, coo.col, np.asarray(coo.data)
@@ -86,7 +88,9 @@ def _edges(csgraph: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
         nan = np.isnan(data)
         if nan.any():
             e = int(np.argmax(nan))
-            raise InvalidGraphError(f"weight nan on edge {int(rows[e])} -> {int(cols[e])}: weights must be numbers")
+            raise InvalidGraphError(
+                f"weight nan on edge {int(rows[e])} -> {int(cols[e])}: weights must be numbers"
+            )
         finite = np.isfinite(data)  # an infinite weight is an edge no finite path takes
         if not finite.all():
             rows, cols, data = rows[finite], cols[finite], data[finite]
@@ -111,7 +115,8 @@ def as_csgraph(csgraph: Any, *, directed: bool = True, unweighted: bool = False)
         raise InvalidGraphError(
             f"negative weight {data[e].item()!r} on edge {int(rows[e])} -> {int(cols[e])}: Dijkstra "
             "needs non-negative weights (scipy.sparse.csgraph.johnson and bellman_ford take "
-            "negative ones)")
+            "negative ones)"
+        )
     if unweighted:
         data = np.ones(data.size, dtype=np.int64)
     elif data.dtype.kind == "f" and data.size:
@@ -201,15 +206,25 @@ def dijkstra(
     n = graph.n
     src, shape = _indices(indices, n)
     options = _options(backend)
-    if (options["backend"] == "cpu" and return_predecessors
-            and (graph.is_float or graph.max_weight * n <= _EXACT)):
+    if (
+        options["backend"] == "cpu"
+        and return_predecessors
+        and (graph.is_float or graph.max_weight * n <= _EXACT)
+    ):
         options["algorithm"] = "dijkstra"  # SciPy's trees, tie for tie
     if min_only:
         if src.size == 0:  # SciPy: nothing is reached
             dist = np.full(n, np.inf)
             none = np.full(n, NULL_INDEX, dtype=np.int32)
             return (dist, none, none.copy()) if return_predecessors else dist
-        r = solve(graph, src, min_only=True, return_predecessors=return_predecessors, limit=limit, **options)
+        r = solve(
+            graph,
+            src,
+            min_only=True,
+            return_predecessors=return_predecessors,
+            limit=limit,
+            **options,
+        )
         dist = np.array(r.dist_float)
         if not return_predecessors:
             return dist
@@ -222,8 +237,15 @@ def dijkstra(
     exact = graph.is_float or graph.max_weight * max(n - 1, 0) <= _EXACT
     out = np.empty((k, n), dtype=np.float64) if exact else None
     pred_out = np.empty((k, n), dtype=np.int32) if return_predecessors else None
-    r = solve(graph, src, out=out, pred_out=pred_out, return_predecessors=return_predecessors,
-              limit=limit, **options)
+    r = solve(
+        graph,
+        src,
+        out=out,
+        pred_out=pred_out,
+        return_predecessors=return_predecessors,
+        limit=limit,
+        **options,
+    )
     dist = out if out is not None else np.array(r.dist_float)
     dist = dist.reshape(shape + (n,))
     if not return_predecessors:
@@ -260,18 +282,24 @@ def shortest_path(
         SciPy's Floyd-Warshall may overwrite a dense float64 input; ignored by Dijkstra.
     """
     if method not in METHODS:
-        raise InvalidArgumentError(f"unrecognized method {method!r}: expected one of {', '.join(METHODS)}")
+        raise InvalidArgumentError(
+            f"unrecognized method {method!r}: expected one of {', '.join(METHODS)}"
+        )
     if method == "auto":
         _, _, _, data = _edges(csgraph)
         method = "J" if _negative(data) and not unweighted else "D"
         if method == "J":
             from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 
-            return scipy_shortest_path(csgraph, "auto", directed, return_predecessors, unweighted,
-                                       overwrite, indices)
+            return scipy_shortest_path(
+                csgraph, "auto", directed, return_predecessors, unweighted, overwrite, indices
+            )
     if method == "D":
-        return dijkstra(csgraph, directed, indices, return_predecessors, unweighted, backend=backend)
+        return dijkstra(
+            csgraph, directed, indices, return_predecessors, unweighted, backend=backend
+        )
     from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 
-    return scipy_shortest_path(csgraph, method, directed, return_predecessors, unweighted, overwrite, indices)
-
+    return scipy_shortest_path(
+        csgraph, method, directed, return_predecessors, unweighted, overwrite, indices
+    )

@@ -72,8 +72,9 @@ class BackendUnavailableError(SSSPError, ImportError):
     """
 
     # sssp-tune is installed from its repository (it is not on PyPI): the extra is named there.
-    INSTALL_HINT = ("install the GPU extra on a CUDA host, from the sssp-tune checkout: "
-                    "pip install -e '.[gpu]'")
+    INSTALL_HINT = (
+        "install the GPU extra on a CUDA host, from the sssp-tune checkout: pip install -e '.[gpu]'"
+    )
 
     def __init__(self, backend: str, reason: str, *, hint: str | None = None):
         self.backend = backend
@@ -88,7 +89,9 @@ class BackendUnavailableError(SSSPError, ImportError):
 class KernelCompileError(SSSPError):
     """``nvcc``/NVRTC rejected a kernel source. Keeps source, options and the compiler log."""
 
-    def __init__(self, message: str, *, source: str = "", options: tuple[str, ...] = (), log: str = ""):
+    def __init__(
+        self, message: str, *, source: str = "", options: tuple[str, ...] = (), log: str = ""
+    ):
         self.source = source
         self.options = tuple(options)
         self.log = log

@@ -529,7 +529,9 @@ def kronecker_graph(
             raise InvalidGraphError(f"initiator probability {label} must be in [0, 1], got {val!r}")
     d = 1.0 - a - b - c
     if d < -1e-12:
-        raise InvalidGraphError(f"initiator probabilities must sum to <= 1, got a + b + c = {a + b + c!r}")
+        raise InvalidGraphError(
+            f"initiator probabilities must sum to <= 1, got a + b + c = {a + b + c!r}"
+        )
     seed = check_seed(seed)
     lo, hi = _check_weight_range(weight_range)
     scale, edge_factor = int(scale), int(edge_factor)
@@ -543,7 +545,11 @@ def kronecker_graph(
             f"scale {scale} with weight_range {(lo, hi)} is too wide for the packed 62-bit sort key "
             f"(needs 2 * scale + bits(high - low) <= 62)"
         )
-    _check_room(n, m0 * (2 if undirected else 1), f"a Kronecker graph of scale {scale} and edge factor {edge_factor}")
+    _check_room(
+        n,
+        m0 * (2 if undirected else 1),
+        f"a Kronecker graph of scale {scale} and edge factor {edge_factor}",
+    )
     cum = np.array([a, a + b, a + b + c], dtype=np.float64)
     perm = rng.permutation(n).astype(np.int64)
     # packed keys; both directions when undirected, unused slots get a sentinel that sorts last
@@ -642,7 +648,17 @@ _OPTIONS: Mapping[str, frozenset[str]] = {
     "random": frozenset({"weight_range"}),
     "martin": frozenset({"in_degree", "weight_range", "distinct"}),
     "kronecker": frozenset(
-        {"scale", "edge_factor", "a", "b", "c", "weight_range", "undirected", "self_loops", "multi_edges"}
+        {
+            "scale",
+            "edge_factor",
+            "a",
+            "b",
+            "c",
+            "weight_range",
+            "undirected",
+            "self_loops",
+            "multi_edges",
+        }
     ),
     "grid": frozenset({"weight_range"}),
     "geometric": frozenset({"weight_range"}),
@@ -690,7 +706,9 @@ def generate(
         A size that :func:`~sssp.classes.parse_size` does not accept.
     """
     if not isinstance(kind, str) or kind.strip().lower() not in KINDS:
-        raise InvalidGraphError(f"unknown generator kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise InvalidGraphError(
+            f"unknown generator kind {kind!r}: expected one of {', '.join(KINDS)}"
+        )
     kind = kind.strip().lower()
     unknown = sorted(set(options) - _OPTIONS[kind])
     if unknown:
@@ -712,7 +730,9 @@ def generate(
             raise InvalidGraphError(f"kind {kind!r} needs size= (e.g. '98k')")
         if kind == "grid":
             if degree is not None:
-                raise InvalidGraphError("kind 'grid' takes no degree= (every inner node has 4 neighbours)")
+                raise InvalidGraphError(
+                    "kind 'grid' takes no degree= (every inner node has 4 neighbours)"
+                )
             return grid_graph(max(2, round(math.sqrt(n))), seed=seed, **options)
         return geometric_graph(n, 8.0 if degree is None else degree, seed=seed, **options)
     if kind == "martin":
@@ -734,7 +754,9 @@ def generate(
             )
         from_size = n.bit_length() - 1
         if scale is not None and scale != from_size:
-            raise InvalidGraphError(f"size {size!r} = 2**{from_size} disagrees with scale={scale!r}")
+            raise InvalidGraphError(
+                f"size {size!r} = 2**{from_size} disagrees with scale={scale!r}"
+            )
         scale = from_size
     if scale is None:
         raise InvalidGraphError("kind 'kronecker' needs size= (a power of two) or scale=")

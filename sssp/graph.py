@@ -84,7 +84,9 @@ def check_weights(weights: np.ndarray, describe: Any = None) -> np.ndarray:
         bad = ~np.isfinite(weights) | (weights < 0)
         if weights.size and bad.any():
             e = int(np.argmax(bad))
-            raise InvalidGraphError(f"weight {weights[e].item()!r} on {where(e)} is not a finite non-negative number")
+            raise InvalidGraphError(
+                f"weight {weights[e].item()!r} on {where(e)} is not a finite non-negative number"
+            )
         dtype = np.float32 if weights.dtype == np.float32 else np.float64
         return np.ascontiguousarray(weights, dtype=dtype)
     if weights.size:
@@ -117,7 +119,9 @@ def _check_labels(labels: Any, n: int) -> np.ndarray | None:
             arr = np.empty(len(items), dtype=object)
             arr[:] = items
     if arr.ndim != 1 or arr.size != n:
-        raise InvalidGraphError(f"labels must be one-dimensional of length n = {n}, got shape {arr.shape}")
+        raise InvalidGraphError(
+            f"labels must be one-dimensional of length n = {n}, got shape {arr.shape}"
+        )
     if arr.dtype.kind in "iu" or arr.dtype == bool:
         if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= INT64_LIMIT:
             raise InvalidGraphError(f"label {int(arr.max())} exceeds the int64 range")
@@ -200,7 +204,11 @@ class Graph:
                 raise InvalidGraphError(f"{label} must be one-dimensional, got shape {arr.shape}")
         for label, arr in (("indptr", indptr), ("indices", indices)):
             if arr.size and not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
-                if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+                if (
+                    np.issubdtype(arr.dtype, np.floating)
+                    and np.all(np.isfinite(arr))
+                    and np.all(arr == np.round(arr))
+                ):
                     continue  # integral floats (e.g. from SciPy) are accepted and converted
                 raise InvalidGraphError(f"{label} must hold integers, got dtype {arr.dtype}")
         if indptr.size == 0:
@@ -290,10 +298,14 @@ class Graph:
                 raise InvalidGraphError(f"src must hold integers, got dtype {src.dtype}")
             lo, hi = int(src.min()), int(src.max())
             if lo < 0 or hi >= n:
-                raise InvalidGraphError(f"edge source {lo if lo < 0 else hi} is out of range [0, {n})")
+                raise InvalidGraphError(
+                    f"edge source {lo if lo < 0 else hi} is out of range [0, {n})"
+                )
         # Validate the weights here, before the reordering copies them and while the message
         # can still name the edge by its input position.
-        weights = check_weights(weights, lambda e: f"edge {int(src[e])} -> {int(dst[e])} (input #{e})")
+        weights = check_weights(
+            weights, lambda e: f"edge {int(src[e])} -> {int(dst[e])} (input #{e})"
+        )
         counts = np.bincount(src, minlength=n) if src.size else np.zeros(n, dtype=np.int64)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
@@ -330,11 +342,15 @@ class Graph:
             try:
                 dense = np.asarray(matrix)
             except (TypeError, ValueError) as err:
-                raise InvalidGraphError(f"expected a sparse matrix or a 2-D array, got {type(matrix).__name__}") from err
+                raise InvalidGraphError(
+                    f"expected a sparse matrix or a 2-D array, got {type(matrix).__name__}"
+                ) from err
             if dense.ndim != 2:
                 raise InvalidGraphError(f"adjacency matrix must be 2-D, got shape {dense.shape}")
             if dense.dtype.kind not in "biuf":
-                raise InvalidGraphError(f"adjacency matrix must hold numbers, got dtype {dense.dtype}")
+                raise InvalidGraphError(
+                    f"adjacency matrix must hold numbers, got dtype {dense.dtype}"
+                )
             shape = dense.shape
         if shape[0] != shape[1]:
             raise InvalidGraphError(f"adjacency matrix must be square, got shape {shape}")
@@ -393,7 +409,9 @@ class Graph:
                 wt = get(u, v, data)
                 if wt is None:
                     continue
-                if isinstance(wt, bool) or not isinstance(wt, int | float | np.integer | np.floating):
+                if isinstance(wt, bool) or not isinstance(
+                    wt, int | float | np.integer | np.floating
+                ):
                     raise InvalidGraphError(f"weight {wt!r} of edge {u!r} -> {v!r} is not a number")
                 src.append(ids[u])
                 dst.append(ids[v])
@@ -474,7 +492,9 @@ class Graph:
             if labels is None:
                 if 0 <= key < self.n:
                     return key
-                raise InvalidGraphError(f"node id {key} is not in the graph (ids are 0..{self.n - 1})")
+                raise InvalidGraphError(
+                    f"node id {key} is not in the graph (ids are 0..{self.n - 1})"
+                )
         else:
             key = label
         if self._label_index is None:
@@ -494,7 +514,11 @@ class Graph:
 
     def label_of(self, index: int) -> Any:
         """The original id of node ``index`` (``index`` itself when :attr:`labels` is None)."""
-        if isinstance(index, bool) or not isinstance(index, int | np.integer) or not 0 <= index < self.n:
+        if (
+            isinstance(index, bool)
+            or not isinstance(index, int | np.integer)
+            or not 0 <= index < self.n
+        ):
             raise InvalidGraphError(f"node index {index!r} is out of range [0, {self.n})")
         if self._labels is None:
             return int(index)
@@ -536,8 +560,13 @@ class Graph:
         if self._reverse is None:
             src = np.repeat(np.arange(self.n, dtype=np.int32), self.out_degree())
             rev = Graph.from_edges(
-                self.n, self._indices, src, self._weights, name=f"{self.name}^T",
-                meta=dict(self._meta), labels=self._labels,
+                self.n,
+                self._indices,
+                src,
+                self._weights,
+                name=f"{self.name}^T",
+                meta=dict(self._meta),
+                labels=self._labels,
             )
             rev._reverse = self
             self._reverse = rev

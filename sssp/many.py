@@ -118,21 +118,27 @@ def build_request(
     if return_predecessors is None:
         want_pred = pred_out is not None
     elif not isinstance(return_predecessors, bool | np.bool_):
-        raise InvalidTypeError(f"return_predecessors must be True or False, got {return_predecessors!r}")
+        raise InvalidTypeError(
+            f"return_predecessors must be True or False, got {return_predecessors!r}"
+        )
     else:
         want_pred = bool(return_predecessors)
         if pred_out is not None and not want_pred:
             raise InvalidArgumentError("pred_out= is given but return_predecessors=False")
     native = np.dtype(np.float64 if graph.is_float else np.int64)
     if min_only and (out is not None or pred_out is not None):
-        raise InvalidArgumentError("out= and pred_out= take a table of rows; min_only=True returns one row")
+        raise InvalidArgumentError(
+            "out= and pred_out= take a table of rows; min_only=True returns one row"
+        )
     k, n = src.size, graph.n
     if out is not None:
         check_out(graph, out, k, lim)
     if pred_out is not None:
         _check_array(pred_out, "pred_out", k, n)
         if pred_out.dtype != np.int32:
-            raise InvalidTypeError(f"pred_out must be int32 (node ids, -1 for none), got {pred_out.dtype}")
+            raise InvalidTypeError(
+                f"pred_out must be int32 (node ids, -1 for none), got {pred_out.dtype}"
+            )
     if out is not None and pred_out is not None and np.may_share_memory(out, pred_out):
         raise InvalidArgumentError("out and pred_out overlap: give them separate memory")
     return ManyRequest(src, lim, bool(min_only), want_pred, out, pred_out, native, n)
@@ -167,24 +173,34 @@ def check_sources(graph: Graph, sources: Any, *, ordered: bool = True) -> np.nda
     n = graph.n
     if isinstance(sources, str | bytes) or not isinstance(sources, Iterable):
         raise InvalidTypeError(
-            f"sources must be a sequence of node ids (list, tuple, range or array), got {type(sources).__name__}")
+            f"sources must be a sequence of node ids (list, tuple, range or array), got {type(sources).__name__}"
+        )
     if isinstance(sources, range):
         arr = np.arange(sources.start, sources.stop, sources.step, dtype=np.int64)
     elif isinstance(sources, np.ndarray):
         if sources.ndim != 1:
-            raise InvalidArgumentError(f"sources must be one-dimensional, got an array of shape {sources.shape}")
+            raise InvalidArgumentError(
+                f"sources must be one-dimensional, got an array of shape {sources.shape}"
+            )
         if sources.dtype.kind in "iu":
-            if sources.dtype.kind == "u" and sources.size and int(sources.max()) > np.iinfo(np.int64).max:
+            if (
+                sources.dtype.kind == "u"
+                and sources.size
+                and int(sources.max()) > np.iinfo(np.int64).max
+            ):
                 raise InvalidGraphError(f"source {int(sources.max())} is out of range [0, {n})")
             arr = sources.astype(np.int64)
         else:
-            arr = _from_objects(list(sources.tolist()) if sources.dtype != object else list(sources), n)
+            arr = _from_objects(
+                list(sources.tolist()) if sources.dtype != object else list(sources), n
+            )
     else:
         if ordered and not isinstance(sources, Sequence):
             raise InvalidTypeError(
                 f"sources must be an ordered sequence (list, tuple, range or array), got "
                 f"{type(sources).__name__}: rows follow the order of the sources (min_only=True "
-                "takes a set)")
+                "takes a set)"
+            )
         arr = _from_objects(list(sources), n)
     if arr.size == 0:
         raise InvalidArgumentError("sources is empty: give at least one source node")
@@ -266,8 +282,12 @@ def check_out(graph: Graph, out: Any, k: int, limit: int | float | None) -> None
         if dt != np.float64:
             raise InvalidTypeError(f"out must be float64 for a graph with real weights, got {dt}")
         return
-    allowed = {np.dtype(np.int64): None, np.dtype(np.int32): np.iinfo(np.int32).max - 1,
-               np.dtype(np.float64): _FLOAT64_EXACT, np.dtype(np.float32): _FLOAT32_EXACT}
+    allowed = {
+        np.dtype(np.int64): None,
+        np.dtype(np.int32): np.iinfo(np.int32).max - 1,
+        np.dtype(np.float64): _FLOAT64_EXACT,
+        np.dtype(np.float32): _FLOAT32_EXACT,
+    }
     if dt not in allowed:
         raise InvalidTypeError(f"out must be int64, int32, float64 or float32, got {dt}")
     top = allowed[dt]
@@ -276,15 +296,20 @@ def check_out(graph: Graph, out: Any, k: int, limit: int | float | None) -> None
         raise InvalidArgumentError(
             f"out dtype {dt} cannot hold every distance of this graph exactly: up to "
             f"(n - 1) * max_weight = {max(n - 1, 0)} * {graph.max_weight} = {bound} > {top}; "
-            "use int64, or a limit= at most that")
+            "use int64, or a limit= at most that"
+        )
 
 
 def _check_array(a: Any, name: str, k: int, n: int) -> None:
     if not isinstance(a, np.ndarray):
-        raise InvalidTypeError(f"{name} must be a NumPy array (or numpy.memmap) of shape ({k}, {n}), "
-                               f"got {type(a).__name__}")
+        raise InvalidTypeError(
+            f"{name} must be a NumPy array (or numpy.memmap) of shape ({k}, {n}), "
+            f"got {type(a).__name__}"
+        )
     if a.shape != (k, n):
-        raise InvalidArgumentError(f"{name} has shape {a.shape}, expected ({k}, {n}): one row per source")
+        raise InvalidArgumentError(
+            f"{name} has shape {a.shape}, expected ({k}, {n}): one row per source"
+        )
     if not a.flags.writeable:
         raise InvalidArgumentError(f"{name} is read-only (a numpy.memmap needs mode 'r+' or 'w+')")
 
@@ -308,8 +333,14 @@ class RowEngine(Protocol):
         """Working memory the engine allocates per row of a chunk, in bytes."""
         ...
 
-    def fill(self, sources: np.ndarray, dist: np.ndarray, pred: np.ndarray | None,
-             limit: int | float | None, on_row: Callable[[int], None]) -> tuple[np.ndarray, float]:
+    def fill(
+        self,
+        sources: np.ndarray,
+        dist: np.ndarray,
+        pred: np.ndarray | None,
+        limit: int | float | None,
+        on_row: Callable[[int], None],
+    ) -> tuple[np.ndarray, float]:
         """Solve ``sources`` and write row ``i`` of ``dist`` (``native`` dtype, shape (c, n))
         and of ``pred`` (int32, or None) for ``sources[i]``, each with one assignment of the
         finished row; nodes farther than ``limit`` unreachable. ``on_row(count)`` is called
@@ -317,8 +348,9 @@ class RowEngine(Protocol):
         0.0 on the CPU). On an exception (Ctrl-C included) no row is written after it returns."""
         ...
 
-    def nearest(self, sources: np.ndarray, limit: int | float | None,
-                want_pred: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
+    def nearest(
+        self, sources: np.ndarray, limit: int | float | None, want_pred: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
         """One solve from all ``sources``: (dist, nearest, pred or None, iterations, device
         seconds), as :class:`NearestSourceResult` holds them."""
         ...
@@ -382,8 +414,14 @@ def release_rows(a: np.ndarray | None, start: int, stop: int) -> None:
     ``"w+"`` maps are released; other arrays are left alone.
     """
     mm = getattr(a, "_mmap", None)
-    if (a is None or mm is None or getattr(a, "mode", None) not in ("r+", "w+")
-            or not a.flags.c_contiguous or not hasattr(mmap, "MADV_DONTNEED") or stop <= start):
+    if (
+        a is None
+        or mm is None
+        or getattr(a, "mode", None) not in ("r+", "w+")
+        or not a.flags.c_contiguous
+        or not hasattr(mmap, "MADV_DONTNEED")
+        or stop <= start
+    ):
         return
     base = np.frombuffer(mm, dtype=np.uint8)
     try:
@@ -410,13 +448,26 @@ def _progress_bar(total: int, progress: bool | None) -> Any:
         delay = 1.0
     else:
         disable, delay = not progress, 0.0
-    return tqdm(total=total, desc="solve", unit="source", file=sys.stderr, disable=disable,
-                delay=delay, dynamic_ncols=True)
+    return tqdm(
+        total=total,
+        desc="solve",
+        unit="source",
+        file=sys.stderr,
+        disable=disable,
+        delay=delay,
+        dynamic_ncols=True,
+    )
 
 
 # -- the drivers ----------------------------------------------------------------------------------
-def run_rows(engine: RowEngine, request: ManyRequest, info: RunInfo, *, progress: bool | None = None,
-             memory_budget: int | None = None) -> MultiSourceResult:
+def run_rows(
+    engine: RowEngine,
+    request: ManyRequest,
+    info: RunInfo,
+    *,
+    progress: bool | None = None,
+    memory_budget: int | None = None,
+) -> MultiSourceResult:
     """Solve every source of ``request`` through ``engine``, chunk by chunk, into the caller's
     ``out``/``pred_out`` (or new arrays).
 
@@ -441,14 +492,20 @@ def run_rows(engine: RowEngine, request: ManyRequest, info: RunInfo, *, progress
     t0 = time.perf_counter()
     dist = np.empty((k, n), dtype=native) if request.out is None else request.out
     if request.want_pred:
-        pred = request.pred_out if request.pred_out is not None else np.empty((k, n), dtype=np.int32)
+        pred = (
+            request.pred_out if request.pred_out is not None else np.empty((k, n), dtype=np.int32)
+        )
     else:
         pred = None
     # Rows go straight into dist where the engine writes its dtype, else through a buffer.
     direct = dist.dtype == native or dist.dtype.name in getattr(engine, "direct_dtypes", ())
     # A chunk's rows stay resident until released (in a memory map too), plus the buffer.
-    per_row = (engine.row_bytes(n, request.want_pred) + n * dist.dtype.itemsize
-               + (4 * n if pred is not None else 0) + (0 if direct else n * native.itemsize))
+    per_row = (
+        engine.row_bytes(n, request.want_pred)
+        + n * dist.dtype.itemsize
+        + (4 * n if pred is not None else 0)
+        + (0 if direct else n * native.itemsize)
+    )
     rows = chunk_rows(n, k, per_row, budget, engine.workers)
     buf = None if direct else np.empty((rows, n), dtype=native)
     iterations = np.zeros(k, dtype=np.int64)
@@ -459,8 +516,9 @@ def run_rows(engine: RowEngine, request: ManyRequest, info: RunInfo, *, progress
         for a in range(0, k, rows):
             b = min(a + rows, k)
             target = dist[a:b] if direct else buf[: b - a]
-            it, dev = engine.fill(src[a:b], target, None if pred is None else pred[a:b], request.limit,
-                                  bar.update)
+            it, dev = engine.fill(
+                src[a:b], target, None if pred is None else pred[a:b], request.limit, bar.update
+            )
             iterations[a:b] = it
             device += dev
             if not direct:
@@ -476,34 +534,64 @@ def run_rows(engine: RowEngine, request: ManyRequest, info: RunInfo, *, progress
     timings = {"wall": wall}
     if engine.backend == "gpu":
         timings["gpu"] = device
-    stats = {**(info.stats or {}), "chunk_rows": rows, "chunks": chunks, "workers": engine.workers,
-             "limit": request.limit, "memory_budget": budget}
+    stats = {
+        **(info.stats or {}),
+        "chunk_rows": rows,
+        "chunks": chunks,
+        "workers": engine.workers,
+        "limit": request.limit,
+        "memory_budget": budget,
+    }
     return MultiSourceResult(
-        sources=src, dist=dist, pred=pred, iterations=iterations, algorithm=info.algorithm,
-        variant=info.variant, backend=engine.backend, timings=timings, config=info.config,
-        config_source=info.config_source, stats=stats,
+        sources=src,
+        dist=dist,
+        pred=pred,
+        iterations=iterations,
+        algorithm=info.algorithm,
+        variant=info.variant,
+        backend=engine.backend,
+        timings=timings,
+        config=info.config,
+        config_source=info.config_source,
+        stats=stats,
     )
 
 
 def run_nearest(engine: RowEngine, request: ManyRequest, info: RunInfo) -> NearestSourceResult:
     """The ``min_only=True`` call: one solve from all the sources."""
     t0 = time.perf_counter()
-    dist, nearest, pred, iterations, device = engine.nearest(request.sources, request.limit, request.want_pred)
+    dist, nearest, pred, iterations, device = engine.nearest(
+        request.sources, request.limit, request.want_pred
+    )
     timings = {"wall": time.perf_counter() - t0}
     if engine.backend == "gpu":
         timings["gpu"] = device
     return NearestSourceResult(
-        sources=request.sources, dist=dist, nearest=nearest, pred=pred, iterations=int(iterations),
-        algorithm=info.algorithm, variant=info.variant, backend=engine.backend, timings=timings,
-        config=info.config, config_source=info.config_source,
+        sources=request.sources,
+        dist=dist,
+        nearest=nearest,
+        pred=pred,
+        iterations=int(iterations),
+        algorithm=info.algorithm,
+        variant=info.variant,
+        backend=engine.backend,
+        timings=timings,
+        config=info.config,
+        config_source=info.config_source,
         stats={**(info.stats or {}), "limit": request.limit},
     )
 
 
 def check_budget(memory_budget: Any) -> int:
     """A positive number of bytes."""
-    if isinstance(memory_budget, bool) or not isinstance(memory_budget, numbers.Integral) or memory_budget <= 0:
-        raise InvalidArgumentError(f"memory_budget must be a positive number of bytes, got {memory_budget!r}")
+    if (
+        isinstance(memory_budget, bool)
+        or not isinstance(memory_budget, numbers.Integral)
+        or memory_budget <= 0
+    ):
+        raise InvalidArgumentError(
+            f"memory_budget must be a positive number of bytes, got {memory_budget!r}"
+        )
     return int(memory_budget)
 
 
@@ -518,8 +606,9 @@ def super_source_graph(graph: Graph, sources: np.ndarray) -> Graph:
     return Graph(indptr, indices, weights, name=f"{graph.name}+super-source", meta=dict(graph.meta))
 
 
-def nearest_from_super(dist: np.ndarray, pred: np.ndarray, n: int, sources: np.ndarray,
-                       limit: int | float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def nearest_from_super(
+    dist: np.ndarray, pred: np.ndarray, n: int, sources: np.ndarray, limit: int | float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dist, nearest, pred) on the ``n`` real nodes from a solve of :func:`super_source_graph`
     from its virtual node: the virtual edges are cut (each source becomes a root and its own
     nearest source, even where another source reaches it at distance 0 too), and every node's
@@ -573,8 +662,14 @@ class BatchedGPURows:
     def row_bytes(self, n: int, want_pred: bool) -> int:
         return 0  # the engine's staging is a fixed few chunks, whatever the chunk of the driver
 
-    def fill(self, sources: np.ndarray, dist: np.ndarray, pred: np.ndarray | None,
-             limit: int | float | None, on_row: Callable[[int], None]) -> tuple[np.ndarray, float]:
+    def fill(
+        self,
+        sources: np.ndarray,
+        dist: np.ndarray,
+        pred: np.ndarray | None,
+        limit: int | float | None,
+        on_row: Callable[[int], None],
+    ) -> tuple[np.ndarray, float]:
         iterations = np.zeros(sources.size, dtype=np.int64)
         if limit is None:
             device = self._gpu.solve_rows(sources, dist, pred, iterations)
@@ -589,8 +684,9 @@ class BatchedGPURows:
         on_row(sources.size)
         return iterations, device
 
-    def nearest(self, sources: np.ndarray, limit: int | float | None,
-                want_pred: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
+    def nearest(
+        self, sources: np.ndarray, limit: int | float | None, want_pred: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
         return self._looping.nearest(sources, limit, want_pred)
 
     def close(self) -> None:
@@ -617,8 +713,13 @@ class LoopingGPURows:
     backend = "gpu"
     workers = 1
 
-    def __init__(self, gpu: Any, make_solver: Callable[[Graph], Any], graph: Graph,
-                 options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        gpu: Any,
+        make_solver: Callable[[Graph], Any],
+        graph: Graph,
+        options: dict[str, Any] | None = None,
+    ) -> None:
         self._gpu = gpu
         self._make_solver = make_solver
         self.graph = graph
@@ -627,8 +728,14 @@ class LoopingGPURows:
     def row_bytes(self, n: int, want_pred: bool) -> int:
         return 0  # each row is the engine's own host array, copied in as it finishes
 
-    def fill(self, sources: np.ndarray, dist: np.ndarray, pred: np.ndarray | None,
-             limit: int | float | None, on_row: Callable[[int], None]) -> tuple[np.ndarray, float]:
+    def fill(
+        self,
+        sources: np.ndarray,
+        dist: np.ndarray,
+        pred: np.ndarray | None,
+        limit: int | float | None,
+        on_row: Callable[[int], None],
+    ) -> tuple[np.ndarray, float]:
         iterations = np.zeros(sources.size, dtype=np.int64)
         device = 0.0
         for i, s in enumerate(sources.tolist()):
@@ -644,8 +751,9 @@ class LoopingGPURows:
             on_row(1)
         return iterations, device
 
-    def nearest(self, sources: np.ndarray, limit: int | float | None,
-                want_pred: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
+    def nearest(
+        self, sources: np.ndarray, limit: int | float | None, want_pred: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
         # For now one solve on a graph with a virtual super-source (zero-weight edges to each
         # source), built and uploaded once per call; a batched engine can seed its queues with
         # the sources instead.
@@ -657,8 +765,13 @@ class LoopingGPURows:
         finally:
             solver.close()
         dist, nearest, pred = nearest_from_super(res.dist, res.pred, n, sources, limit)
-        return dist, nearest, pred if want_pred else None, res.iterations, float(res.timings.get("gpu", 0.0))
+        return (
+            dist,
+            nearest,
+            pred if want_pred else None,
+            res.iterations,
+            float(res.timings.get("gpu", 0.0)),
+        )
 
     def close(self) -> None:
         """The single-source solver belongs to the :class:`Solver`; nothing to free here."""
-

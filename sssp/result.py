@@ -144,7 +144,9 @@ class SSSPResult:
         if not 0 <= target < n:
             raise InvalidArgumentError(f"target {int(target)} is out of range [0, {n})")
         if self.pred is None:
-            raise InvalidArgumentError("this result has no predecessor tree: solve with return_predecessors=True")
+            raise InvalidArgumentError(
+                "this result has no predecessor tree: solve with return_predecessors=True"
+            )
         return _walk(self.pred, self.reached, int(target), lambda v: v == self.source)
 
 
@@ -222,15 +224,28 @@ class MultiSourceResult:
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.dist, np.ndarray) or self.dist.dtype not in DIST_DTYPES or self.dist.ndim != 2:
-            got = (f"{self.dist.dtype} of shape {self.dist.shape}" if isinstance(self.dist, np.ndarray)
-                   else type(self.dist).__name__)
-            raise InvalidTypeError(f"dist must be a 2-D int64, int32, float64 or float32 array, got {got}")
+        if (
+            not isinstance(self.dist, np.ndarray)
+            or self.dist.dtype not in DIST_DTYPES
+            or self.dist.ndim != 2
+        ):
+            got = (
+                f"{self.dist.dtype} of shape {self.dist.shape}"
+                if isinstance(self.dist, np.ndarray)
+                else type(self.dist).__name__
+            )
+            raise InvalidTypeError(
+                f"dist must be a 2-D int64, int32, float64 or float32 array, got {got}"
+            )
         k = self.dist.shape[0]
         if self.sources.dtype != np.int64 or self.sources.shape != (k,):
-            raise InvalidTypeError(f"sources must be int64 of shape ({k},), got {self.sources.dtype} {self.sources.shape}")
+            raise InvalidTypeError(
+                f"sources must be int64 of shape ({k},), got {self.sources.dtype} {self.sources.shape}"
+            )
         if self.iterations.shape != (k,):
-            raise InvalidArgumentError(f"iterations must have shape ({k},), got {self.iterations.shape}")
+            raise InvalidArgumentError(
+                f"iterations must have shape ({k},), got {self.iterations.shape}"
+            )
         _check_tree_shape(self.pred, self.dist.shape)
         for name in ("sources", "dist", "pred", "iterations"):
             value = getattr(self, name)
@@ -286,7 +301,9 @@ class MultiSourceResult:
             The result holds no predecessors (solve with ``return_predecessors=True``).
         """
         if self.pred is None:
-            raise InvalidArgumentError("this result has no predecessors: solve with return_predecessors=True")
+            raise InvalidArgumentError(
+                "this result has no predecessors: solve with return_predecessors=True"
+            )
         d = self.dist[row]
         reached = np.isfinite(d) if self.is_float else d != self.unreachable
         source = int(self.sources[row])
@@ -333,12 +350,18 @@ class NearestSourceResult:
 
     def __post_init__(self) -> None:
         if self.dist.dtype not in (np.int64, np.float64) or self.dist.ndim != 1:
-            raise InvalidTypeError(f"dist must be 1-D int64 or float64, got {self.dist.dtype} {self.dist.shape}")
+            raise InvalidTypeError(
+                f"dist must be 1-D int64 or float64, got {self.dist.dtype} {self.dist.shape}"
+            )
         if self.nearest.dtype != np.int32 or self.nearest.shape != self.dist.shape:
-            raise InvalidTypeError(f"nearest must be int32 of shape {self.dist.shape}, got "
-                                   f"{self.nearest.dtype} {self.nearest.shape}")
+            raise InvalidTypeError(
+                f"nearest must be int32 of shape {self.dist.shape}, got "
+                f"{self.nearest.dtype} {self.nearest.shape}"
+            )
         if self.sources.dtype != np.int64 or self.sources.ndim != 1:
-            raise InvalidTypeError(f"sources must be 1-D int64, got {self.sources.dtype} {self.sources.shape}")
+            raise InvalidTypeError(
+                f"sources must be 1-D int64, got {self.sources.dtype} {self.sources.shape}"
+            )
         _check_tree_shape(self.pred, self.dist.shape)
         for name in ("sources", "dist", "nearest", "pred"):
             value = getattr(self, name)
@@ -370,7 +393,9 @@ class NearestSourceResult:
             The result holds no predecessors (solve with ``return_predecessors=True``).
         """
         if self.pred is None:
-            raise InvalidArgumentError("this result has no predecessors: solve with return_predecessors=True")
+            raise InvalidArgumentError(
+                "this result has no predecessors: solve with return_predecessors=True"
+            )
         root = self.nearest[target]
         return _walk(self.pred, self.reached, target, lambda v: v == root)
 

@@ -103,17 +103,26 @@ class Solver:
         graph = as_graph(graph)
         if algorithm is not None and algorithm not in (*ALGORITHMS, "auto"):
             raise InvalidArgumentError(
-                f"unknown algorithm {algorithm!r}: expected auto or one of {', '.join(ALGORITHMS)}")
+                f"unknown algorithm {algorithm!r}: expected auto or one of {', '.join(ALGORITHMS)}"
+            )
         if variant not in VARIANTS:
-            raise InvalidArgumentError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+            raise InvalidArgumentError(
+                f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}"
+            )
         if backend not in BACKENDS:
-            raise InvalidArgumentError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+            raise InvalidArgumentError(
+                f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}"
+            )
         if config is not None and not isinstance(config, LaunchConfig):
             raise InvalidTypeError(f"config must be a LaunchConfig, got {type(config).__name__}")
         if delta is not None and algorithm not in (None, "near-far"):
-            raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
+            raise InvalidArgumentError(
+                f"delta applies to algorithm 'near-far' only, not {algorithm!r}"
+            )
         if algorithm == "auto" and config is not None:
-            raise InvalidArgumentError("algorithm 'auto' picks its own configuration: pass an algorithm with config=")
+            raise InvalidArgumentError(
+                "algorithm 'auto' picks its own configuration: pass an algorithm with config="
+            )
         requested = algorithm
         if algorithm is None and delta is not None:
             algorithm = "near-far"  # a Δ names near-far
@@ -121,7 +130,9 @@ class Solver:
         self.variant = variant
         self.delta = delta
         # An unnamed algorithm runs on the GPU when there is one: Crauser has a GPU version.
-        self.backend = self._resolve_backend(backend, "crauser" if algorithm in (None, "auto") else algorithm)
+        self.backend = self._resolve_backend(
+            backend, "crauser" if algorithm in (None, "auto") else algorithm
+        )
         # The CPU default may differ for a batch of sources (sssp.cpu.default_algorithm).
         self._cpu_default = self.backend == "cpu" and algorithm in (None, "auto")
         if algorithm is None:
@@ -147,8 +158,9 @@ class Solver:
             elif algorithm == "auto":
                 from .tuned import resolve_choice
 
-                algorithm, delta, self.config, self.config_source, self.config_detail = resolve_choice(
-                    graph, device_info(device), variant=variant, db=db)
+                algorithm, delta, self.config, self.config_source, self.config_detail = (
+                    resolve_choice(graph, device_info(device), variant=variant, db=db)
+                )
                 self.algorithm, self.delta = algorithm, delta
             elif tuned:
                 from .tuned import resolve_config
@@ -158,32 +170,50 @@ class Solver:
                 )
             else:
                 self.config, self.config_source = LaunchConfig.default(), ConfigSource.DEFAULT
-            log.info("GPU launch configuration (%s): %s %s", self.config_source.value, self.config,
-                     self.config_detail)
+            log.info(
+                "GPU launch configuration (%s): %s %s",
+                self.config_source.value,
+                self.config,
+                self.config_detail,
+            )
             if delta is not None:
                 gpu_options = {**gpu_options, "delta": delta}
             self._gpu_options = dict(gpu_options)
             self._gpu = make_solver(
-                graph, algorithm=algorithm, variant=variant, config=self.config,
-                config_source=self.config_source, device=device, **gpu_options,
+                graph,
+                algorithm=algorithm,
+                variant=variant,
+                config=self.config,
+                config_source=self.config_source,
+                device=device,
+                **gpu_options,
             )
             self._gpu.config_detail = self.config_detail
         elif tuned or config is not None:
             what = "tuned=True" if config is None else "config="
-            why = ("backend 'cpu' was asked for" if backend == "cpu"
-                   else f"algorithm {requested!r} runs on the CPU only" if requested in CPU_ONLY_ALGORITHMS
-                   else "no GPU is usable here")
+            why = (
+                "backend 'cpu' was asked for"
+                if backend == "cpu"
+                else f"algorithm {requested!r} runs on the CPU only"
+                if requested in CPU_ONLY_ALGORITHMS
+                else "no GPU is usable here"
+            )
             # warnings.warn, not logging: the caller asked for something that will not happen,
             # and can filter it or assert it (pytest.warns) by its category.
-            warn(f"{what} is ignored: it applies to the GPU backend only, and {why}; solving on "
-                 "the CPU", ConfigIgnoredWarning)
+            warn(
+                f"{what} is ignored: it applies to the GPU backend only, and {why}; solving on "
+                "the CPU",
+                ConfigIgnoredWarning,
+            )
 
     @staticmethod
     def _resolve_backend(backend: str, algorithm: str) -> str:
         if backend == "cpu" or algorithm in CPU_ONLY_ALGORITHMS:
             if backend == "gpu":
                 # Refused before looking for a GPU: the answer would be no on any machine.
-                raise BackendUnavailableError("gpu", f"algorithm {algorithm!r} runs on the CPU only", hint="")
+                raise BackendUnavailableError(
+                    "gpu", f"algorithm {algorithm!r} runs on the CPU only", hint=""
+                )
             return "cpu"
         from .gpu import is_available
 
@@ -198,11 +228,15 @@ class Solver:
     @overload
     def solve(self, sources: int | np.integer, **kwargs: Any) -> SSSPResult: ...
     @overload
-    def solve(self, sources: Iterable[int], *, min_only: Literal[True], **kwargs: Any) -> NearestSourceResult: ...
+    def solve(
+        self, sources: Iterable[int], *, min_only: Literal[True], **kwargs: Any
+    ) -> NearestSourceResult: ...
     @overload
     def solve(self, sources: Iterable[int], **kwargs: Any) -> MultiSourceResult: ...
 
-    def solve(self, sources: Any, **kwargs: Any) -> SSSPResult | MultiSourceResult | NearestSourceResult:
+    def solve(
+        self, sources: Any, **kwargs: Any
+    ) -> SSSPResult | MultiSourceResult | NearestSourceResult:
         """Shortest paths from one source (an :class:`SSSPResult`) or from each of a sequence
         of sources (:meth:`solve_many`).
 
@@ -236,11 +270,20 @@ class Solver:
             return self.solve_many(sources, **kwargs)
         given = sorted(set(kwargs) & (set(_MANY_ONLY) - {"return_predecessors"}))
         if given:
-            raise InvalidArgumentError(f"{given[0]}= applies to a sequence of sources, not to one source")
+            raise InvalidArgumentError(
+                f"{given[0]}= applies to a sequence of sources, not to one source"
+            )
         return self._solve_one(sources, t0=t0, **kwargs)
 
-    def _solve_one(self, source: Any, *, limit: Any = None, return_predecessors: bool = True,
-                   t0: float | None = None, **kwargs: Any) -> SSSPResult:
+    def _solve_one(
+        self,
+        source: Any,
+        *,
+        limit: Any = None,
+        return_predecessors: bool = True,
+        t0: float | None = None,
+        **kwargs: Any,
+    ) -> SSSPResult:
         t0 = time.perf_counter() if t0 is None else t0
         from .cpu.reference import check_source
         from .many import apply_limit, check_limit
@@ -253,7 +296,9 @@ class Solver:
         source = check_source(self.graph, source)
         bound = check_limit(self.graph, limit)
         if self._gpu is not None:
-            res = self._gpu.solve(source, return_predecessors=bool(return_predecessors), t0=t0, **kwargs)
+            res = self._gpu.solve(
+                source, return_predecessors=bool(return_predecessors), t0=t0, **kwargs
+            )
         else:
             unknown = sorted(set(kwargs) - {"profile"})
             if unknown:
@@ -261,21 +306,27 @@ class Solver:
             from .cpu import solve_cpu
 
             extra = {"delta": self.delta} if self.delta is not None else {}
-            res = solve_cpu(self.graph, source, algorithm=self.algorithm, variant=self.variant, **extra)
+            res = solve_cpu(
+                self.graph, source, algorithm=self.algorithm, variant=self.variant, **extra
+            )
             if not return_predecessors:
                 res = dataclasses.replace(res, pred=None)
         if bound is not None:
             dist = np.array(res.dist)
             pred = None if res.pred is None else np.array(res.pred)
             apply_limit(dist, pred, bound)
-            res = dataclasses.replace(res, dist=dist, pred=pred, stats={**res.stats, "limit": bound})
+            res = dataclasses.replace(
+                res, dist=dist, pred=pred, stats={**res.stats, "limit": bound}
+            )
         if res.backend == "cpu" or bound is not None:  # the GPU's own clock stopped at its result
             wall = time.perf_counter() - t0
             res = dataclasses.replace(res, timings={**res.timings, "wall": wall, "total": wall})
         return res
 
     @overload
-    def solve_many(self, sources: Iterable[int], *, min_only: Literal[True], **kwargs: Any) -> NearestSourceResult: ...
+    def solve_many(
+        self, sources: Iterable[int], *, min_only: Literal[True], **kwargs: Any
+    ) -> NearestSourceResult: ...
     @overload
     def solve_many(self, sources: Iterable[int], **kwargs: Any) -> MultiSourceResult: ...
 
@@ -350,8 +401,15 @@ class Solver:
             run_rows,
         )
 
-        request = build_request(self.graph, sources, out=out, pred_out=pred_out,
-                                return_predecessors=return_predecessors, min_only=min_only, limit=limit)
+        request = build_request(
+            self.graph,
+            sources,
+            out=out,
+            pred_out=pred_out,
+            return_predecessors=return_predecessors,
+            min_only=min_only,
+            limit=limit,
+        )
         algorithm = self.algorithm
         if self._gpu is not None:
             engine: Any = LoopingGPURows(self._gpu, self._gpu_solver_for, self.graph, kwargs)
@@ -360,19 +418,24 @@ class Solver:
         else:
             unknown = sorted(set(kwargs) - {"profile"})
             if unknown:
-                raise InvalidTypeError(f"solve_many() got an unexpected keyword argument {unknown[0]!r}")
+                raise InvalidTypeError(
+                    f"solve_many() got an unexpected keyword argument {unknown[0]!r}"
+                )
             if self._cpu_default and not request.min_only:
                 from .cpu.many import available_cores
 
-                algorithm = default_cpu_algorithm(self.graph, self.variant,
-                                                  workers=min(request.k, available_cores()))
+                algorithm = default_cpu_algorithm(
+                    self.graph, self.variant, workers=min(request.k, available_cores())
+                )
             engine = self._cpu_rows(algorithm)
         stats: dict[str, Any] = {"config_detail": self.config_detail} if self.config_detail else {}
         if self._gpu is not None:
             stats["loop"] = getattr(self._gpu, "loop", "legacy")
             if isinstance(engine, BatchedGPURows):
                 stats["lanes"] = len(self._gpu.lanes())
-        info = RunInfo(algorithm, self.variant, self.config, self.config_source, stats=stats or None)
+        info = RunInfo(
+            algorithm, self.variant, self.config, self.config_source, stats=stats or None
+        )
         if request.min_only:
             return run_nearest(engine, request, info)
         return run_rows(engine, request, info, progress=progress, memory_budget=memory_budget)
@@ -381,15 +444,24 @@ class Solver:
         if algorithm not in self._rows:
             from .cpu.many import CPURows
 
-            self._rows[algorithm] = CPURows(self.graph, algorithm=algorithm, variant=self.variant, delta=self.delta)
+            self._rows[algorithm] = CPURows(
+                self.graph, algorithm=algorithm, variant=self.variant, delta=self.delta
+            )
         return self._rows[algorithm]
 
     def _gpu_solver_for(self, graph: Graph) -> Any:
         """A GPU solver like this one's for another graph (min_only's super-source graph)."""
         from .gpu import make_solver
 
-        return make_solver(graph, algorithm=self.algorithm, variant=self.variant, config=self.config,
-                           config_source=self.config_source, device=self._device, **self._gpu_options)
+        return make_solver(
+            graph,
+            algorithm=self.algorithm,
+            variant=self.variant,
+            config=self.config,
+            config_source=self.config_source,
+            device=self._device,
+            **self._gpu_options,
+        )
 
     def close(self) -> None:
         if self._gpu is not None:
@@ -416,8 +488,9 @@ def default_cpu_algorithm(graph: Graph, variant: str = "successors", *, workers:
 @overload
 def solve(graph: GraphLike, sources: int | np.integer, **options: Any) -> SSSPResult: ...
 @overload
-def solve(graph: GraphLike, sources: Iterable[int], *, min_only: Literal[True],
-          **options: Any) -> NearestSourceResult: ...
+def solve(
+    graph: GraphLike, sources: Iterable[int], *, min_only: Literal[True], **options: Any
+) -> NearestSourceResult: ...
 @overload
 def solve(graph: GraphLike, sources: Iterable[int], **options: Any) -> MultiSourceResult: ...
 
@@ -459,8 +532,16 @@ def solve(
     NearestSourceResult
         With ``min_only=True``: distances from the nearest source and which source it is.
     """
-    options = {"algorithm": algorithm, "variant": variant, "backend": backend, "tuned": tuned,
-               "config": config, "db": db, "device": device, "delta": delta}
+    options = {
+        "algorithm": algorithm,
+        "variant": variant,
+        "backend": backend,
+        "tuned": tuned,
+        "config": config,
+        "db": db,
+        "device": device,
+        "delta": delta,
+    }
     with _SOLVERS.lease(graph, options) as solver:
         return solver.solve(sources, **kwargs)
 
@@ -479,7 +560,9 @@ class _SolverCache:
     size = 4
 
     def __init__(self) -> None:
-        self._entries: OrderedDict[tuple, tuple[Graph, object, Solver, threading.Lock]] = OrderedDict()
+        self._entries: OrderedDict[tuple, tuple[Graph, object, Solver, threading.Lock]] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
 
     @staticmethod

@@ -27,14 +27,26 @@ from .graph import Graph, check_seed
 
 def _weights(seed: int, count: int, weight_range: tuple[int, int]) -> np.ndarray:
     lo, hi = weight_range
-    if not (isinstance(lo, int | np.integer) and isinstance(hi, int | np.integer) and 0 <= lo <= hi):
-        raise InvalidGraphError(f"weight_range must be two integers 0 <= low <= high, got {weight_range!r}")
+    if not (
+        isinstance(lo, int | np.integer) and isinstance(hi, int | np.integer) and 0 <= lo <= hi
+    ):
+        raise InvalidGraphError(
+            f"weight_range must be two integers 0 <= low <= high, got {weight_range!r}"
+        )
     return np.random.default_rng(seed).integers(lo, hi + 1, size=count, dtype=np.int64)
 
 
-def _undirected(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray, name: str, meta: dict) -> Graph:
-    return Graph.from_edges(n, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w]),
-                            name=name, meta={**meta, "weights": "uniform integers, one per undirected edge"})
+def _undirected(
+    n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray, name: str, meta: dict
+) -> Graph:
+    return Graph.from_edges(
+        n,
+        np.concatenate([u, v]),
+        np.concatenate([v, u]),
+        np.concatenate([w, w]),
+        name=name,
+        meta={**meta, "weights": "uniform integers, one per undirected edge"},
+    )
 
 
 def grid_graph(side: int, *, seed: int = 0, weight_range: tuple[int, int] = (1, 100)) -> Graph:
@@ -48,12 +60,19 @@ def grid_graph(side: int, *, seed: int = 0, weight_range: tuple[int, int] = (1, 
     u = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
     v = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
     w = _weights(seed, u.size, weight_range)
-    return _undirected(side * side, u, v, w, f"grid-{side}-s{seed}",
-                       {"kind": "grid", "side": side, "seed": seed, "weight_range": list(weight_range)})
+    return _undirected(
+        side * side,
+        u,
+        v,
+        w,
+        f"grid-{side}-s{seed}",
+        {"kind": "grid", "side": side, "seed": seed, "weight_range": list(weight_range)},
+    )
 
 
-def geometric_graph(n: int, degree: float = 8.0, *, seed: int = 0,
-                    weight_range: tuple[int, int] = (1, 100)) -> Graph:
+def geometric_graph(
+    n: int, degree: float = 8.0, *, seed: int = 0, weight_range: tuple[int, int] = (1, 100)
+) -> Graph:
     """``n`` points uniform in the unit square (``default_rng(seed)``), an edge between points
     closer than ``sqrt(degree / (pi * n))``, both directions, one weight per undirected edge
     (``default_rng(seed + 1)``)."""
@@ -68,7 +87,17 @@ def geometric_graph(n: int, degree: float = 8.0, *, seed: int = 0,
     pts = np.random.default_rng(seed).random((n, 2))
     pairs = cKDTree(pts).query_pairs(math.sqrt(degree / (math.pi * n)), output_type="ndarray")
     w = _weights(seed + 1, len(pairs), weight_range)
-    return _undirected(n, pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64), w,
-                       f"geometric-{n}-deg{degree:g}-s{seed}",
-                       {"kind": "geometric", "n": n, "degree": degree, "seed": seed,
-                        "weight_range": list(weight_range)})
+    return _undirected(
+        n,
+        pairs[:, 0].astype(np.int64),
+        pairs[:, 1].astype(np.int64),
+        w,
+        f"geometric-{n}-deg{degree:g}-s{seed}",
+        {
+            "kind": "geometric",
+            "n": n,
+            "degree": degree,
+            "seed": seed,
+            "weight_range": list(weight_range),
+        },
+    )

@@ -79,8 +79,9 @@ def resolve_config(
     return config, source, detail
 
 
-def _lookup(graph: Graph, device: DeviceInfo, algorithm: str, variant: str,
-            db: str | None) -> tuple[BestRecord | None, LaunchConfig, ConfigSource, str]:
+def _lookup(
+    graph: Graph, device: DeviceInfo, algorithm: str, variant: str, db: str | None
+) -> tuple[BestRecord | None, LaunchConfig, ConfigSource, str]:
     import kernels
     from tuning_db import tuned_records
 
@@ -98,8 +99,10 @@ def _lookup(graph: Graph, device: DeviceInfo, algorithm: str, variant: str,
     gc = graph.graph_class()
     record, source = pick(records, gc, device.uuid)
     if record is None:
-        detail = (f"no tuned configuration stored for {device.name} (kernels {digest}, "
-                  f"{algorithm}/{variant}); using the default configuration")
+        detail = (
+            f"no tuned configuration stored for {device.name} (kernels {digest}, "
+            f"{algorithm}/{variant}); using the default configuration"
+        )
         log.info(detail)
         return None, LaunchConfig.default(), ConfigSource.DEFAULT, detail
     detail = f"class {gc} -> stored class {record.graph_class}"

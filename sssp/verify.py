@@ -49,7 +49,9 @@ def check_tree(graph: Graph, result: SSSPResult) -> None:
     if dist.shape != (n,) or pred.shape != (n,):
         raise VerificationError(f"result shapes {dist.shape}, {pred.shape} do not match n = {n}")
     if dist[s] != 0 or pred[s] != -1:
-        raise VerificationError(f"source {s} has dist {dist[s]} and pred {pred[s]}, expected 0 and -1")
+        raise VerificationError(
+            f"source {s} has dist {dist[s]} and pred {pred[s]}, expected 0 and -1"
+        )
     reached = result.reached
     bad = np.flatnonzero(~reached & (pred != -1))
     if bad.size:

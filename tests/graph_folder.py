@@ -14,10 +14,14 @@ from pathlib import Path
 import pytest
 
 EXPLICIT = bool(os.environ.get("SSSP_GRAPHS_DIR"))
-GRAPHS_DIR = Path(os.environ.get("SSSP_GRAPHS_DIR") or Path(__file__).resolve().parents[2] / "shared" / "graphs")
+GRAPHS_DIR = Path(
+    os.environ.get("SSSP_GRAPHS_DIR") or Path(__file__).resolve().parents[2] / "shared" / "graphs"
+)
 SOURCES = GRAPHS_DIR / "SOURCES.tsv"
-MISSING = (f"real-graph folder {GRAPHS_DIR} (or its SOURCES.tsv) is missing: put the shared/graphs "
-           "folder beside the checkout or set SSSP_GRAPHS_DIR (CI requires it)")
+MISSING = (
+    f"real-graph folder {GRAPHS_DIR} (or its SOURCES.tsv) is missing: put the shared/graphs "
+    "folder beside the checkout or set SSSP_GRAPHS_DIR (CI requires it)"
+)
 
 
 def present() -> bool:
@@ -39,8 +43,15 @@ def graph_files() -> list:
     """Every graph file of the folder, as parameters for ``pytest.mark.parametrize``. Without
     the folder: one skipped parameter with the reason, or, when the folder is required, an
     error at collection."""
-    files = sorted(p for p in GRAPHS_DIR.rglob("*")
-                   if p.is_file() and p.name not in ("README.md", "SOURCES.tsv")) if GRAPHS_DIR.is_dir() else []
+    files = (
+        sorted(
+            p
+            for p in GRAPHS_DIR.rglob("*")
+            if p.is_file() and p.name not in ("README.md", "SOURCES.tsv")
+        )
+        if GRAPHS_DIR.is_dir()
+        else []
+    )
     if files:
         return files
     if required():

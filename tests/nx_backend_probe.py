@@ -54,5 +54,13 @@ def pytest_sessionfinish(session, exitstatus):
     path = os.environ.get("SSSP_NX_PROBE")
     if path:
         with open(path, "w") as fh:
-            json.dump({"calls": dict(CALLS), "refused": dict(REFUSED), "outcomes": OUTCOMES,
-                       "exitstatus": int(exitstatus)}, fh, indent=1)
+            json.dump(
+                {
+                    "calls": dict(CALLS),
+                    "refused": dict(REFUSED),
+                    "outcomes": OUTCOMES,
+                    "exitstatus": int(exitstatus),
+                },
+                fh,
+                indent=1,
+            )

@@ -201,8 +201,11 @@ def read_mtx(data: bytes) -> tuple[int, list | None, list]:
     except UnicodeDecodeError:
         raise Refused("banner ascii") from None
     field = {"double": "real"}.get(field, field)
-    if obj != "matrix" or layout != "coordinate" or field not in ("pattern", "integer", "real") or (
-        symmetry not in ("general", "symmetric")
+    if (
+        obj != "matrix"
+        or layout != "coordinate"
+        or field not in ("pattern", "integer", "real")
+        or (symmetry not in ("general", "symmetric"))
     ):
         raise Refused("banner kind")
     rows = [toks for ln in lines[1:] if ln[:1] != b"%" and (toks := _tokens(ln))]
@@ -279,7 +282,9 @@ def check(fmt: str, data: bytes) -> str:
         g = parse_bytes(data, fmt, path="fuzz")
     except SSSPError as err:
         assert expected is None, f"refused a file the reference reads: {err} ({data!r})"
-        assert "Traceback" not in str(err) and "\n" not in str(err), f"message is not one line: {err!r}"
+        assert "Traceback" not in str(err) and "\n" not in str(err), (
+            f"message is not one line: {err!r}"
+        )
         return "refused"
     assert expected is not None, f"read a file the reference refuses ({reason}): {data!r}"
     n, labels, arcs, real = expected
@@ -332,7 +337,9 @@ def random_file(rng: random.Random, fmt: str) -> bytes:
         w = _weights(rng, m)
         out += ["c random graph", f"p sp {n} {m}"]
         for k in range(m):
-            out.append(f"a {rng.randint(1, n)}{sep}{rng.randint(1, n)}{sep}{_fmt_weight(rng, w[k])}")
+            out.append(
+                f"a {rng.randint(1, n)}{sep}{rng.randint(1, n)}{sep}{_fmt_weight(rng, w[k])}"
+            )
     elif fmt == "metis":
         pairs = [(rng.randint(1, n), rng.randint(1, n)) for _ in range(rng.randint(0, 10))]
         pairs = [(u, v) for u, v in pairs if u != v]
@@ -357,14 +364,46 @@ def random_file(rng: random.Random, fmt: str) -> bytes:
             i, j = rng.randint(1, n), rng.randint(1, n)
             if symmetry == "symmetric":
                 i, j = max(i, j), min(i, j)
-            out.append(f"{i}{sep}{j}" + ("" if field == "pattern" else f"{sep}{_fmt_weight(rng, w[k])}"))
+            out.append(
+                f"{i}{sep}{j}" + ("" if field == "pattern" else f"{sep}{_fmt_weight(rng, w[k])}")
+            )
     text = nl.join(out) + (nl if rng.random() < 0.8 else "")
     return text.encode()
 
 
-_JUNK = [b"\x00", b"\r", b"\n", b" ", b"\t", b".", b"-", b"+", b"e", b"E", b"x", b"_", b"%", b"#",
-         b"0", b"1", b"9", b"a ", b"c ", b"p sp ", b"\xef\xbb\xbf", b"\xff", b"1e400", b"9007199254740993",
-         b"inf", b"nan", b"0x5", b"12abc", b"2.9", b"-0", b"\x1c"]
+_JUNK = [
+    b"\x00",
+    b"\r",
+    b"\n",
+    b" ",
+    b"\t",
+    b".",
+    b"-",
+    b"+",
+    b"e",
+    b"E",
+    b"x",
+    b"_",
+    b"%",
+    b"#",
+    b"0",
+    b"1",
+    b"9",
+    b"a ",
+    b"c ",
+    b"p sp ",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"1e400",
+    b"9007199254740993",
+    b"inf",
+    b"nan",
+    b"0x5",
+    b"12abc",
+    b"2.9",
+    b"-0",
+    b"\x1c",
+]
 
 
 def mutate(rng: random.Random, data: bytes) -> bytes:

@@ -60,11 +60,15 @@ def graphs(
     src = draw(st.lists(st.sampled_from(active), min_size=m, max_size=m))
     dst = draw(st.lists(node, min_size=m, max_size=m))
     if real:
-        weight = draw(st.sampled_from([
-            st.floats(lo, max_weight, allow_nan=False, allow_infinity=False),
-            st.sampled_from([float(lo), 0.5, 0.25, 1.0, 1.5]),
-            st.sampled_from([0.1, 0.2, 0.3, 0.7, 1e-9]),
-        ]))
+        weight = draw(
+            st.sampled_from(
+                [
+                    st.floats(lo, max_weight, allow_nan=False, allow_infinity=False),
+                    st.sampled_from([float(lo), 0.5, 0.25, 1.0, 1.5]),
+                    st.sampled_from([0.1, 0.2, 0.3, 0.7, 1e-9]),
+                ]
+            )
+        )
         wdtype = draw(st.sampled_from([np.float64, np.float32]))
     else:
         weight = st.integers(lo, hi)

@@ -19,8 +19,26 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 bench = importlib.import_module("bench_paper")
 recorded = importlib.import_module("recorded")
 
-TINY = ["--backend", "cpu", "--sizes", "3000", "--random-sizes", "1500", "--degrees", "3", "30",
-        "--kron-scales", "9", "--no-social", "--sources", "3", "--cpu-sources", "2", "--graphs-dir", ""]
+TINY = [
+    "--backend",
+    "cpu",
+    "--sizes",
+    "3000",
+    "--random-sizes",
+    "1500",
+    "--degrees",
+    "3",
+    "30",
+    "--kron-scales",
+    "9",
+    "--no-social",
+    "--sources",
+    "3",
+    "--cpu-sources",
+    "2",
+    "--graphs-dir",
+    "",
+]
 
 # A stand-in for benchmarks/boost_dijkstra.cpp speaking its protocol (the raw graph of
 # bench_gpu.write_raw in, "source seconds checksum" lines and the resident set out), answering with
@@ -68,26 +86,63 @@ def test_both_experiments_on_cpu(tmp_path, monkeypatch):
     out = tmp_path / "out"
     monkeypatch.setitem(bench.SOCIAL, "scale", 8)
     with_social = [a for a in TINY if a != "--no-social"]
-    assert bench.main([*with_social, "--experiment", "all", "--boost", str(_fake_boost(tmp_path)),
-                       "--graphs-dir", str(_graphs_dir(tmp_path)), "--min-real-nodes", "100",
-                       "--out-dir", str(out)]) == 0
+    assert (
+        bench.main(
+            [
+                *with_social,
+                "--experiment",
+                "all",
+                "--boost",
+                str(_fake_boost(tmp_path)),
+                "--graphs-dir",
+                str(_graphs_dir(tmp_path)),
+                "--min-real-nodes",
+                "100",
+                "--out-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     exp1 = recorded.read(out / recorded.EXP1_FILE)
     assert exp1.meta["status"] == "complete" and exp1.meta["experiment"] == "1"
-    for key in ("device", "date", "kernels", "sources_per_graph", "command", "git_commit", "host_cpu"):
+    for key in (
+        "device",
+        "date",
+        "kernels",
+        "sources_per_graph",
+        "command",
+        "git_commit",
+        "host_cpu",
+    ):
         assert exp1.meta[key], key
-    solvers = {(r["algorithm"], r["variant"]) for r in exp1.select(graph="martin-3000", backend="cpu")}
-    assert solvers == {("dijkstra", ""), ("martin", "successors"), ("crauser", "successors"),
-                       ("martin", "predecessors"), ("crauser", "predecessors")}
+    solvers = {
+        (r["algorithm"], r["variant"]) for r in exp1.select(graph="martin-3000", backend="cpu")
+    }
+    assert solvers == {
+        ("dijkstra", ""),
+        ("martin", "successors"),
+        ("crauser", "successors"),
+        ("martin", "predecessors"),
+        ("crauser", "predecessors"),
+    }
     crauser = exp1.select(algorithm="crauser", variant="successors")[0]
     martin = exp1.select(algorithm="martin", variant="successors")[0]
     assert crauser["sources"] == "2" and float(crauser["mean_ms"]) > 0
-    assert float(martin["iterations"]) > float(crauser["iterations"])  # Martín settles fewer per step
+    assert float(martin["iterations"]) > float(
+        crauser["iterations"]
+    )  # Martín settles fewer per step
 
     exp2 = recorded.read(out / recorded.EXP2_FILE)
     assert exp2.meta["status"] == "complete"
     graphs = {r["graph"]: r["family"] for r in exp2.rows}
-    assert graphs == {"random-1500-deg3": "random-1500", "random-1500-deg30": "random-1500",
-                      "kronecker-logn9": "kronecker", "ring": "walshaw", "social-rmat-logn8": "social"}
+    assert graphs == {
+        "random-1500-deg3": "random-1500",
+        "random-1500-deg30": "random-1500",
+        "kronecker-logn9": "kronecker",
+        "ring": "walshaw",
+        "social-rmat-logn8": "social",
+    }
     ring = exp2.select(graph="ring", algorithm="crauser")[0]
     assert ring["n"] == "2000" and ring["m"] == "4000" and "weights='random'" in ring["origin"]
     assert all(r["status"] == "ok" for r in exp2.rows), [r["status"] for r in exp2.rows]
@@ -105,13 +160,29 @@ def test_wrong_answers_are_recorded_not_timed(tmp_path, monkeypatch):
             return r
         dist = r.dist.copy()
         dist[(source + 1) % dist.size] += 1
-        return sssp.SSSPResult(dist, r.pred.copy(), r.source, r.algorithm, r.variant, r.backend, r.iterations,
-                               r.timings)
+        return sssp.SSSPResult(
+            dist,
+            r.pred.copy(),
+            r.source,
+            r.algorithm,
+            r.variant,
+            r.backend,
+            r.iterations,
+            r.timings,
+        )
 
     monkeypatch.setattr(sssp.Solver, "solve", off_by_one)
     out = tmp_path / "out"
-    args = [*TINY, "--experiment", "2", "--kron-scales", "--boost", str(_fake_boost(tmp_path, offset=1)),
-            "--out-dir", str(out)]
+    args = [
+        *TINY,
+        "--experiment",
+        "2",
+        "--kron-scales",
+        "--boost",
+        str(_fake_boost(tmp_path, offset=1)),
+        "--out-dir",
+        str(out),
+    ]
     assert bench.main(args) == 1
     rows = recorded.read(out / recorded.EXP2_FILE).rows
     by = {(r["graph"], r["algorithm"]): r for r in rows}
@@ -140,17 +211,24 @@ def test_a_solver_that_raises_is_recorded_and_the_run_goes_on(tmp_path, monkeypa
 
 def test_budget_stops_cleanly_with_a_well_formed_file(tmp_path):
     out = tmp_path / "out"
-    assert bench.main([*TINY, "--experiment", "1", "--budget-seconds", "0", "--out-dir", str(out)]) == 0
+    assert (
+        bench.main([*TINY, "--experiment", "1", "--budget-seconds", "0", "--out-dir", str(out)])
+        == 0
+    )
     rec = recorded.read(out / recorded.EXP1_FILE)
     assert rec.rows == ()
-    assert rec.meta["status"].startswith("stopped at the time budget (0 s) before martin-3000: 0 of 1")
+    assert rec.meta["status"].startswith(
+        "stopped at the time budget (0 s) before martin-3000: 0 of 1"
+    )
 
 
 def test_bad_arguments_get_one_clear_line(capsys):
-    for args, msg in ((["--sizes", "12q"], "unknown size '12q'"),
-                      (["--algorithms", "bellman"], "unknown algorithm 'bellman'"),
-                      (["--graphs-dir", "/nonexistent"], "--graphs-dir /nonexistent: no such folder"),
-                      (["--sources", "0"], "--sources must be at least 1")):
+    for args, msg in (
+        (["--sizes", "12q"], "unknown size '12q'"),
+        (["--algorithms", "bellman"], "unknown algorithm 'bellman'"),
+        (["--graphs-dir", "/nonexistent"], "--graphs-dir /nonexistent: no such folder"),
+        (["--sources", "0"], "--sources must be at least 1"),
+    ):
         with pytest.raises(SystemExit) as exc:
             bench.parse_args(["--backend", "cpu", *args])
         assert exc.value.code == 2
@@ -173,14 +251,29 @@ def test_both_experiments_on_the_gpu(tmp_path):
         pytest.skip("no usable CUDA device")
     out = tmp_path / "out"
     gpu_args = [a for a in TINY if a not in ("--backend", "cpu")]
-    assert bench.main([*gpu_args, "--experiment", "all", "--boost", str(_fake_boost(tmp_path)),
-                       "--out-dir", str(out)]) == 0
+    assert (
+        bench.main(
+            [
+                *gpu_args,
+                "--experiment",
+                "all",
+                "--boost",
+                str(_fake_boost(tmp_path)),
+                "--out-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     exp1 = recorded.read(out / recorded.EXP1_FILE)
     assert exp1.meta["driver"] and exp1.meta["compute_capability"]
     gpu = exp1.select(backend="gpu")
     assert {(r["algorithm"], r["variant"], r["config"]) for r in gpu} == {
-        (a, v, c) for a in ("martin", "crauser") for v in ("successors", "predecessors")
-        for c in ("default", "tuned")}
+        (a, v, c)
+        for a in ("martin", "crauser")
+        for v in ("successors", "predecessors")
+        for c in ("default", "tuned")
+    }
     assert all(float(r["mem_mb"]) > 0 for r in gpu)
     assert all(0 < float(r["relax_active_share"]) <= 1 for r in gpu if r["variant"] == "successors")
     exp2 = recorded.read(out / recorded.EXP2_FILE)

@@ -55,15 +55,20 @@ def test_wsg_round_trip_keeps_out_and_in_edges(tmp_path):
 
 
 def test_wsg_out_edges_only_under_the_undirected_flag(tmp_path):
-    g = sssp.Graph.from_edges(3, np.array([0, 1, 2, 2]), np.array([1, 2, 0, 1]), np.array([3, 4, 5, 6]))
+    g = sssp.Graph.from_edges(
+        3, np.array([0, 1, 2, 2]), np.array([1, 2, 0, 1]), np.array([3, 4, 5, 6])
+    )
     path = tmp_path / "u.wsg"
     anchors.write_wsg(g, path, in_edges=False)
     assert path.read_bytes()[0] == 0 and path.stat().st_size == 17 + 8 * (g.n + 1) + 8 * g.m
     out, inv = anchors.read_wsg(path)
     assert arrays(out) == arrays(g) and inv is None
     with pytest.raises(anchors.AnchorError, match="odd"):
-        anchors.write_wsg(sssp.Graph.from_edges(2, np.array([0]), np.array([1]), np.array([1])),
-                          tmp_path / "odd.wsg", in_edges=False)
+        anchors.write_wsg(
+            sssp.Graph.from_edges(2, np.array([0]), np.array([1]), np.array([1])),
+            tmp_path / "odd.wsg",
+            in_edges=False,
+        )
     assert not (tmp_path / "odd.wsg").exists()
 
 
@@ -218,7 +223,9 @@ def test_pick_sources_are_distinct_seeded_and_have_out_edges():
 
 
 def test_graph_specs_selection(tmp_path):
-    args = bench_sssp.parser().parse_args(["--out", "o", "--anchors", "a", "--graphs-dir", str(tmp_path)])
+    args = bench_sssp.parser().parse_args(
+        ["--out", "o", "--anchors", "a", "--graphs-dir", str(tmp_path)]
+    )
     for sub in ("walshaw", "mtx"):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "uk.graph.gz").write_bytes(b"")
@@ -240,9 +247,23 @@ def test_graph_specs_selection(tmp_path):
 
 
 def measured_row() -> bench_sssp.Row:
-    row = bench_sssp.Row("random-24k-deg2", 24576, 49152, 5, algorithm="crauser", phases=238.0,
-                         gpu_ms=0.5, gpu_wall_ms=0.6, gpu_mem_mb=1.5, scipy_ms=4.0, boost_ms=3.0,
-                         boost_weight_bits=32, boost_rss_mb=2.0, gap_ms=0.4, gap_delta=16)
+    row = bench_sssp.Row(
+        "random-24k-deg2",
+        24576,
+        49152,
+        5,
+        algorithm="crauser",
+        phases=238.0,
+        gpu_ms=0.5,
+        gpu_wall_ms=0.6,
+        gpu_mem_mb=1.5,
+        scipy_ms=4.0,
+        boost_ms=3.0,
+        boost_weight_bits=32,
+        boost_rss_mb=2.0,
+        gap_ms=0.4,
+        gap_delta=16,
+    )
     row.checks.update(gpu="ok exact", boost="ok checksum", gap="ok verifier+reached")
     return row
 
@@ -257,8 +278,10 @@ def test_csv_schema(tmp_path):
     bad.graph, bad.checks["boost"] = "t60k", "MISMATCH source 3"
     bench_sssp.write_csvs(tmp_path, ["# device=X", "driver=1"], [ok, bad])
     rec = read_csv(tmp_path / "sssp_vs_boost.csv")
-    assert rec[0] == ("graph,n,m,algorithm,phases,gpu_ms,gpu_wall_ms,boost_ms,speedup,gap_ms,gap_speedup,"
-                      "verified,gpu_mem_mb,boost_rss_mb").split(",")
+    assert rec[0] == (
+        "graph,n,m,algorithm,phases,gpu_ms,gpu_wall_ms,boost_ms,speedup,gap_ms,gap_speedup,"
+        "verified,gpu_mem_mb,boost_rss_mb"
+    ).split(",")
     first = dict(zip(rec[0], rec[1], strict=True))
     # The ratios are of what the user waits for: the wall time, not the CUDA-event time.
     assert float(first["speedup"]) == pytest.approx(3.0 / 0.6)
@@ -283,9 +306,17 @@ def test_merge_keeps_old_rows_and_replaces_a_graph_run_again(tmp_path):
     later = ["# date=2", "device=H200", "kernels=abc"]
     bench_sssp.write_csvs(tmp_path, later, [again, new], bench_sssp.previous_rows(tmp_path, later))
     rec = read_csv(tmp_path / "sssp_vs_boost.csv")
-    assert [(r[0], r[5]) for r in rec[1:]] == [("random-24k-deg2", "0.25"), ("t60k", "0.5"), ("grid-512", "0.5")]
+    assert [(r[0], r[5]) for r in rec[1:]] == [
+        ("random-24k-deg2", "0.25"),
+        ("t60k", "0.5"),
+        ("grid-512", "0.5"),
+    ]
     detail = read_csv(tmp_path / "sssp_vs_boost_detail.csv")
-    assert detail[0] == later and [r[0] for r in detail[2:]] == ["random-24k-deg2", "t60k", "grid-512"]
+    assert detail[0] == later and [r[0] for r in detail[2:]] == [
+        "random-24k-deg2",
+        "t60k",
+        "grid-512",
+    ]
     with pytest.raises(sssp.SSSPError, match="kernels=new"):
         bench_sssp.previous_rows(tmp_path, ["# date=3", "device=H200", "kernels=new"])
     assert bench_sssp.previous_rows(tmp_path / "empty", env) == []
@@ -299,8 +330,12 @@ def test_min_weight_csr_shortcut_matches_the_sorting_path():
     grid = min_weight_csr(bench_sssp.grid_graph(6, seed=2))
     canonical = sssp.Graph(grid.indptr, grid.indices, grid.data.astype(np.int64))  # rows increasing
     src, dst, w = canonical.edges()
-    shuffled = sssp.Graph.from_edges(canonical.n, src[::-1].copy(), dst[::-1].copy(), w[::-1].copy())
-    doubled = sssp.Graph.from_edges(canonical.n, np.tile(src, 2), np.tile(dst, 2), np.concatenate([w + 7, w]))
+    shuffled = sssp.Graph.from_edges(
+        canonical.n, src[::-1].copy(), dst[::-1].copy(), w[::-1].copy()
+    )
+    doubled = sssp.Graph.from_edges(
+        canonical.n, np.tile(src, 2), np.tile(dst, 2), np.concatenate([w + 7, w])
+    )
     expected = min_weight_csr(canonical).toarray()
     for g in (shuffled, doubled):
         assert np.array_equal(min_weight_csr(g).toarray(), expected)
@@ -327,8 +362,21 @@ def test_budget_model_is_fixed_plus_steepest_rate():
 
 
 def test_run_without_gpu_or_anchors_writes_an_unverified_row(tmp_path, capsys):
-    status = bench_sssp.main(["--no-gpu", "--anchors", str(tmp_path / "none"), "--out", str(tmp_path),
-                              "--skip-synthetic", "--skip-real", "--generated", "grid-12", "--sources", "2"])
+    status = bench_sssp.main(
+        [
+            "--no-gpu",
+            "--anchors",
+            str(tmp_path / "none"),
+            "--out",
+            str(tmp_path),
+            "--skip-synthetic",
+            "--skip-real",
+            "--generated",
+            "grid-12",
+            "--sources",
+            "2",
+        ]
+    )
     assert status == 1  # nothing but SciPy ran: no answer was checked
     rec = read_csv(tmp_path / "sssp_vs_boost.csv")
     assert [r[:3] for r in rec[1:]] == [["grid-12", "144", str(2 * 2 * 12 * 11)]]
@@ -341,12 +389,17 @@ def test_run_without_gpu_or_anchors_writes_an_unverified_row(tmp_path, capsys):
 ANCHORS_DIR = os.environ.get("SSSP_ANCHORS_DIR")
 
 
-@pytest.mark.skipif(not ANCHORS_DIR, reason="SSSP_ANCHORS_DIR (scripts/build_anchors.sh OUTDIR) not set")
+@pytest.mark.skipif(
+    not ANCHORS_DIR, reason="SSSP_ANCHORS_DIR (scripts/build_anchors.sh OUTDIR) not set"
+)
 def test_anchors_agree_with_scipy(tmp_path):
     folder = Path(ANCHORS_DIR)
     # symmetric, and directed with few edges (some nodes unreachable): the undirected .wsg
     # layout must still give GAP exactly the out-edges
-    for g in (bench_sssp.rgg_graph(3000, seed=5), sssp.generate("random", size=3000, degree=2, seed=1)):
+    for g in (
+        bench_sssp.rgg_graph(3000, seed=5),
+        sssp.generate("random", size=3000, degree=2, seed=1),
+    ):
         sources = bench_sssp.pick_sources(g, 3, seed=0)
         refs = {s: sssp.solve(g, s, algorithm="dijkstra", backend="cpu").dist for s in sources}
         anchors.write_csr_dump(g, tmp_path / "g.csr")
@@ -355,8 +408,14 @@ def test_anchors_agree_with_scipy(tmp_path):
         for in_edges in (True, False):
             anchors.write_wsg(g, tmp_path / "g.wsg", in_edges=in_edges)
             for s in sources:
-                run = anchors.run_gap(folder / anchors.BINARIES["gap"], tmp_path / "g.wsg", s, 8, trials=1,
-                                      verify=True)
+                run = anchors.run_gap(
+                    folder / anchors.BINARIES["gap"],
+                    tmp_path / "g.wsg",
+                    s,
+                    8,
+                    trials=1,
+                    verify=True,
+                )
                 assert run.verified == [True]
                 assert run.reached == int((refs[s] != sssp.UNREACHABLE).sum())
 
@@ -402,7 +461,9 @@ def test_gpu_stage_bookkeeping_with_a_cpu_stand_in(monkeypatch, tmp_path, corrup
         return made[-1]
 
     monkeypatch.setattr(bench_sssp.sssp, "Solver", factory)
-    args = bench_sssp.parser().parse_args(["--out", str(tmp_path), "--anchors", str(tmp_path), "--sources", "3"])
+    args = bench_sssp.parser().parse_args(
+        ["--out", str(tmp_path), "--anchors", str(tmp_path), "--sources", "3"]
+    )
     g = bench_sssp.grid_graph(20, seed=4)
     row = bench_sssp.measure("grid-20", g, args, tmp_path)
     sources = bench_sssp.pick_sources(g, 3, args.seed)
@@ -419,7 +480,9 @@ def test_gpu_stage_on_a_device(tmp_path):
 
     if not is_available():
         pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
-    args = bench_sssp.parser().parse_args(["--out", str(tmp_path), "--anchors", ANCHORS_DIR or str(tmp_path)])
+    args = bench_sssp.parser().parse_args(
+        ["--out", str(tmp_path), "--anchors", ANCHORS_DIR or str(tmp_path)]
+    )
     row = bench_sssp.measure("rgg-3000", bench_sssp.rgg_graph(3000, seed=1), args, tmp_path)
     assert row.checks["gpu"] == "ok exact", row.checks
     assert row.gpu_ms > 0 and row.phases > 0 and row.gpu_mem_mb > 0
@@ -438,7 +501,9 @@ def test_bench_ab_pins_the_tuned_lookup_and_names_bad_graphs(monkeypatch, capsys
     bench_ab.pin_digest("54e9743fe1a5d3c7")
     assert kernels.digest(kernels.ENGINE_SOURCE_FILE) == "54e9743fe1a5d3c7"
     assert kernels.digest(kernels.SOURCE_FILE) == paper
-    assert bench_ab.spec("random-98k-deg2000") == bench_sssp.Spec("random-98k-deg2000", "random", ("98k", 2000))
+    assert bench_ab.spec("random-98k-deg2000") == bench_sssp.Spec(
+        "random-98k-deg2000", "random", ("98k", 2000)
+    )
     assert bench_ab.spec("grid-512").kind == "generated"
     for bad in ("random-98k", "random-98k-degx", "grid-x"):
         capsys.readouterr()
@@ -455,7 +520,9 @@ def test_phase_counts_covers_the_generated_graphs_of_the_record(tmp_path, capsys
     from sssp.cpu import solve_cpu
 
     out = tmp_path / "counts.csv"
-    phase_counts.main(["--out", str(out), "--skip-synthetic", "--generated", "grid-24", "--sources", "2"])
+    phase_counts.main(
+        ["--out", str(out), "--skip-synthetic", "--generated", "grid-24", "--sources", "2"]
+    )
     (row,) = list(csv.DictReader(out.open()))
     graph = bench_sssp.generated("grid-24", 0)
     assert (row["graph"], int(row["n"]), int(row["m"])) == ("grid-24", graph.n, graph.m)
@@ -474,19 +541,35 @@ def test_gap_families_are_parsed_and_refused_by_name():
     for bad in ("kron", "kron-x", "rmat-22", "urand-0", "kron-99"):
         with pytest.raises(sssp.InvalidGraphError, match="GAP family"):
             bench_sssp.parse_gap_family(bad)
-    args = bench_sssp.parser().parse_args(["--out", "o", "--anchors", "a", "--skip-synthetic", "--skip-real",
-                                           "--gap-families", "kron-12"])
-    assert [(s.name, s.kind, s.arg) for s in bench_sssp.graph_specs(args)] == [("gap-kron-12", "gap", ("kron", 12))]
+    args = bench_sssp.parser().parse_args(
+        [
+            "--out",
+            "o",
+            "--anchors",
+            "a",
+            "--skip-synthetic",
+            "--skip-real",
+            "--gap-families",
+            "kron-12",
+        ]
+    )
+    assert [(s.name, s.kind, s.arg) for s in bench_sssp.graph_specs(args)] == [
+        ("gap-kron-12", "gap", ("kron", 12))
+    ]
 
 
 def test_gap_graph_reads_what_the_converter_writes(tmp_path):
     """The converter is an external binary: a stand-in writes a .wsg the way GAP's does, and the
     graph read back is that graph (GAP's weights kept, not the paper's random ones)."""
-    g = sssp.Graph.from_edges(4, np.array([0, 1, 2, 3]), np.array([1, 0, 3, 2]), np.array([5, 5, 200, 200]))
+    g = sssp.Graph.from_edges(
+        4, np.array([0, 1, 2, 3]), np.array([1, 0, 3, 2]), np.array([5, 5, 200, 200])
+    )
     wsg = tmp_path / "graph.wsg"
     anchors.write_wsg(g, wsg, in_edges=False)
     fake = tmp_path / "gap_converter"
-    fake.write_text(f"#!/bin/sh\n# args: $@\nlast=\"\"; for a in \"$@\"; do last=$a; done\ncp {wsg} \"$last\"\n")
+    fake.write_text(
+        f'#!/bin/sh\n# args: $@\nlast=""; for a in "$@"; do last=$a; done\ncp {wsg} "$last"\n'
+    )
     fake.chmod(0o755)
     got = bench_sssp.gap_graph("urand", 2, fake, tmp_path)
     assert got == g and got.meta["source"] == "GAP converter -u 2 -k 16 -w"
@@ -500,7 +583,8 @@ def test_boost_processes_share_the_sources_and_report_the_makespan(tmp_path):
     largest sum of one process's own solve times (a stand-in prints what boost_dijkstra does:
     the warm-up line, then ``source seconds checksum`` lines, then its keys)."""
     fake = tmp_path / "boost_dijkstra"
-    fake.write_text(textwrap.dedent(f"""\
+    fake.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import sys
         sources = [int(s) for s in sys.argv[2:]]
@@ -509,9 +593,12 @@ def test_boost_processes_share_the_sources_and_report_the_makespan(tmp_path):
         print("weight_bits 32")
         print("rss_after_build_kb 2048")
         print("maxrss_kb 4096")
-    """))
+    """)
+    )
     fake.chmod(0o755)
-    makespan, wall, sums = anchors.run_boost_parallel(fake, tmp_path / "unused.csr", [0, 1, 2, 3, 4], 2)
+    makespan, wall, sums = anchors.run_boost_parallel(
+        fake, tmp_path / "unused.csr", [0, 1, 2, 3, 4], 2
+    )
     # Process 0 solves 0, 2, 4 (and 0 again first, untimed); process 1 solves 1, 3.
     assert makespan == pytest.approx(0.001 * (1 + 3 + 5))
     assert sums == {s: 10 * s for s in range(5)} and wall > 0

@@ -27,8 +27,23 @@ N, DEGREE, SEED = 2048, 20, 3
 @pytest.fixture(scope="module")
 def graph_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "g.npz"
-    assert main(["generate", "random", "--size", str(N), "--degree", str(DEGREE),
-                 "--seed", str(SEED), "-o", str(path)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "random",
+                "--size",
+                str(N),
+                "--degree",
+                str(DEGREE),
+                "--seed",
+                str(SEED),
+                "-o",
+                str(path),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -40,7 +55,9 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def pairs(out: str) -> dict[str, str]:
     """The ``key  value`` lines of a text summary (keys may contain single spaces)."""
-    return dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines() if line.strip())
+    return dict(
+        re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines() if line.strip()
+    )
 
 
 def test_generate_writes_the_generated_graph(graph_file, capsys):
@@ -51,7 +68,9 @@ def test_generate_writes_the_generated_graph(graph_file, capsys):
 
 
 def test_generate_summary_goes_to_stderr(tmp_path, capsys):
-    rc, out, err = run(capsys, "generate", "martin", "--size", "1536", "-o", str(tmp_path / "m.npz"))
+    rc, out, err = run(
+        capsys, "generate", "martin", "--size", "1536", "-o", str(tmp_path / "m.npz")
+    )
     assert rc == 0 and out == ""
     assert "m.npz" in err and "n=1536" in err and len(err.strip().splitlines()) == 1
 
@@ -84,8 +103,11 @@ def test_info_json(graph_file, capsys):
     assert data["features"] == pytest.approx(g.features().as_dict())
     assert data["meta"]["seed"] == SEED
     est = sssp.classes.diameter_class(g)
-    assert (data["diameter_class"], data["diameter_hops"], data["diameter_reached"]) == (est.label, est.hops,
-                                                                                      est.reached)
+    assert (data["diameter_class"], data["diameter_hops"], data["diameter_reached"]) == (
+        est.label,
+        est.hops,
+        est.reached,
+    )
 
 
 def test_info_band_locality_for_high_diameter_graphs(graph_file, tmp_path, capsys):
@@ -101,9 +123,14 @@ def test_info_band_locality_for_high_diameter_graphs(graph_file, tmp_path, capsy
     line = pairs(out)["band locality"]
     assert line.startswith(f"{band_locality(grid):.3f} of the edges inside one of 16 ")
     rc, out, _ = run(capsys, "info", str(path), "--json")
-    assert json.loads(out)["band_locality"] == pytest.approx(band_locality(grid)) and band_locality(grid) > 0.8
+    assert (
+        json.loads(out)["band_locality"] == pytest.approx(band_locality(grid))
+        and band_locality(grid) > 0.8
+    )
     rc, out, _ = run(capsys, "info", str(graph_file), "--json")
-    assert json.loads(out)["diameter_class"] == "lowdiam" and json.loads(out)["band_locality"] is None
+    assert (
+        json.loads(out)["diameter_class"] == "lowdiam" and json.loads(out)["band_locality"] is None
+    )
     assert "band locality" not in pairs(run(capsys, "info", str(graph_file))[1])
 
 
@@ -116,8 +143,9 @@ def test_info_weights_option_reassigns_weights(graph_file, capsys):
 
 def test_solve_roundtrip_matches_library(graph_file, tmp_path, capsys):
     dist_file = tmp_path / "dist.npy"
-    rc, out, err = run(capsys, "solve", str(graph_file), "--source", "5", "--backend", "cpu",
-                       "-o", str(dist_file))
+    rc, out, err = run(
+        capsys, "solve", str(graph_file), "--source", "5", "--backend", "cpu", "-o", str(dist_file)
+    )
     assert rc == 0, err
     expected = sssp.solve(sssp.load(graph_file), 5, backend="cpu")
     got = np.load(dist_file)
@@ -141,19 +169,44 @@ def test_dijkstra_and_crauser_agree(graph_file, tmp_path, capsys, variant):
         if algorithm in ("dijkstra", "near-far") and variant != "successors":
             continue
         files[algorithm] = tmp_path / f"{algorithm}.npy"
-        rc, _, err = run(capsys, "solve", str(graph_file), "--algorithm", algorithm,
-                         "--variant", variant, "--source", "11", "--backend", "cpu",
-                         "-o", str(files[algorithm]))
+        rc, _, err = run(
+            capsys,
+            "solve",
+            str(graph_file),
+            "--algorithm",
+            algorithm,
+            "--variant",
+            variant,
+            "--source",
+            "11",
+            "--backend",
+            "cpu",
+            "-o",
+            str(files[algorithm]),
+        )
         assert rc == 0, err
-    ref = np.load(tmp_path / "dijkstra.npy") if "dijkstra" in files else sssp.solve(
-        sssp.load(graph_file), 11, algorithm="dijkstra", backend="cpu").dist
+    ref = (
+        np.load(tmp_path / "dijkstra.npy")
+        if "dijkstra" in files
+        else sssp.solve(sssp.load(graph_file), 11, algorithm="dijkstra", backend="cpu").dist
+    )
     for path in files.values():
         np.testing.assert_array_equal(np.load(path), ref)
 
 
 def test_solve_many_sources_json(graph_file, capsys):
-    rc, out, _ = run(capsys, "solve", str(graph_file), "--sources", "4", "--seed", "1",
-                     "--backend", "cpu", "--json")
+    rc, out, _ = run(
+        capsys,
+        "solve",
+        str(graph_file),
+        "--sources",
+        "4",
+        "--seed",
+        "1",
+        "--backend",
+        "cpu",
+        "--json",
+    )
     assert rc == 0
     data = json.loads(out)
     assert data["backend"] == "cpu" and data["config"] is None
@@ -202,31 +255,45 @@ def test_debug_shows_traceback(tmp_path, capsys):
 
 def test_failed_solve_leaves_no_output_file(graph_file, tmp_path, capsys):
     dist_file = tmp_path / "dist.npy"
-    rc, _, err = run(capsys, "solve", str(graph_file), "--source", str(N + 5), "--backend", "cpu",
-                     "-o", str(dist_file))
+    rc, _, err = run(
+        capsys,
+        "solve",
+        str(graph_file),
+        "--source",
+        str(N + 5),
+        "--backend",
+        "cpu",
+        "-o",
+        str(dist_file),
+    )
     assert rc == 1 and f"source {N + 5}" in err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_bad_size_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
-        main(["generate", "random", "--size", "12q", "--degree", "2", "-o", str(tmp_path / "x.npz")])
+        main(
+            ["generate", "random", "--size", "12q", "--degree", "2", "-o", str(tmp_path / "x.npz")]
+        )
     assert exc.value.code == 2
     assert "'12q'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv", [
-    ["solve"],
-    ["generate", "random", "--size", "24k", "-o", "x.npz"],  # random needs --degree
-    ["solve", "g.npz", "--algorithm", "bellman"],
-    ["solve", "g.npz", "--source", "1", "--sources", "2"],
-    ["solve", "g.npz", "--sources", "2", "-o", "d.npy"],
-    ["solve", "g.npz", "--source", "1.7"],     # a source node is an integer, never rounded
-    ["solve", "g.npz", "--source", "True"],
-    ["solve", "g.npz", "--device", "gpu0"],    # the CUDA ordinal, as everywhere
-    ["frobnicate"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve"],
+        ["generate", "random", "--size", "24k", "-o", "x.npz"],  # random needs --degree
+        ["solve", "g.npz", "--algorithm", "bellman"],
+        ["solve", "g.npz", "--source", "1", "--sources", "2"],
+        ["solve", "g.npz", "--sources", "2", "-o", "d.npy"],
+        ["solve", "g.npz", "--source", "1.7"],  # a source node is an integer, never rounded
+        ["solve", "g.npz", "--source", "True"],
+        ["solve", "g.npz", "--device", "gpu0"],  # the CUDA ordinal, as everywhere
+        ["frobnicate"],
+    ],
+)
 def test_usage_errors_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
@@ -235,8 +302,9 @@ def test_usage_errors_exit_2(argv, capsys):
 
 
 def test_generate_rejects_non_npz_output(tmp_path, capsys):
-    rc, _, err = run(capsys, "generate", "random", "--size", "96", "--degree", "2",
-                     "-o", str(tmp_path / "g.txt"))
+    rc, _, err = run(
+        capsys, "generate", "random", "--size", "96", "--degree", "2", "-o", str(tmp_path / "g.txt")
+    )
     assert rc == 1 and "g.txt" in err and ".npz" in err
 
 
@@ -263,12 +331,17 @@ def test_console_script_in_a_subprocess(graph_file, tmp_path):
     if script:
         cmds.append([script])
     for cmd in cmds:
-        out = subprocess.run([*cmd, "info", str(graph_file), "--json"],
-                             capture_output=True, text=True, timeout=240)
+        out = subprocess.run(
+            [*cmd, "info", str(graph_file), "--json"], capture_output=True, text=True, timeout=240
+        )
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["features"]["n"] == N
-        bad = subprocess.run([*cmd, "info", str(tmp_path / "missing.graph")],
-                             capture_output=True, text=True, timeout=240)
+        bad = subprocess.run(
+            [*cmd, "info", str(tmp_path / "missing.graph")],
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert bad.returncode == 1
         assert "missing.graph" in bad.stderr and "Traceback" not in bad.stderr
         assert bad.stdout == ""
@@ -286,8 +359,9 @@ def test_logs_go_to_stderr_with_verbose(graph_file, capsys):
 # -- conventions and outputs --------------------------------------------------------------------
 def test_solve_npz_holds_dist_and_pred(graph_file, tmp_path, capsys):
     out_file = tmp_path / "tree.npz"
-    rc, _, _ = run(capsys, "solve", str(graph_file), "--source", "7", "--backend", "cpu",
-                   "-o", str(out_file))
+    rc, _, _ = run(
+        capsys, "solve", str(graph_file), "--source", "7", "--backend", "cpu", "-o", str(out_file)
+    )
     assert rc == 0
     want = sssp.solve(sssp.load(graph_file), 7, backend="cpu")
     with np.load(out_file, allow_pickle=False) as z:
@@ -312,7 +386,9 @@ def test_output_through_a_symlink_keeps_the_link(graph_file, tmp_path, capsys):
     rc, _, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "-o", str(link))
     assert rc == 0
     assert link.is_symlink() and os.readlink(link) == str(real)
-    np.testing.assert_array_equal(np.load(real), sssp.solve(sssp.load(graph_file), 0, backend="cpu").dist)
+    np.testing.assert_array_equal(
+        np.load(real), sssp.solve(sssp.load(graph_file), 0, backend="cpu").dist
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.npy", "real.npy"]
 
 
@@ -320,9 +396,23 @@ def test_output_to_a_fifo_is_written_not_replaced(graph_file, tmp_path):
     fifo = tmp_path / "dist.npy"
     os.mkfifo(fifo)
     # A reader in another process; the FIFO must still be a FIFO afterwards.
-    proc = subprocess.Popen([sys.executable, "-m", "sssp", "solve", str(graph_file), "--backend",
-                             "cpu", "--algorithm", "dijkstra", "-o", str(fifo)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sssp",
+            "solve",
+            str(graph_file),
+            "--backend",
+            "cpu",
+            "--algorithm",
+            "dijkstra",
+            "-o",
+            str(fifo),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     with open(fifo, "rb") as fh:
         data = fh.read()
     _, err = proc.communicate(timeout=240)
@@ -345,10 +435,13 @@ def test_output_onto_a_folder_is_refused(graph_file, tmp_path, capsys):
     assert rc == 1 and "is a folder" in err and folder.is_dir()
 
 
-@pytest.mark.parametrize("argv", [
-    ["--sources", "10000000000"],
-    ["--source", "10000000000"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--sources", "10000000000"],
+        ["--source", "10000000000"],
+    ],
+)
 def test_oversized_requests_are_one_line(graph_file, capsys, argv):
     rc, out, err = run(capsys, "solve", str(graph_file), "--backend", "cpu", *argv)
     assert rc == 1 and out == ""
@@ -382,8 +475,13 @@ def test_tuned_without_gpu_says_it_is_ignored(graph_file, capsys):
 
 
 def test_strings_from_files_are_printed_escaped(tmp_path, capsys):
-    g = sssp.Graph([0, 1, 1], [1], [3], name="evil\x1b[2J\x07name",
-                   meta={"note": "line\nbreak\x1b]0;title\x07"})
+    g = sssp.Graph(
+        [0, 1, 1],
+        [1],
+        [3],
+        name="evil\x1b[2J\x07name",
+        meta={"note": "line\nbreak\x1b]0;title\x07"},
+    )
     path = tmp_path / "evil.npz"
     sssp.save(g, path)
     rc, out, _ = run(capsys, "info", str(path))
@@ -430,8 +528,10 @@ def test_memory_and_os_errors_are_one_line(capsys):
     assert run_command("sssp", too_big) == 1
     assert run_command("sssp", no_home) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err == ["sssp: error: out of memory: the request is too large for this machine",
-                   "sssp: error: Permission denied: /home/x/.cache"]
+    assert err == [
+        "sssp: error: out of memory: the request is too large for this machine",
+        "sssp: error: Permission denied: /home/x/.cache",
+    ]
 
 
 class _FakeTerminal(io.StringIO):
@@ -481,10 +581,14 @@ def test_solve_reports_the_algorithm_that_ran(graph_file, capsys):
     from sssp.cpu import default_algorithm
 
     assert default_algorithm(sssp.load(graph_file)) == "dijkstra"
-    rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "auto", "--json")
+    rc, out, _ = run(
+        capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "auto", "--json"
+    )
     assert rc == 0 and json.loads(out)["algorithm"] == "dijkstra"
     rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--json")
     default = sssp.cpu.default_algorithm(sssp.load(graph_file), "successors")
     assert rc == 0 and json.loads(out)["algorithm"] == default  # the CPU default rule
-    rc, out, _ = run(capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "near-far")
+    rc, out, _ = run(
+        capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "near-far"
+    )
     assert rc == 0 and "near-far/successors" in out

@@ -28,9 +28,17 @@ def test_concurrent_plain_tunes_each_tune_a_run_of_their_own(kind, processes, tm
     with database(kind, tmp_path) as url:
         if kind == "file":
             assert not (tmp_path / "tuning.sqlite").exists()  # the processes race to create it
-        procs = [subprocess.Popen([sys.executable, "-m", "tuner.cli", *COMMAND, "--db", url], cwd=ROOT,
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(processes)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tuner.cli", *COMMAND, "--db", url],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(processes)
+        ]
         results = [(p.wait(timeout=540), *p.communicate()) for p in procs]
         for rc, _, err in results:
             assert rc == 0, err

@@ -26,8 +26,9 @@ def small_graph() -> sssp.Graph:
     return sssp.Graph([0, 2, 2, 3, 3], [1, 2, 1], [4, 1, 2])
 
 
-@pytest.mark.parametrize("cls", [GraphFormatError, InvalidGraphError, InvalidArgumentError,
-                                 UnknownClassError])
+@pytest.mark.parametrize(
+    "cls", [GraphFormatError, InvalidGraphError, InvalidArgumentError, UnknownClassError]
+)
 def test_value_errors_are_value_errors(cls):
     assert issubclass(cls, SSSPError) and issubclass(cls, ValueError)
 
@@ -90,8 +91,9 @@ def test_float_distances_are_accepted_by_the_result_type():
 
 def test_result_rejects_other_dtypes():
     with pytest.raises(InvalidTypeError, match="int64 or float64"):
-        SSSPResult(np.zeros(2, np.float32), np.zeros(2, np.int32), 0, "dijkstra", "successors",
-                   "cpu", 1)
+        SSSPResult(
+            np.zeros(2, np.float32), np.zeros(2, np.int32), 0, "dijkstra", "successors", "cpu", 1
+        )
 
 
 def test_tuned_on_cpu_says_it_is_ignored():

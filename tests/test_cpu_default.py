@@ -21,24 +21,35 @@ from sssp.errors import InvalidTypeError
 pytestmark = pytest.mark.timeout(300)
 
 
-def random_graph(n: int, degree: float, *, unit: bool = False, max_weight: int = 100, seed: int = 0) -> sssp.Graph:
+def random_graph(
+    n: int, degree: float, *, unit: bool = False, max_weight: int = 100, seed: int = 0
+) -> sssp.Graph:
     rng = np.random.default_rng(seed)
     m = int(n * degree)
     w = np.ones(m, dtype=np.int64) if unit else rng.integers(1, max_weight + 1, m)
     return sssp.Graph.from_edges(n, rng.integers(0, n, m), rng.integers(0, n, m), w)
 
 
-@pytest.mark.parametrize(("graph", "want"), [
-    (random_graph(2000, 20), "dijkstra"),  # varied weights, denser: SciPy's Dijkstra
-    (random_graph(2000, 20, unit=True), "near-far"),  # unit weights
-    (random_graph(2000, 2), "near-far"),  # sparse
-    (random_graph(2000, NEAR_FAR_MAX_DEGREE + 0.5), "dijkstra"),
-    (random_graph(2000, 20, max_weight=2**50), "near-far"),  # beyond SciPy's exact float64 range
-    (sssp.Graph([0, 0, 0], [], []), "near-far"),  # no edges
-], ids=["dense", "unit", "sparse", "above-threshold", "huge-weights", "no-edges"])
+@pytest.mark.parametrize(
+    ("graph", "want"),
+    [
+        (random_graph(2000, 20), "dijkstra"),  # varied weights, denser: SciPy's Dijkstra
+        (random_graph(2000, 20, unit=True), "near-far"),  # unit weights
+        (random_graph(2000, 2), "near-far"),  # sparse
+        (random_graph(2000, NEAR_FAR_MAX_DEGREE + 0.5), "dijkstra"),
+        (
+            random_graph(2000, 20, max_weight=2**50),
+            "near-far",
+        ),  # beyond SciPy's exact float64 range
+        (sssp.Graph([0, 0, 0], [], []), "near-far"),  # no edges
+    ],
+    ids=["dense", "unit", "sparse", "above-threshold", "huge-weights", "no-edges"],
+)
 def test_the_rule(graph, want):
     assert default_algorithm(graph) == want
-    assert default_algorithm(graph, "predecessors") == "crauser"  # the variant exists for Crauser only
+    assert (
+        default_algorithm(graph, "predecessors") == "crauser"
+    )  # the variant exists for Crauser only
     # Batches on many cores: SciPy's Dijkstra would use one of them.
     assert default_algorithm(graph, workers=NEAR_FAR_BATCH_WORKERS - 1) == want
     assert default_algorithm(graph, workers=NEAR_FAR_BATCH_WORKERS) == "near-far"
@@ -51,11 +62,16 @@ def test_solve_is_solver_with_one_parameter_list_and_defaults():
         if name in ("self", "graph") or p.kind is inspect.Parameter.VAR_KEYWORD:
             continue
         assert name in front, f"solve() lacks Solver's {name}"
-        assert front[name].default == p.default, f"solve()'s {name} defaults to {front[name].default!r}"
+        assert front[name].default == p.default, (
+            f"solve()'s {name} defaults to {front[name].default!r}"
+        )
 
 
-@pytest.mark.parametrize("graph", [random_graph(1500, 20), random_graph(1500, 2), random_graph(1500, 20, unit=True)],
-                         ids=["dense", "sparse", "unit"])
+@pytest.mark.parametrize(
+    "graph",
+    [random_graph(1500, 20), random_graph(1500, 2), random_graph(1500, 20, unit=True)],
+    ids=["dense", "sparse", "unit"],
+)
 def test_solve_solver_and_many_sources_take_the_same_default(graph, caplog):
     want = default_algorithm(graph)
     with sssp.Solver(graph, backend="cpu") as solver:
@@ -68,8 +84,12 @@ def test_solve_solver_and_many_sources_take_the_same_default(graph, caplog):
         assert sssp.solve(graph, 0, backend="cpu", tuned=True).algorithm == want
         assert sssp.Solver(graph, backend="cpu", tuned=True).algorithm == want
     assert sssp.solve(graph, 0, backend="cpu", algorithm="auto").algorithm == want
-    assert sssp.solve(graph, 0, backend="cpu", algorithm="crauser").algorithm == "crauser"  # still there
-    assert sssp.solve(graph, 0, backend="cpu", delta=8).algorithm == "near-far"  # a Δ names near-far
+    assert (
+        sssp.solve(graph, 0, backend="cpu", algorithm="crauser").algorithm == "crauser"
+    )  # still there
+    assert (
+        sssp.solve(graph, 0, backend="cpu", delta=8).algorithm == "near-far"
+    )  # a Δ names near-far
     assert sssp.solve(graph, 0, backend="cpu", variant="predecessors").algorithm == "crauser"
 
 
@@ -104,9 +124,13 @@ def test_solve_accepts_scipy_and_networkx_graphs():
     assert r.dist[5] == want[0, 5]
 
 
-@pytest.mark.parametrize("value", [np.eye(3), [[0, 1], [1, 0]], "g.npz", None], ids=["dense", "list", "str", "None"])
+@pytest.mark.parametrize(
+    "value", [np.eye(3), [[0, 1], [1, 0]], "g.npz", None], ids=["dense", "list", "str", "None"]
+)
 def test_other_inputs_are_refused_with_a_hint(value):
-    with pytest.raises(InvalidTypeError, match="expected an sssp.Graph, a SciPy sparse matrix or a NetworkX graph"):
+    with pytest.raises(
+        InvalidTypeError, match="expected an sssp.Graph, a SciPy sparse matrix or a NetworkX graph"
+    ):
         sssp.solve(value, 0, backend="cpu")
     if isinstance(value, np.ndarray | list):
         with pytest.raises(InvalidTypeError, match="Graph.from_scipy"):

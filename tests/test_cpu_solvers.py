@@ -347,7 +347,11 @@ def test_solvers_run_without_a_numba_cache(tmp_path) -> None:
         """
     )
     env = {**__import__("os").environ, "HOME": str(home), "NUMBA_CACHE_DIR": str(home / "numba")}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=240
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:3] == [f"{a} [0, 2, 5]" for a in ("dijkstra", "martin", "crauser")]
+    assert proc.stdout.split("\n")[:3] == [
+        f"{a} [0, 2, 5]" for a in ("dijkstra", "martin", "crauser")
+    ]
     assert "Traceback" not in proc.stderr

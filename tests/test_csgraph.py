@@ -39,7 +39,13 @@ FORMS = {
 def test_dijkstra_is_scipys(form, directed, integer):
     a = random_matrix(integer=integer, zeros=form != "dense")
     m = FORMS[form](a) if form != "int-csr" or integer else FORMS[form](random_matrix(integer=True))
-    for kwargs in ({}, {"indices": 3}, {"indices": [5, -1, 5]}, {"limit": 4.5}, {"unweighted": True}):
+    for kwargs in (
+        {},
+        {"indices": 3},
+        {"indices": [5, -1, 5]},
+        {"limit": 4.5},
+        {"unweighted": True},
+    ):
         got_d, got_p = cs.dijkstra(m, directed=directed, return_predecessors=True, **kwargs)
         want_d, want_p = scs.dijkstra(m, directed=directed, return_predecessors=True, **kwargs)
         assert got_d.dtype == np.float64 and got_p.dtype == np.int32
@@ -52,12 +58,18 @@ def test_dijkstra_is_scipys(form, directed, integer):
 def test_min_only_is_scipys(directed):
     a = random_matrix(seed=4)
     for indices in ([0], [3, 9, 9, 40], np.arange(0, 80, 7)):
-        d, p, s = cs.dijkstra(a, directed=directed, indices=indices, min_only=True, return_predecessors=True)
-        wd, wp, ws = scs.dijkstra(a, directed=directed, indices=indices, min_only=True, return_predecessors=True)
+        d, p, s = cs.dijkstra(
+            a, directed=directed, indices=indices, min_only=True, return_predecessors=True
+        )
+        wd, wp, ws = scs.dijkstra(
+            a, directed=directed, indices=indices, min_only=True, return_predecessors=True
+        )
         np.testing.assert_array_equal(d, wd)
         np.testing.assert_array_equal(s, ws)
         np.testing.assert_array_equal(p, wp)
-        np.testing.assert_array_equal(cs.dijkstra(a, directed=directed, indices=indices, min_only=True), wd)
+        np.testing.assert_array_equal(
+            cs.dijkstra(a, directed=directed, indices=indices, min_only=True), wd
+        )
 
 
 def test_distances_alone_run_the_cpu_default_and_equal_scipys():
@@ -90,24 +102,73 @@ def test_empty_indices_return_empty_tables_as_scipy_does():
 def test_shortest_path_methods():
     a = random_matrix(seed=7)
     for method in ("auto", "D", "FW", "BF", "J"):
-        np.testing.assert_array_equal(cs.shortest_path(a, method=method, indices=None if method == "FW" else [1, 2]),
-                                      scs.shortest_path(a, method=method, indices=None if method == "FW" else [1, 2]))
+        np.testing.assert_array_equal(
+            cs.shortest_path(a, method=method, indices=None if method == "FW" else [1, 2]),
+            scs.shortest_path(a, method=method, indices=None if method == "FW" else [1, 2]),
+        )
     neg = np.array([[0, 3, 0], [0, 0, -1], [0, 0, 0]], dtype=float)
-    np.testing.assert_allclose(cs.shortest_path(neg), scs.shortest_path(neg))  # "auto": SciPy's Johnson
+    np.testing.assert_allclose(
+        cs.shortest_path(neg), scs.shortest_path(neg)
+    )  # "auto": SciPy's Johnson
     with pytest.raises(InvalidArgumentError, match="unrecognized method 'X'"):
         cs.shortest_path(a, method="X")
 
 
-@pytest.mark.parametrize(("call", "error", "message"), [
-    (lambda: cs.dijkstra(np.array([[0, -1], [0, 0]])), InvalidGraphError, "negative weight -1 on edge 0 -> 1"),
-    (lambda: cs.shortest_path(np.array([[0, -1.0], [0, 0]]), method="D"), InvalidGraphError, "negative weight"),
-    (lambda: cs.dijkstra(np.eye(3), indices=[0.5]), InvalidTypeError, "source 0.5 is not an integer node id"),
-    (lambda: cs.dijkstra(np.eye(3), indices=[3]), InvalidGraphError, r"source 3 is out of range \[0, 3\)"),
-    (lambda: cs.dijkstra(np.eye(3), limit=-1), InvalidArgumentError, "limit must be a non-negative number"),
-    (lambda: cs.dijkstra(np.eye(3), limit=np.nan), InvalidArgumentError, "limit must be a non-negative number"),
-    (lambda: cs.dijkstra(np.ones((2, 3))), InvalidGraphError, r"\(n, n\) matrix, got shape \(2, 3\)"),
-    (lambda: cs.dijkstra(sp.csr_array(np.array([[0, np.nan], [1.0, 0]]))), InvalidGraphError, "weight nan"),
-], ids=["negative", "negative-D", "float-index", "index-range", "limit", "limit-nan", "shape", "nan"])
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: cs.dijkstra(np.array([[0, -1], [0, 0]])),
+            InvalidGraphError,
+            "negative weight -1 on edge 0 -> 1",
+        ),
+        (
+            lambda: cs.shortest_path(np.array([[0, -1.0], [0, 0]]), method="D"),
+            InvalidGraphError,
+            "negative weight",
+        ),
+        (
+            lambda: cs.dijkstra(np.eye(3), indices=[0.5]),
+            InvalidTypeError,
+            "source 0.5 is not an integer node id",
+        ),
+        (
+            lambda: cs.dijkstra(np.eye(3), indices=[3]),
+            InvalidGraphError,
+            r"source 3 is out of range \[0, 3\)",
+        ),
+        (
+            lambda: cs.dijkstra(np.eye(3), limit=-1),
+            InvalidArgumentError,
+            "limit must be a non-negative number",
+        ),
+        (
+            lambda: cs.dijkstra(np.eye(3), limit=np.nan),
+            InvalidArgumentError,
+            "limit must be a non-negative number",
+        ),
+        (
+            lambda: cs.dijkstra(np.ones((2, 3))),
+            InvalidGraphError,
+            r"\(n, n\) matrix, got shape \(2, 3\)",
+        ),
+        (
+            lambda: cs.dijkstra(sp.csr_array(np.array([[0, np.nan], [1.0, 0]]))),
+            InvalidGraphError,
+            "weight nan",
+        ),
+    ],
+    ids=[
+        "negative",
+        "negative-D",
+        "float-index",
+        "index-range",
+        "limit",
+        "limit-nan",
+        "shape",
+        "nan",
+    ],
+)
 def test_what_scipy_answers_and_sssp_refuses(call, error, message):
     with pytest.raises(error, match=message):
         call()
@@ -134,7 +195,9 @@ def test_on_the_gpu_distances_are_scipys_and_trees_valid():
     for seed in range(4):
         a = random_matrix(n=500, density=0.01, seed=seed, integer=seed % 2 == 0)
         for directed in (True, False):
-            d, p = cs.dijkstra(a, directed=directed, indices=[0, 7, 7], return_predecessors=True, backend="gpu")
+            d, p = cs.dijkstra(
+                a, directed=directed, indices=[0, 7, 7], return_predecessors=True, backend="gpu"
+            )
             np.testing.assert_array_equal(d, scs.dijkstra(a, directed=directed, indices=[0, 7, 7]))
             # every predecessor is a tight edge (SciPy's may name another among equal paths)
             w = scs.dijkstra(a, directed=directed, indices=None)

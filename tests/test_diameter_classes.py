@@ -18,13 +18,18 @@ from tuning_db import Store
 from tuning_db.records import DeviceRecord
 
 H200 = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580.159.04", "13.0")
-INFO = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+INFO = DeviceInfo(
+    0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
+)
 
 
 def test_class_key_text_and_distance():
     low, high = GraphClass("98k", "deg2"), GraphClass("98k", "deg2", "highdiam")
     assert str(low) == "98k/deg2" and str(high) == "98k/deg2/highdiam"
-    assert GraphClass.from_text("98k/deg2/highdiam") == high and GraphClass.from_text("98k/deg2") == low
+    assert (
+        GraphClass.from_text("98k/deg2/highdiam") == high
+        and GraphClass.from_text("98k/deg2") == low
+    )
     assert low != high and low.distance(high) == DIAMETER_PENALTY
     # any class of the same diameter is nearer than the same size and degree of the other one
     assert GraphClass("24k", "deg2", "highdiam").distance(high) < low.distance(high)
@@ -70,17 +75,30 @@ def test_high_diameter_class_instances():
     g, what = class_instance(GraphClass("24k", "deg2", "highdiam"))
     assert what.startswith("grid") and g.graph_class() == GraphClass("24k", "deg2", "highdiam")
     g, what = class_instance(GraphClass("24k", "deg20", "highdiam"))
-    assert what.startswith("geometric") and g.graph_class() == GraphClass("24k", "deg20", "highdiam")
+    assert what.startswith("geometric") and g.graph_class() == GraphClass(
+        "24k", "deg20", "highdiam"
+    )
     with pytest.raises(UnknownClassError, match="deg2 and deg20"):
         class_instance(GraphClass("24k", "deg200", "highdiam"))
 
 
 def _record(gc: GraphClass, algorithm_pick: str, loop: str = "persistent"):
     cfg = LaunchConfig(KernelConfig(512, "N", 4), loop=loop, blocks_per_sm=1, local_limit=2048)
-    rec = {"graph_class": str(gc), "algorithm": "auto", "variant": "successors", "labels": cfg.as_dict(),
-           "options": {**cfg.options(), "algorithm": algorithm_pick,
-                       **({"delta_scale": 16.0} if algorithm_pick == "near-far" else {})},
-           "tuned_median_ms": 1.0, "default_median_ms": 5.0, "speedup": 5.0, "n_sources": 5}
+    rec = {
+        "graph_class": str(gc),
+        "algorithm": "auto",
+        "variant": "successors",
+        "labels": cfg.as_dict(),
+        "options": {
+            **cfg.options(),
+            "algorithm": algorithm_pick,
+            **({"delta_scale": 16.0} if algorithm_pick == "near-far" else {}),
+        },
+        "tuned_median_ms": 1.0,
+        "default_median_ms": 5.0,
+        "speedup": 5.0,
+        "n_sources": 5,
+    }
     return structure.to_best(rec, H200)
 
 
@@ -98,8 +116,10 @@ def test_stored_and_looked_up_by_diameter(tmp_path):
     assert (algorithm, source.value) == ("crauser", "tuned-nearest") and "98k/deg2" in detail
     with Store(url, seed=False) as store:
         store.put_best(_record(GraphClass("24k", "deg2", "highdiam"), "near-far"))
-        assert {b.graph_class for b in store.all_best()} == {GraphClass("98k", "deg2"),
-                                                             GraphClass("24k", "deg2", "highdiam")}
+        assert {b.graph_class for b in store.all_best()} == {
+            GraphClass("98k", "deg2"),
+            GraphClass("24k", "deg2", "highdiam"),
+        }
     algorithm, delta, _, source, detail = resolve_choice(grid, INFO, db=url)
     assert algorithm == "near-far" and delta is not None and "24k/deg2/highdiam" in detail
     rnd = sssp.generate("random", size="98k", degree=2, seed=0)
@@ -114,12 +134,16 @@ def test_export_keeps_the_diameter_and_reads_old_documents(tmp_path):
         store.export_json(tmp_path / "out.json")
     doc = json.loads((tmp_path / "out.json").read_text())
     classes = sorted(json.dumps(b["graph_class"], sort_keys=True) for b in doc["best"])
-    assert classes == ['{"degree": "deg20", "diameter": "highdiam", "size": "49k"}',
-                       '{"degree": "deg20", "size": "49k"}']  # low-diameter documents as before
+    assert classes == [
+        '{"degree": "deg20", "diameter": "highdiam", "size": "49k"}',
+        '{"degree": "deg20", "size": "49k"}',
+    ]  # low-diameter documents as before
     with Store("sqlite://", seed=False) as fresh:
         fresh.import_json(tmp_path / "out.json")
-        assert {b.graph_class for b in fresh.all_best()} == {GraphClass("49k", "deg20", "highdiam"),
-                                                             GraphClass("49k", "deg20")}
+        assert {b.graph_class for b in fresh.all_best()} == {
+            GraphClass("49k", "deg20", "highdiam"),
+            GraphClass("49k", "deg20"),
+        }
 
 
 def test_tune_engine_diameter_options(capsys):
@@ -128,9 +152,13 @@ def test_tune_engine_diameter_options(capsys):
     args = build_parser().parse_args(["engine", "--all", "--high-diameter"])
     classes = _classes(args)
     assert len(classes) == 12 + len(high_diameter_classes())
-    args = build_parser().parse_args(["engine", "--graph-class", "deg2", "--size", "196k", "--diameter", "highdiam"])
+    args = build_parser().parse_args(
+        ["engine", "--graph-class", "deg2", "--size", "196k", "--diameter", "highdiam"]
+    )
     assert _classes(args) == [GraphClass("196k", "deg2", "highdiam")]
-    args = build_parser().parse_args(["engine", "--graph-class", "deg200", "--size", "98k", "--diameter", "highdiam"])
+    args = build_parser().parse_args(
+        ["engine", "--graph-class", "deg200", "--size", "98k", "--diameter", "highdiam"]
+    )
     with pytest.raises(SystemExit):
         _classes(args)
     assert "--diameter highdiam goes with deg2 or deg20" in capsys.readouterr().err
@@ -151,4 +179,7 @@ def test_fusion_gate_runs_fused_only_where_the_bands_keep_the_edges_local():
     fused, why = fusion_gate(rand, 8)
     assert not fused and band_locality(rand, 8) < 0.5 and why.endswith(": ran unfused")
     empty = sssp.Graph(indptr=[0, 0, 0], indices=[], weights=[])
-    assert fusion_gate(empty, 4) == (False, f"band locality undefined (no edges) at 4 blocks < {FUSE_MIN_LOCALITY}: ran unfused")
+    assert fusion_gate(empty, 4) == (
+        False,
+        f"band locality undefined (no edges) at 4 blocks < {FUSE_MIN_LOCALITY}: ran unfused",
+    )

@@ -17,10 +17,20 @@ H200 = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580.159.04", "13.0")
 
 
 def search_record(speedup: float, **over) -> dict:
-    searched = LaunchConfig(KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192)
-    rec = {"graph_class": "98k/deg2", "algorithm": "crauser", "variant": "successors",
-           "labels": searched.as_dict(), "options": searched.options(), "tuned_median_ms": 1.0,
-           "default_median_ms": speedup, "speedup": speedup, "n_sources": 5}
+    searched = LaunchConfig(
+        KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192
+    )
+    rec = {
+        "graph_class": "98k/deg2",
+        "algorithm": "crauser",
+        "variant": "successors",
+        "labels": searched.as_dict(),
+        "options": searched.options(),
+        "tuned_median_ms": 1.0,
+        "default_median_ms": speedup,
+        "speedup": speedup,
+        "n_sources": 5,
+    }
     rec.update(over)
     return rec
 
@@ -45,7 +55,14 @@ def test_space_points_round_trip():
 def test_canonical_cluster_points():
     """The cluster loop runs near-far only; it has no blocks per SM, block-local limit or free
     lanes, and the cluster's size means nothing to the other loops."""
-    base = {"block_size": 1024, "l1": "N", "lanes": 4, "blocks_per_sm": 2, "local_limit": 8192, "cluster": 16}
+    base = {
+        "block_size": 1024,
+        "l1": "N",
+        "lanes": 4,
+        "blocks_per_sm": 2,
+        "local_limit": 8192,
+        "cluster": 16,
+    }
     nf = structure.canonical({**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2})
     assert nf["loop"] == "cluster" and nf["cluster"] == 16
     assert (nf["lanes"], nf["blocks_per_sm"], nf["local_limit"]) == (kernels.CLUSTER_LANES, 1, 0)
@@ -58,12 +75,16 @@ def test_canonical_cluster_points():
     cfg = structure.to_config(nf)
     assert cfg.loop == "cluster" and cfg.cluster == 16
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg  # stored and read back
-    fused = structure.canonical({**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2, "fuse": 1})
+    fused = structure.canonical(
+        {**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2, "fuse": 1}
+    )
     cfg = structure.to_config(fused)
     assert cfg.fuse and structure.from_config(cfg)["fuse"] == 1
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
     assert "fused" in str(cfg)
-    grid = structure.canonical({**base, "loop": "persistent", "algorithm": "near-far", "delta_scale": 2, "fuse": 1})
+    grid = structure.canonical(
+        {**base, "loop": "persistent", "algorithm": "near-far", "delta_scale": 2, "fuse": 1}
+    )
     assert grid["fuse"] == 0 and not structure.to_config(grid).fuse  # fusion is the cluster loop's
     assert "fuse" in structure.AUTO_SPACE and "fuse" in structure.space_for("near-far")
 
@@ -76,7 +97,9 @@ def test_search_records_store_and_resolve(tmp_path, speedup, kept):
     with Store(f"sqlite:///{tmp_path / 't.sqlite'}", seed=False) as store:
         store.put_best(best)
         (back,) = store.all_best()
-    searched = LaunchConfig(KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192)
+    searched = LaunchConfig(
+        KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192
+    )
     assert back.tuned_config == searched  # the search's picks survive, structure included
     assert back.config == (LaunchConfig.default() if kept else searched)
 
@@ -87,7 +110,9 @@ def test_solve_tuned_looks_up_engine_records(tmp_path):
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     with Store(url, seed=False) as store:
         store.put_best(structure.to_best(search_record(3.0), H200))
-    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    info = DeviceInfo(
+        0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
+    )
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
     cfg, source, detail = resolve_config(graph, info, db=url)
     assert source.value == "tuned-exact" and cfg.loop == "graph" and cfg.relax.lanes == 4
@@ -125,10 +150,17 @@ def test_search_keeps_its_trials_as_an_optuna_study(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     graph = sssp.generate("random", size=500, degree=3, seed=0)
     with Store(url, seed=False) as store:
-        res = structure.search(graph, budget=12, sources=3, storage=store.storage,
-                               study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0",
-                               study_attrs={"graph_class": "500/deg3"})
-    study = optuna.load_study(storage=url, study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0")
+        res = structure.search(
+            graph,
+            budget=12,
+            sources=3,
+            storage=store.storage,
+            study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0",
+            study_attrs={"graph_class": "500/deg3"},
+        )
+    study = optuna.load_study(
+        storage=url, study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0"
+    )
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     failed = [t for t in study.trials if t.state == optuna.trial.TrialState.FAIL]
     assert len(done) + len(failed) == len(res.trials) == 12
@@ -139,10 +171,12 @@ def test_search_keeps_its_trials_as_an_optuna_study(tmp_path, monkeypatch):
 
 
 def test_auto_space_canonical_points_and_start():
-    """"auto" adds the algorithm and near-far's Δ scale; near-far runs on the persistent loop and
+    """ "auto" adds the algorithm and near-far's Δ scale; near-far runs on the persistent loop and
     Δ means nothing to Crauser, so points that run the same solve collapse to one."""
     space = structure.space_for("auto")
-    assert space["algorithm"] == ("crauser", "crauser-inout", "near-far") and 1 in space["delta_scale"]
+    assert (
+        space["algorithm"] == ("crauser", "crauser-inout", "near-far") and 1 in space["delta_scale"]
+    )
     for point in structure.start_points("auto"):
         assert set(point) == set(space) and all(point[k] in space[k] for k in point)
     first = structure.start_points("auto")[0]
@@ -170,16 +204,24 @@ def test_auto_search_picks_and_stores_the_algorithm(tmp_path, monkeypatch):
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
     res = structure.search(graph, algorithm="auto", budget=16, sources=2)
     assert structure.choice(res.best_point, "auto") == ("near-far", 64.0)
-    rec = search_record(5.0, algorithm="auto", labels=res.best.as_dict(),
-                        options={**res.best.options(), **structure.algorithm_options(res, "auto")})
+    rec = search_record(
+        5.0,
+        algorithm="auto",
+        labels=res.best.as_dict(),
+        options={**res.best.options(), **structure.algorithm_options(res, "auto")},
+    )
     best = structure.to_best(rec, H200)
     assert best.options["algorithm"] == "near-far" and best.options["delta_scale"] == 64.0
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     with Store(url, seed=False) as store:
         store.put_best(best)
-    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    info = DeviceInfo(
+        0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
+    )
     algorithm, delta, cfg, source, detail = resolve_choice(graph, info, db=url)
-    assert algorithm == "near-far" and delta == 64 * default_delta(graph) and cfg.loop == "persistent"
+    assert (
+        algorithm == "near-far" and delta == 64 * default_delta(graph) and cfg.loop == "persistent"
+    )
     assert source.value == "tuned-exact" and "near-far" in detail
     # a kept default stores Crauser OUT with the default configuration
     kept = structure.to_best({**rec, "speedup": 1.0}, H200)
@@ -190,12 +232,19 @@ def test_auto_without_records_runs_crauser(tmp_path):
     import sssp
     from sssp.tuned import resolve_choice
 
-    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    info = DeviceInfo(
+        0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
+    )
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     Store(url, seed=False).close()
     graph = sssp.generate("random", size=2000, degree=2, seed=0)
     algorithm, delta, cfg, source, _ = resolve_choice(graph, info, db=url)
-    assert (algorithm, delta, cfg, source.value) == ("crauser", None, LaunchConfig.default(), "default")
+    assert (algorithm, delta, cfg, source.value) == (
+        "crauser",
+        None,
+        LaunchConfig.default(),
+        "default",
+    )
 
 
 def test_shipped_h200_records_choose_per_class():
@@ -207,15 +256,23 @@ def test_shipped_h200_records_choose_per_class():
 
     doc = json.loads((resources.files("tuning_db") / "data" / "h200-engine2.json").read_text())
     digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
-    auto = [b for b in doc["best"] if b["algorithm"] == "auto" and b["kernel_version"]["digest"] == digest]
+    auto = [
+        b
+        for b in doc["best"]
+        if b["algorithm"] == "auto" and b["kernel_version"]["digest"] == digest
+    ]
     low = [b for b in auto if b["graph_class"].get("diameter", "lowdiam") == "lowdiam"]
     high = [b for b in auto if b["graph_class"].get("diameter") == "highdiam"]
     assert len(low) == 12 and len(high) == 10
-    picks = {(b["graph_class"]["size"], b["graph_class"]["degree"]): b["options"]["algorithm"] for b in low}
+    picks = {
+        (b["graph_class"]["size"], b["graph_class"]["degree"]): b["options"]["algorithm"]
+        for b in low
+    }
     assert all(picks[(s, "deg2")] == "near-far" for s in ("24k", "49k", "98k"))
     assert all(picks[(s, "deg1000")] != "near-far" for s in ("24k", "49k", "98k"))
     assert {(b["graph_class"]["size"], b["graph_class"]["degree"]) for b in high} == {
-        (s, d) for s in ("24k", "49k", "98k", "196k", "393k") for d in ("deg2", "deg20")}
+        (s, d) for s in ("24k", "49k", "98k", "196k", "393k") for d in ("deg2", "deg20")
+    }
     assert all(b["options"]["algorithm"] == "near-far" for b in high)
     # measured: the cluster loop won every high-diameter class (distances in shared memory)
     assert all(b["options"]["loop"] == "cluster" for b in high)
@@ -234,8 +291,11 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
 
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
-    rec = search_record(5.0, algorithm="auto",
-                        options={**search_record(5.0)["options"], "algorithm": "near-far", "delta_scale": 64})
+    rec = search_record(
+        5.0,
+        algorithm="auto",
+        options={**search_record(5.0)["options"], "algorithm": "near-far", "delta_scale": 64},
+    )
     with Store(url, seed=False) as store:
         store.put_best(structure.to_best(rec, H200))
     seen = {}
@@ -248,13 +308,23 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
 
         def solve(self, s, **kw):
             n = graph.n
-            return SSSPResult(np.zeros(n, np.int64), np.full(n, -1, np.int32), s, seen["algorithm"],
-                              "successors", "gpu", 1, stats={"config_detail": self.config_detail})
+            return SSSPResult(
+                np.zeros(n, np.int64),
+                np.full(n, -1, np.int32),
+                s,
+                seen["algorithm"],
+                "successors",
+                "gpu",
+                1,
+                stats={"config_detail": self.config_detail},
+            )
 
         def close(self):
             pass
 
-    info = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0")
+    info = DeviceInfo(
+        0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
+    )
     monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
     monkeypatch.setattr(sssp.gpu, "device_info", lambda device=0: info)
     monkeypatch.setattr(sssp.gpu, "make_solver", FakeGPU)
@@ -271,10 +341,20 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(monkeypatch, 
     outside the searched space (another algorithm) is not used."""
     import sssp
 
-    searched = LaunchConfig(KernelConfig(512, "N", 8), loop="cluster", blocks_per_sm=1, local_limit=0,
-                            cluster=16, fuse=True)
-    rec = search_record(5.0, algorithm="auto", labels=searched.as_dict(),
-                        options={**searched.options(), "algorithm": "near-far", "delta_scale": 2.0})
+    searched = LaunchConfig(
+        KernelConfig(512, "N", 8),
+        loop="cluster",
+        blocks_per_sm=1,
+        local_limit=0,
+        cluster=16,
+        fuse=True,
+    )
+    rec = search_record(
+        5.0,
+        algorithm="auto",
+        labels=searched.as_dict(),
+        options={**searched.options(), "algorithm": "near-far", "delta_scale": 2.0},
+    )
     best = structure.to_best(rec, H200)
     point = structure.previous_point(best, "auto")
     assert point == {**structure.from_config(searched), "algorithm": "near-far", "delta_scale": 2.0}
@@ -291,7 +371,11 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(monkeypatch, 
     monkeypatch.setattr(structure, "score", fake_score)
     graph = sssp.generate("random", size=2000, degree=2, seed=0)
     structure.search(graph, algorithm="auto", budget=3, sources=2, previous=point)
-    assert order[0][0] == "crauser" and order[1] == ("near-far", structure.from_config(searched), 2.0)
+    assert order[0][0] == "crauser" and order[1] == (
+        "near-far",
+        structure.from_config(searched),
+        2.0,
+    )
 
     # the CLI's look-up takes the class's latest record on this GPU model, whatever its kernels
     from sssp.classes import GraphClass

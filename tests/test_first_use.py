@@ -66,17 +66,34 @@ def test_source_outside_a_one_based_file_names_its_ids(tmp_path, capsys):
     # The default is a valid source: the first node, which the file calls 1.
     rc, out, _ = run(capsys, sssp_main, "solve", str(path), "--backend", "cpu", "--json")
     assert rc == 0 and json.loads(out)["runs"][0]["source"] == 1
-    rc, out, _ = run(capsys, sssp_main, "solve", str(path), "--source", "4", "--backend", "cpu", "--json")
+    rc, out, _ = run(
+        capsys, sssp_main, "solve", str(path), "--source", "4", "--backend", "cpu", "--json"
+    )
     assert rc == 0 and json.loads(out)["runs"][0]["reached"] == 4
     assert "default 0" not in solve_help("--source") and "the first node" in solve_help("--source")
 
 
 def _solve_to_stdout(graph_file: Path, stdout, tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "sssp", "solve", str(graph_file), "--backend", "cpu", "--source", "3",
-         "-o", "/dev/stdout"],
-        stdout=stdout, stderr=subprocess.PIPE, cwd=tmp_path, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})  # this checkout's sssp, whatever is installed
+        [
+            sys.executable,
+            "-m",
+            "sssp",
+            "solve",
+            str(graph_file),
+            "--backend",
+            "cpu",
+            "--source",
+            "3",
+            "-o",
+            "/dev/stdout",
+        ],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # this checkout's sssp, whatever is installed
 
 
 def test_output_to_dev_stdout_piped_and_redirected(graph_file, tmp_path):
@@ -98,12 +115,27 @@ def test_output_to_dev_stdout_piped_and_redirected(graph_file, tmp_path):
 
 def test_sources_are_distinct(graph_file, capsys):
     n = sssp.load(graph_file).n
-    rc, out, _ = run(capsys, sssp_main, "solve", str(graph_file), "--sources", str(n), "--seed", "5",
-                     "--backend", "cpu", "--algorithm", "dijkstra", "--json")
+    rc, out, _ = run(
+        capsys,
+        sssp_main,
+        "solve",
+        str(graph_file),
+        "--sources",
+        str(n),
+        "--seed",
+        "5",
+        "--backend",
+        "cpu",
+        "--algorithm",
+        "dijkstra",
+        "--json",
+    )
     assert rc == 0
     sources = [r["source"] for r in json.loads(out)["runs"]]
     assert sorted(sources) == list(range(n))  # every node once: drawn without replacement
-    rc, _, err = run(capsys, sssp_main, "solve", str(graph_file), "--sources", str(n + 1), "--backend", "cpu")
+    rc, _, err = run(
+        capsys, sssp_main, "solve", str(graph_file), "--sources", str(n + 1), "--backend", "cpu"
+    )
     assert rc == 1 and "without replacement" in err and str(n) in err
     assert "without replacement" in solve_help("--sources")
 
@@ -112,7 +144,9 @@ def test_gpu_hint_names_an_installable_command():
     hint = sssp.BackendUnavailableError("gpu", "pycuda cannot be imported").hint
     assert "sssp-tune[gpu]" not in hint  # not on PyPI: that name installs nothing
     assert "pip install -e '.[gpu]'" in hint and "checkout" in hint
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     assert "gpu" in extras
 
 
@@ -141,7 +175,9 @@ def test_generate_draws_a_progress_bar_on_a_terminal(tmp_path, monkeypatch):
     term = _Terminal()
     monkeypatch.setattr(sys, "stderr", term)
     monkeypatch.setenv("COLUMNS", "100")
-    rc = sssp_main(["generate", "random", "--size", "8192", "--degree", "20", "-o", str(tmp_path / "g.npz")])
+    rc = sssp_main(
+        ["generate", "random", "--size", "8192", "--degree", "20", "-o", str(tmp_path / "g.npz")]
+    )
     assert rc == 0
     text = term.getvalue()
     # A bar with its total (the arrays' bytes, 1.3 MiB), not a counter of compressed bytes.
@@ -183,8 +219,18 @@ def test_the_help_example_of_import_works_as_printed(tmp_path, monkeypatch, caps
 
 
 def test_replay_of_a_class_that_does_not_ship_lists_those_that_do(tmp_path, capsys):
-    rc, out, err = run(capsys, tune_cli.main, "run", "--replay", "--graph-class", "deg2", "--size", "12k",
-                       "--db", f"sqlite:///{tmp_path / 'r.sqlite'}")
+    rc, out, err = run(
+        capsys,
+        tune_cli.main,
+        "run",
+        "--replay",
+        "--graph-class",
+        "deg2",
+        "--size",
+        "12k",
+        "--db",
+        f"sqlite:///{tmp_path / 'r.sqlite'}",
+    )
     assert rc == 1 and out == ""
     assert "12k/deg2" in err and len(err.strip().splitlines()) == 1
     for shipped in ("24k/deg2", "49k/deg200", "98k/deg1000"):
@@ -193,20 +239,31 @@ def test_replay_of_a_class_that_does_not_ship_lists_those_that_do(tmp_path, caps
 
 def test_html_report_draws_its_figures_from_the_shipped_results(tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    assert tune_cli.main(["import", str(ROOT / "tuning_db" / "data" / "h200-engine2.json"), "--db", db]) == 0
+    assert (
+        tune_cli.main(
+            ["import", str(ROOT / "tuning_db" / "data" / "h200-engine2.json"), "--db", db]
+        )
+        == 0
+    )
     baselines = ROOT / "benchmarks" / "results" / "h200" / "sssp_vs_boost.csv"
     out = tmp_path / "report.html"
-    rc, _, err = run(capsys, tune_cli.main, "report", "--db", db, "--baselines", str(baselines), "-o", str(out))
+    rc, _, err = run(
+        capsys, tune_cli.main, "report", "--db", db, "--baselines", str(baselines), "-o", str(out)
+    )
     assert rc == 0, err  # the format follows the suffix
     html = out.read_text(encoding="utf-8")
     assert html.count('<img src="data:image/svg+xml;base64,') == 2
     assert "sssp_vs_boost.csv, not measured by this command" in html
     with pytest.raises(SystemExit) as exc:
-        tune_cli.main(["report", "--db", db, "--baselines", str(baselines)])  # Markdown has no figures
+        tune_cli.main(
+            ["report", "--db", db, "--baselines", str(baselines)]
+        )  # Markdown has no figures
     assert exc.value.code == 2 and "--format html" in capsys.readouterr().err
     bad = tmp_path / "bad.csv"
     bad.write_text("graph,boost_ms\nx,1\n")
-    rc, _, err = run(capsys, tune_cli.main, "report", "--db", db, "--format", "html", "--baselines", str(bad))
+    rc, _, err = run(
+        capsys, tune_cli.main, "report", "--db", db, "--format", "html", "--baselines", str(bad)
+    )
     assert rc == 1 and "bad.csv" in err and "gpu_ms" in err
 
 
@@ -286,7 +343,7 @@ def test_unreachable_is_documented_where_users_meet_it(capsys):
     doc = sssp.SSSPResult.__doc__
     assert "2**63 - 1" in doc and "overflow" in doc and "dist_float" in doc
     readme = (ROOT / "README.md").read_text()
-    python_section = readme[readme.index("## Python"):]
+    python_section = readme[readme.index("## Python") :]
     assert "overflow" in python_section[:4000]
     assert "overflow" in solve_help()
 
@@ -303,19 +360,61 @@ def test_real_graph_tests_skip_without_the_shared_folder(tmp_path):
     env["PYTHONPATH"] = str(ROOT)  # the packages of this checkout
     modules = ["tests/test_real_graphs.py", "tests/test_gpu.py", "tests/test_gpu_nearfar.py"]
     quick = "tests/test_first_use.py::test_gpu_hint_names_an_installable_command"  # one that runs
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "not gpu", "-q", "-rs", "-p", "no:cacheprovider",
-                           *modules, quick], cwd=clone, env=env, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-m",
+            "not gpu",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            *modules,
+            quick,
+        ],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "1 passed" in proc.stdout and "error" not in proc.stdout.lower()
-    assert "SKIPPED" in proc.stdout and "shared/graphs" in proc.stdout and "SSSP_GRAPHS_DIR" in proc.stdout
+    assert (
+        "SKIPPED" in proc.stdout
+        and "shared/graphs" in proc.stdout
+        and "SSSP_GRAPHS_DIR" in proc.stdout
+    )
     # The GPU modules' real-graph tests skip with the same reason (on a GPU host too).
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                           f"{modules[1]}::test_real_graphs", f"{modules[2]}::test_real_graphs"],
-                          cwd=clone, env=env, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            f"{modules[1]}::test_real_graphs",
+            f"{modules[2]}::test_real_graphs",
+        ],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "2 skipped" in proc.stdout and proc.stdout.count("shared/graphs") >= 2
     # An explicit SSSP_GRAPHS_DIR (as .ci/run sets) that is missing is a failure, not a skip.
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", modules[0]],
-                          cwd=clone, env={**env, "SSSP_GRAPHS_DIR": str(tmp_path / "nowhere")},
-                          capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", modules[0]],
+        cwd=clone,
+        env={**env, "SSSP_GRAPHS_DIR": str(tmp_path / "nowhere")},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 1 and "nowhere" in proc.stdout

@@ -312,8 +312,14 @@ def test_npz_errors(tmp_path):
 # -- detection ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "text, fmt",
-    [(METIS, "metis"), (METIS_W, "metis"), (GR, "dimacs"), (MTX_GENERAL, "mtx"), (SNAP, "snap"),
-     ("1 2\n2 3\n3 1\n5 6\n", "snap")],
+    [
+        (METIS, "metis"),
+        (METIS_W, "metis"),
+        (GR, "dimacs"),
+        (MTX_GENERAL, "mtx"),
+        (SNAP, "snap"),
+        ("1 2\n2 3\n3 1\n5 6\n", "snap"),
+    ],
 )
 def test_detect_unknown_suffix(tmp_path, text, fmt):
     p = write(tmp_path, "graph.data", text)
@@ -323,8 +329,15 @@ def test_detect_unknown_suffix(tmp_path, text, fmt):
 
 
 def test_detect_by_suffix(tmp_path):
-    for name, fmt in [("a.graph", "metis"), ("a.metis.bz2", "metis"), ("a.gr.gz", "dimacs"),
-                      ("a.mtx.xz", "mtx"), ("a.el", "snap"), ("a.snap", "snap"), ("a.npz", "npz")]:
+    for name, fmt in [
+        ("a.graph", "metis"),
+        ("a.metis.bz2", "metis"),
+        ("a.gr.gz", "dimacs"),
+        ("a.mtx.xz", "mtx"),
+        ("a.el", "snap"),
+        ("a.snap", "snap"),
+        ("a.npz", "npz"),
+    ]:
         assert detect_format(tmp_path / name) == fmt  # no read needed
 
 
@@ -414,9 +427,21 @@ def test_dimacs_errors(tmp_path, text, line, pattern):
         ("%%MatrixMarket matrix coordinate integer general\n3 3 4\n1 2 5\n", 2, "truncated"),
         ("%%MatrixMarket matrix coordinate integer general\n3 3 3\n1 2 5\n2 3 1\n", 2, "truncated"),
         ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 4 5\n", 3, "out of range"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 x 5\n", 3, "expected a number, got 'x'"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 -5\n", 3, "negative weight -5"),
-        ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 2.5\n", 3, "must be an integer, got '2.5'"),
+        (
+            "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 x 5\n",
+            3,
+            "expected a number, got 'x'",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 -5\n",
+            3,
+            "negative weight -5",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 2.5\n",
+            3,
+            "must be an integer, got '2.5'",
+        ),
         ("%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 2 5\n", 2, "square"),
         ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", 1, "dense"),
         ("%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 2 1 0\n", 1, "complex"),
@@ -482,8 +507,14 @@ def test_missing_file(tmp_path):
 # -- the tokenizer --------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "data",
-    [b"", b"\n", b"1", b" 1 22\n333\n\n-4 +5\t6\r\n", b"0 00 007 9007199254740991\n",
-     b"1 2\n\n\n3"],
+    [
+        b"",
+        b"\n",
+        b"1",
+        b" 1 22\n333\n\n-4 +5\t6\r\n",
+        b"0 00 007 9007199254740991\n",
+        b"1 2\n\n\n3",
+    ],
 )
 def test_tokenizer_paths_agree(data):
     fast = Text(data, None)
@@ -495,8 +526,11 @@ def test_tokenizer_paths_agree(data):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(st.integers(-(2**53) + 1, 2**53 - 1), max_size=6), max_size=30),
-       st.sampled_from([" ", "\t", "  "]), st.sampled_from(["\n", "\r\n"]))
+@given(
+    st.lists(st.lists(st.integers(-(2**53) + 1, 2**53 - 1), max_size=6), max_size=30),
+    st.sampled_from([" ", "\t", "  "]),
+    st.sampled_from(["\n", "\r\n"]),
+)
 def test_tokenizer_matches_python(rows, sep, eol):
     data = "".join(sep.join(str(v) for v in row) + eol for row in rows).encode()
     for fast in (True, False):
@@ -525,7 +559,9 @@ def _load_or_error(path: Path) -> None:
     assert isinstance(g, Graph)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.binary(max_size=300), suffix=st.sampled_from(SUFFIXES))
 def test_fuzz_bytes(tmp_path, data, suffix):
     p = tmp_path / f"f{suffix}"
@@ -533,12 +569,19 @@ def test_fuzz_bytes(tmp_path, data, suffix):
     _load_or_error(p)
 
 
-_ALPHABET = st.sampled_from(list("0123456789 \n\n\n\t%#-+.acpsx") + ["p sp ", "a ", "%%MatrixMarket matrix coordinate integer general\n"])
+_ALPHABET = st.sampled_from(
+    list("0123456789 \n\n\n\t%#-+.acpsx")
+    + ["p sp ", "a ", "%%MatrixMarket matrix coordinate integer general\n"]
+)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.lists(_ALPHABET, max_size=80).map("".join) | st.text(max_size=120),
-       suffix=st.sampled_from(SUFFIXES))
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.lists(_ALPHABET, max_size=80).map("".join) | st.text(max_size=120),
+    suffix=st.sampled_from(SUFFIXES),
+)
 def test_fuzz_text(tmp_path, text, suffix):
     raw = text.encode("utf-8", "surrogatepass")
     if suffix.endswith(".gz"):
@@ -615,7 +658,10 @@ def test_streamed_compressed_file_over_several_blocks(tmp_path):
 
     rng = np.random.default_rng(3)
     rows = rng.integers(0, 5000, size=(200_000, 2))
-    text = "".join(f"{u} {v} {w}\n" for (u, v), w in zip(rows.tolist(), rng.random(len(rows)).round(3).tolist(), strict=True))
+    text = "".join(
+        f"{u} {v} {w}\n"
+        for (u, v), w in zip(rows.tolist(), rng.random(len(rows)).round(3).tolist(), strict=True)
+    )
     data = text.encode()
     assert len(data) > 2 * _text.CHUNK_BYTES
     path = tmp_path / "big.txt.gz"
@@ -623,7 +669,9 @@ def test_streamed_compressed_file_over_several_blocks(tmp_path):
     g = load(path)
     assert g == parse_bytes(data, "snap", path=path)
     src, dst, w = g.edges()
-    assert g.m == len(rows) and np.isclose(w.sum(), sum(float(x.split()[2]) for x in text.splitlines()))
+    assert g.m == len(rows) and np.isclose(
+        w.sum(), sum(float(x.split()[2]) for x in text.splitlines())
+    )
 
 
 def test_parsing_memory_stays_below_four_times_the_csr(tmp_path):

@@ -65,7 +65,12 @@ def _outcome(fmt: str, data: bytes):
     except GraphFormatError:
         return "refused"
     labels = None if g.labels is None else g.labels.tolist()
-    return g.n, labels, g.weights.dtype.str, sorted(zip(*(a.tolist() for a in g.edges()), strict=True))
+    return (
+        g.n,
+        labels,
+        g.weights.dtype.str,
+        sorted(zip(*(a.tolist() for a in g.edges()), strict=True)),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +88,9 @@ def test_regression_files(path):
 def test_matrix_market_that_crashed_scipy_reads_or_is_refused_cleanly():
     g = load(DATA / "mtx-trailing-space-no-newline.mtx")
     assert g.n == 3 and g.edges()[0].tolist() == [1] and g.edges()[1].tolist() == [2]
-    with pytest.raises(GraphFormatError, match=r"mtx-nul-byte.mtx:3: unexpected control character 0x00"):
+    with pytest.raises(
+        GraphFormatError, match=r"mtx-nul-byte.mtx:3: unexpected control character 0x00"
+    ):
         load(DATA / "mtx-nul-byte.mtx")
 
 
@@ -129,8 +136,12 @@ def test_real_weights_beyond_int64_stay_real():
         ("dimacs", b"p sp 5000 1\na 1 2 4611686018427387\n", 2, "4611686018427387"),
         ("snap", b"0 1 5\n1 2 1e308\n2 3 1\n", 2, "1e+308"),
         ("metis", b"2 1 1\n2 1e308\n1 1e308\n", 2, "1e+308"),
-        ("mtx", b"%%MatrixMarket matrix coordinate integer general\n3000 3000 1\n1 2 9000000000000000\n",
-         3, "9000000000000000"),
+        (
+            "mtx",
+            b"%%MatrixMarket matrix coordinate integer general\n3000 3000 1\n1 2 9000000000000000\n",
+            3,
+            "9000000000000000",
+        ),
     ],
 )
 def test_weights_whose_distances_overflow_name_file_line_and_value(fmt, data, line, value):
@@ -140,10 +151,14 @@ def test_weights_whose_distances_overflow_name_file_line_and_value(fmt, data, li
 
 
 def test_declared_size_the_file_cannot_back_is_refused():
-    with pytest.raises(GraphFormatError, match="67000000 nodes but 0 arcs declared: beyond 1048576 nodes"):
+    with pytest.raises(
+        GraphFormatError, match="67000000 nodes but 0 arcs declared: beyond 1048576 nodes"
+    ):
         load(DATA / "dimacs-huge-declared-n.gr")
     with pytest.raises(GraphFormatError, match="exceeds the int32"):
-        parse_bytes(b"%%MatrixMarket matrix coordinate pattern general\n3000000000 3000000000 0\n", "mtx")
+        parse_bytes(
+            b"%%MatrixMarket matrix coordinate pattern general\n3000000000 3000000000 0\n", "mtx"
+        )
 
 
 def test_blank_lines_cost_no_memory(tmp_path):

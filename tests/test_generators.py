@@ -309,7 +309,9 @@ def test_deterministic_per_seed(kind: str, kwargs: dict) -> None:
 
 
 # -- sizes and errors -------------------------------------------------------------------------------
-@pytest.mark.parametrize(("label", "n"), [("24k", 24576), ("6k", 6144), ("3072", 3072), (1500, 1500)])
+@pytest.mark.parametrize(
+    ("label", "n"), [("24k", 24576), ("6k", 6144), ("3072", 3072), (1500, 1500)]
+)
 def test_sizes_by_label(label: str | int, n: int) -> None:
     assert generate("random", size=label, degree=2).n == n
 
@@ -331,12 +333,24 @@ def test_sizes_by_label(label: str | int, n: int) -> None:
         (lambda: generate("random", size=100, degree=2, seed=-1), InvalidGraphError, "-1"),
         (lambda: generate("random", size=100, degree=2, seed=1.5), InvalidGraphError, "1.5"),
         (lambda: generate("random", size=100, degree=2, colour=1), InvalidGraphError, "colour"),
-        (lambda: generate("random", size=100, degree=2, weight_range=(5, 1)), InvalidGraphError, "(5, 1)"),
-        (lambda: generate("random", size=100, degree=2, weight_range=(-1, 4)), InvalidGraphError, "(-1, 4)"),
+        (
+            lambda: generate("random", size=100, degree=2, weight_range=(5, 1)),
+            InvalidGraphError,
+            "(5, 1)",
+        ),
+        (
+            lambda: generate("random", size=100, degree=2, weight_range=(-1, 4)),
+            InvalidGraphError,
+            "(-1, 4)",
+        ),
         (lambda: generate("random", size=100, degree=2, weight_range=7), InvalidGraphError, "7"),
         (lambda: generate("martin", size=1, degree=7), InvalidGraphError, "n = 1"),
         (lambda: generate("martin", size=100, degree=0), InvalidGraphError, "0"),
-        (lambda: generate("martin", size=100, degree=2, in_degree=3), InvalidGraphError, "disagree"),
+        (
+            lambda: generate("martin", size=100, degree=2, in_degree=3),
+            InvalidGraphError,
+            "disagree",
+        ),
         (lambda: generate("martin", size=5, distinct=True), InvalidGraphError, "distinct"),
         (lambda: generate("kronecker", size="24k"), InvalidGraphError, "24k"),
         (lambda: generate("kronecker", size=1024, scale=11), InvalidGraphError, "scale=11"),

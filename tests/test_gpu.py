@@ -32,10 +32,11 @@ except ImportError:  # pragma: no cover
 pytestmark = pytest.mark.gpu
 
 
-
-
-ALGOS = list(itertools.product(("crauser", "martin", "crauser-in", "crauser-inout"),
-                                ("successors", "predecessors")))
+ALGOS = list(
+    itertools.product(
+        ("crauser", "martin", "crauser-in", "crauser-inout"), ("successors", "predecessors")
+    )
+)
 BLOCKS = (32, 96, 256, 1024)
 L1S = ("N", "A", "S")
 LANES = (1, 8, 32)
@@ -56,13 +57,22 @@ def configs_for(key: int, count: int, algorithm: str = "crauser") -> list[Launch
         j += 1
         if loop == "legacy" and algorithm not in ("crauser", "martin"):
             continue
-        out.append(LaunchConfig(KernelConfig(bs, l1, lanes), KernelConfig(other[1], other[2]),
-                                KernelConfig(other[1], l1), loop=loop, blocks_per_sm=j % 3,
-                                local_limit=local))
+        out.append(
+            LaunchConfig(
+                KernelConfig(bs, l1, lanes),
+                KernelConfig(other[1], other[2]),
+                KernelConfig(other[1], l1),
+                loop=loop,
+                blocks_per_sm=j % 3,
+                local_limit=local,
+            )
+        )
     return out
 
 
-def run_and_check(graph: sssp.Graph, sources, algorithm, variant, config, *, ref_cache=None, cpu=True):
+def run_and_check(
+    graph: sssp.Graph, sources, algorithm, variant, config, *, ref_cache=None, cpu=True
+):
     """Solve from ``sources``; distances must equal SciPy's, the tree must be valid edge by edge,
     and (``cpu``) phases and predecessors must equal the CPU version's."""
     from sssp.gpu import make_solver
@@ -71,7 +81,11 @@ def run_and_check(graph: sssp.Graph, sources, algorithm, variant, config, *, ref
         for s in sources:
             solver.poison()
             res = solver.solve(int(s))
-            ref = ref_cache[s] if ref_cache is not None and s in ref_cache else dijkstra(graph, int(s)).dist
+            ref = (
+                ref_cache[s]
+                if ref_cache is not None and s in ref_cache
+                else dijkstra(graph, int(s)).dist
+            )
             if ref_cache is not None:
                 ref_cache[s] = ref
             check_against(ref, res)
@@ -86,7 +100,9 @@ def run_and_check(graph: sssp.Graph, sources, algorithm, variant, config, *, ref
                 if ref_cache is not None:
                     ref_cache[key] = cpu
             assert res.iterations == cpu.iterations, (algorithm, variant, str(config), s)
-            np.testing.assert_array_equal(res.pred, cpu.pred, err_msg=f"{algorithm} {variant} {config}")
+            np.testing.assert_array_equal(
+                res.pred, cpu.pred, err_msg=f"{algorithm} {variant} {config}"
+            )
             assert 0.0 < res.stats["relax_active_share"] <= 1.0
 
 
@@ -115,7 +131,9 @@ def test_paper_graphs(name):
     for algo_i, (algorithm, variant) in enumerate(ALGOS):
         count = 1 if big else 3
         for config in [LaunchConfig.default(), *configs_for(index * 8 + algo_i, count, algorithm)]:
-            run_and_check(graph, sources[:1] if big else sources, algorithm, variant, config, ref_cache=refs)
+            run_and_check(
+                graph, sources[:1] if big else sources, algorithm, variant, config, ref_cache=refs
+            )
 
 
 def test_full_cross_product_small_graph():
@@ -143,8 +161,15 @@ def test_real_graphs(path):
     algos = [("crauser", "successors"), ("crauser-inout", "successors")] if large else ALGOS
     for algo_i, (algorithm, variant) in enumerate(algos):
         for config in configs_for(key + algo_i, 1, algorithm):
-            run_and_check(graph, sources[:1] if large else sources, algorithm, variant, config,
-                          ref_cache=refs, cpu=not large)
+            run_and_check(
+                graph,
+                sources[:1] if large else sources,
+                algorithm,
+                variant,
+                config,
+                ref_cache=refs,
+                cpu=not large,
+            )
 
 
 @pytest.mark.smoke
@@ -179,7 +204,9 @@ def test_64bit_distances():
 def test_hypothesis_graphs(gs):
     graph, source = gs
     for k, (algorithm, variant) in enumerate(ALGOS):
-        run_and_check(graph, [source], algorithm, variant, configs_for(graph.n + k, 1, algorithm)[0])
+        run_and_check(
+            graph, [source], algorithm, variant, configs_for(graph.n + k, 1, algorithm)[0]
+        )
 
 
 @pytest.mark.smoke
@@ -228,16 +255,27 @@ def test_rows_are_sorted_by_weight_where_the_bound_uses_them():
     rng = np.random.default_rng(12)
     n = 3000
     src, dst = rng.integers(0, n, 60_000), rng.integers(0, n, 60_000)
-    ties = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))  # zero weights, many ties
+    ties = sssp.Graph.from_edges(
+        n, src, dst, rng.integers(0, 4, src.size)
+    )  # zero weights, many ties
     wf = (rng.random(src.size) * 5).astype(np.float32)
     wf[::9] = -0.0  # non-negative, but its bits would sort last
     floats = sssp.Graph.from_edges(n, src, dst, wf)
     hub = np.zeros(kernels.SORT_CAP + 1, np.int64)
-    long_row = sssp.Graph.from_edges(n, np.concatenate([src, hub]), np.concatenate([dst, rng.integers(0, n, hub.size)]),
-                                     rng.integers(1, 100, src.size + hub.size))
+    long_row = sssp.Graph.from_edges(
+        n,
+        np.concatenate([src, hub]),
+        np.concatenate([dst, rng.integers(0, n, hub.size)]),
+        rng.integers(1, 100, src.size + hub.size),
+    )
     big = sssp.Graph.from_edges(n, src, dst, rng.integers(1, 6_000_000_000, src.size))
-    cases = ((sssp.generate("random", size=3072, degree=200, seed=4), True), (ties, True), (floats, True),
-             (long_row, False), (big, False))
+    cases = (
+        (sssp.generate("random", size=3072, degree=200, seed=4), True),
+        (ties, True),
+        (floats, True),
+        (long_row, False),
+        (big, False),
+    )
     for graph, expected in cases:
         cfg = LaunchConfig(KernelConfig(256, "N", 32))
         with make_solver(graph, algorithm="crauser", config=cfg) as solver:
@@ -248,11 +286,15 @@ def test_rows_are_sorted_by_weight_where_the_bound_uses_them():
                 solver.cuda.memcpy_dtoh(idx, solver.d_indices)
                 solver.cuda.memcpy_dtoh(wt, solver.d_weights)
                 rows = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
-                w = graph.weights + graph.weights.dtype.type(0)  # -0.0 -> +0.0, as the sort stores it
+                w = graph.weights + graph.weights.dtype.type(
+                    0
+                )  # -0.0 -> +0.0, as the sort stores it
                 order = np.lexsort((graph.indices, w, rows))
                 np.testing.assert_array_equal(idx, graph.indices[order])
-                np.testing.assert_array_equal(wt.view(np.uint32) if graph.is_float else wt,
-                                              w[order].view(np.uint32) if graph.is_float else w[order])
+                np.testing.assert_array_equal(
+                    wt.view(np.uint32) if graph.is_float else wt,
+                    w[order].view(np.uint32) if graph.is_float else w[order],
+                )
         for loop in LOOPS[:3]:
             config = LaunchConfig(KernelConfig(256, "N", 32), loop=loop)
             if graph.is_float:
@@ -274,7 +316,10 @@ def test_real_valued_weights():
     nodes, and a valid tree (every predecessor edge tight)."""
     rng = np.random.default_rng(8)
     n = 5000
-    src, dst = rng.integers(0, n, 30_000), rng.integers(0, n - 10, 30_000)  # the last 10 unreachable
+    src, dst = (
+        rng.integers(0, n, 30_000),
+        rng.integers(0, n - 10, 30_000),
+    )  # the last 10 unreachable
     for dtype in (np.float32, np.float64):
         w = (rng.random(src.size) * 10).astype(dtype)
         w[::50] = 0.0
@@ -283,23 +328,37 @@ def test_real_valued_weights():
         ref = dijkstra(graph, 3).dist  # SciPy on the lightest of parallel edges
         for loop in LOOPS[:3]:
             for algorithm in ("crauser", "crauser-in", "martin"):
-                res = sssp.solve(graph, 3, backend="gpu", algorithm=algorithm, config=LaunchConfig(loop=loop))
+                res = sssp.solve(
+                    graph, 3, backend="gpu", algorithm=algorithm, config=LaunchConfig(loop=loop)
+                )
                 assert res.dist.dtype == np.float64
                 np.testing.assert_array_equal(res.dist, ref)
                 tight = res.pred >= 0
                 v = np.flatnonzero(tight)
                 u = res.pred[v]
                 # each tree edge is an edge of the graph whose weight closes the distance exactly
-                ok = [np.any((graph.indices[graph.indptr[a]:graph.indptr[a + 1]] == b)
-                             & (res.dist[a] + graph.weights[graph.indptr[a]:graph.indptr[a + 1]].astype(np.float64)
-                                == res.dist[b])) for a, b in zip(u[:500], v[:500], strict=True)]
+                ok = [
+                    np.any(
+                        (graph.indices[graph.indptr[a] : graph.indptr[a + 1]] == b)
+                        & (
+                            res.dist[a]
+                            + graph.weights[graph.indptr[a] : graph.indptr[a + 1]].astype(
+                                np.float64
+                            )
+                            == res.dist[b]
+                        )
+                    )
+                    for a, b in zip(u[:500], v[:500], strict=True)
+                ]
                 assert all(ok)
                 assert np.isinf(res.dist[-10:]).all() and (res.pred[-10:] == -1).all()
 
 
 def test_loops_agree_and_report_phase_cost():
     graph = sssp.generate("random", size=4096, degree=4, seed=2)
-    results = {loop: sssp.solve(graph, 7, backend="gpu", config=LaunchConfig(loop=loop)) for loop in LOOPS}
+    results = {
+        loop: sssp.solve(graph, 7, backend="gpu", config=LaunchConfig(loop=loop)) for loop in LOOPS
+    }
     first = results["legacy"]
     for loop, res in results.items():
         np.testing.assert_array_equal(res.dist, first.dist)
@@ -330,12 +389,16 @@ def test_block_local_phases_switching_with_the_grid(lanes):
     (the work limit sits inside the range of per-phase work). A warp split at a block barrier once
     lost fringe entries here with 1 or 2 lanes, so several block sizes, sources and repeated
     solves are checked; every answer must be exact, predecessors included."""
-    graphs = [sssp.generate("random", size=4096, degree=4, seed=2),
-              sssp.generate("random", size=3072, degree=20, seed=2)]
+    graphs = [
+        sssp.generate("random", size=4096, degree=4, seed=2),
+        sssp.generate("random", size=3072, degree=20, seed=2),
+    ]
     for graph in graphs:
         sources = [int(s) for s in np.random.default_rng(0).integers(0, graph.n, 3)]
         cache: dict = {}
         for bs in (128, 256, 512):
-            config = LaunchConfig(KernelConfig(bs, "N", lanes), KernelConfig(bs, "N"), KernelConfig(bs, "N"))
+            config = LaunchConfig(
+                KernelConfig(bs, "N", lanes), KernelConfig(bs, "N"), KernelConfig(bs, "N")
+            )
             for _ in range(3):
                 run_and_check(graph, sources, "crauser", "successors", config, ref_cache=cache)

@@ -90,15 +90,25 @@ def test_ctrl_c_leaves_whole_rows_only(tmp_path):
     n = g.n
     path = tmp_path / "t.i32"
     np.full((n, n), MARK, dtype=np.int32).tofile(path)
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), "20000"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                                 p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)})
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), "20000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p
+            ),
+        },
+    )
     assert int(child.stdout.readline()) == n
     table = np.memmap(path, dtype=np.int32, mode="r", shape=(n, n))
     deadline = time.monotonic() + 300
     while np.all(table[:64] == MARK):
-        assert time.monotonic() < deadline and child.poll() is None, child.stderr.read() if child.poll() else ""
+        assert time.monotonic() < deadline and child.poll() is None, (
+            child.stderr.read() if child.poll() else ""
+        )
         time.sleep(0.05)
     child.send_signal(signal.SIGINT)
     child.communicate(timeout=120)
@@ -106,8 +116,10 @@ def test_ctrl_c_leaves_whole_rows_only(tmp_path):
     untouched = np.all(table == MARK, axis=1)
     written = np.flatnonzero(~untouched)
     assert written.size and untouched.any()  # interrupted in the middle
-    for a in range(0, written.size, 256):  # the reference for the written rows only (n x n is 1.6 GB)
-        rows = written[a:a + 256]
+    for a in range(
+        0, written.size, 256
+    ):  # the reference for the written rows only (n x n is 1.6 GB)
+        rows = written[a : a + 256]
         want = reference(g, rows)
         want = np.where(np.isinf(want), np.iinfo(np.int32).max, want).astype(np.int32)
         assert np.array_equal(table[rows], want), "a written row is not the right answer"

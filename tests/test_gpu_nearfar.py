@@ -31,8 +31,6 @@ except ImportError:  # pragma: no cover
 pytestmark = pytest.mark.gpu
 
 
-
-
 CONFIGS = [
     LaunchConfig.default(),
     LaunchConfig(KernelConfig(256, "N", 4), loop="persistent", blocks_per_sm=2, local_limit=0),
@@ -68,7 +66,9 @@ def check(graph: sssp.Graph, sources, *, deltas=(None,), configs=CONFIGS, repeat
                     res = solver.solve(int(s))
                     check_against(refs[int(s)], res)
                     check_tree(graph, res)
-                    np.testing.assert_array_equal(res.pred, cpu[int(s)].pred, err_msg=f"{config} delta {delta}")
+                    np.testing.assert_array_equal(
+                        res.pred, cpu[int(s)].pred, err_msg=f"{config} delta {delta}"
+                    )
                     assert res.algorithm == "near-far" and res.stats["buckets"] >= 1
                     results.append(res)
     return results
@@ -85,12 +85,18 @@ def test_many_raises_and_handovers_on_large_graphs():
     """Large sparse graphs with small Δ: many raises, steps handed between block 0 and the grid,
     many blocks. A block that read the ring late once saw a raise's list count and chose another
     move than the rest of the grid (wrong distances, or a barrier that timed out)."""
-    local = [CONFIGS[0], CONFIGS[2], LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192)]
+    local = [
+        CONFIGS[0],
+        CONFIGS[2],
+        LaunchConfig(KernelConfig(1024, "N", 4), blocks_per_sm=1, local_limit=8192),
+    ]
     for deg in (2, 20):
         graph = sssp.generate("random", size="98k", degree=deg, seed=deg)
         sources = [int(s) for s in np.random.default_rng(deg).integers(0, graph.n, 3)]
         base = default_delta(graph)
-        results = check(graph, sources, deltas=(None, max(1, base // 4), base * 16), configs=local, repeats=2)
+        results = check(
+            graph, sources, deltas=(None, max(1, base // 4), base * 16), configs=local, repeats=2
+        )
         assert max(r.stats["buckets"] for r in results) > 3
 
 
@@ -102,8 +108,9 @@ def test_grid_high_diameter_many_handovers():
     u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
     v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
     w = np.random.default_rng(4).integers(1, 100, u.size)
-    graph = sssp.Graph.from_edges(side * side, np.concatenate([u, v]), np.concatenate([v, u]),
-                                  np.concatenate([w, w]))
+    graph = sssp.Graph.from_edges(
+        side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
+    )
     results = check(graph, [0, side * side // 2 + 7], deltas=(None, 30), repeats=3)
     assert max(r.iterations for r in results) > 100
 
@@ -173,8 +180,13 @@ def test_cluster_loop_resident_and_not():
     """Distances, predecessors and repeated solves on the cluster loop, with the graph in shared
     memory (a small graph) and with only its distances there (a large one)."""
     small = sssp.generate("random", size=6000, degree=8, seed=12)
-    results = check(small, [0, 9, 4000], deltas=(None, 1, 10**12, float("inf")), configs=CLUSTER_CONFIGS,
-                    repeats=2)
+    results = check(
+        small,
+        [0, 9, 4000],
+        deltas=(None, 1, 10**12, float("inf")),
+        configs=CLUSTER_CONFIGS,
+        repeats=2,
+    )
     assert all(r.stats["loop"] == "cluster" and r.stats["cluster_resident"] for r in results)
     assert {r.stats["cluster_blocks"] for r in results} >= {4, 16}
     large = sssp.generate("random", size=300_000, degree=3, seed=13)
@@ -191,7 +203,9 @@ def test_cluster_loop_many_steps_overflow_and_hubs():
     u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
     v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
     w = np.random.default_rng(14).integers(1, 100, u.size)
-    grid = sssp.Graph.from_edges(side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w]))
+    grid = sssp.Graph.from_edges(
+        side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
+    )
     results = check(grid, [0, 5050], deltas=(None, 30), configs=CLUSTER_CONFIGS, repeats=2)
     assert max(r.iterations for r in results) > 100
     wide = sssp.generate("random", size="98k", degree=4, seed=15)
@@ -202,7 +216,11 @@ def test_cluster_loop_many_steps_overflow_and_hubs():
     hubs = np.arange(8)
     src = np.concatenate([np.repeat(hubs, 5000), rng.integers(0, n, 40_000)])
     dst = np.concatenate([rng.integers(0, n, 8 * 5000), rng.integers(0, n, 40_000)])
-    check(sssp.Graph.from_edges(n, src, dst, rng.integers(0, 50, src.size)), [0, 1, 100], configs=CLUSTER_CONFIGS)
+    check(
+        sssp.Graph.from_edges(n, src, dst, rng.integers(0, 50, src.size)),
+        [0, 1, 100],
+        configs=CLUSTER_CONFIGS,
+    )
 
 
 def test_fused_cluster_loop_runs_local_work():
@@ -216,9 +234,16 @@ def test_fused_cluster_loop_runs_local_work():
     v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
     w = np.random.default_rng(18).integers(1, 100, u.size)
     perm = np.random.default_rng(19).permutation(side * side)  # ids that say nothing of the layout
-    grid = sssp.Graph.from_edges(side * side, perm[np.concatenate([u, v])], perm[np.concatenate([v, u])],
-                                 np.concatenate([w, w]))
-    plain, fused = (LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=f) for f in (False, True))
+    grid = sssp.Graph.from_edges(
+        side * side,
+        perm[np.concatenate([u, v])],
+        perm[np.concatenate([v, u])],
+        np.concatenate([w, w]),
+    )
+    plain, fused = (
+        LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=f)
+        for f in (False, True)
+    )
     sources = [int(perm[0]), int(perm[side * side // 2 + side // 2])]
     base = check(grid, sources, configs=[plain])
     runs = check(grid, sources, configs=[fused], repeats=2)
@@ -238,10 +263,15 @@ def test_cluster_loop_falls_back_to_the_grid():
     rng = np.random.default_rng(17)
     n = 3000
     src, dst = rng.integers(0, n, 15_000), rng.integers(0, n, 15_000)
-    for w in ((rng.random(src.size) * 10).astype(np.float32), rng.integers(1_000_000, 3_000_000_000, src.size)):
+    for w in (
+        (rng.random(src.size) * 10).astype(np.float32),
+        rng.integers(1_000_000, 3_000_000_000, src.size),
+    ):
         graph = sssp.Graph.from_edges(n, src, dst, w)
         for r in check(graph, [0], configs=CLUSTER_CONFIGS[:1]):
-            assert r.stats["loop"] == "persistent" and "32-bit integer" in r.stats["cluster_fallback"]
+            assert (
+                r.stats["loop"] == "persistent" and "32-bit integer" in r.stats["cluster_fallback"]
+            )
 
 
 @pytest.mark.smoke
@@ -254,7 +284,9 @@ def test_refusals():
     with pytest.raises(InvalidGraphError, match="successors"):
         sssp.solve(graph, 0, backend="gpu", algorithm="near-far", variant="predecessors")
     with pytest.raises(InvalidGraphError, match="near-far only"):
-        sssp.solve(graph, 0, backend="gpu", algorithm="crauser", config=LaunchConfig(loop="cluster"))
+        sssp.solve(
+            graph, 0, backend="gpu", algorithm="crauser", config=LaunchConfig(loop="cluster")
+        )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -268,5 +300,11 @@ def test_hypothesis_graphs(gs):
 @pytest.mark.parametrize("path", shared_graph_files(), ids=lambda p: p.name)
 def test_real_graphs(path):
     graph = sssp.load(path)
-    sources = [int(s) for s in np.random.default_rng(sum(path.name.encode())).integers(0, graph.n, 2)]
-    check(graph, sources, configs=(CONFIGS[:3] if graph.n < 100_000 else CONFIGS[:1]) + CLUSTER_CONFIGS[:1])
+    sources = [
+        int(s) for s in np.random.default_rng(sum(path.name.encode())).integers(0, graph.n, 2)
+    ]
+    check(
+        graph,
+        sources,
+        configs=(CONFIGS[:3] if graph.n < 100_000 else CONFIGS[:1]) + CLUSTER_CONFIGS[:1],
+    )

@@ -130,7 +130,9 @@ def test_many_held_results_stay_right_once_the_pool_stops_growing():
     with sssp.Solver(graph, backend="gpu", algorithm="near-far") as solver:
         held = [solver.solve(s) for s in sources]
         pool = solver._gpu._host
-        assert pool.allocations <= 2 * solver._gpu.HELD_RESULTS + 4  # dist and pred blocks, the spares
+        assert (
+            pool.allocations <= 2 * solver._gpu.HELD_RESULTS + 4
+        )  # dist and pred blocks, the spares
     for s, r in zip(sources, held, strict=True):
         check_against(dijkstra(graph, s).dist, r)
         check_tree(graph, r)

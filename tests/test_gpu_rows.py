@@ -40,9 +40,15 @@ def as_dtype(ref: np.ndarray, dtype) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("algorithm, config", [("near-far", CLUSTER), ("near-far", LaunchConfig.default()),
-                                               ("crauser", LaunchConfig.default())],
-                         ids=["near-far-cluster", "near-far-persistent", "crauser-persistent"])
+@pytest.mark.parametrize(
+    "algorithm, config",
+    [
+        ("near-far", CLUSTER),
+        ("near-far", LaunchConfig.default()),
+        ("crauser", LaunchConfig.default()),
+    ],
+    ids=["near-far-cluster", "near-far-persistent", "crauser-persistent"],
+)
 @pytest.mark.parametrize("dtype", ["int64", "int32", "float64", "float32"])
 def test_rows_equal_scipy_in_every_dtype(algorithm, config, dtype):
     from sssp.gpu.engine import EngineSolver
@@ -86,8 +92,15 @@ def test_real_weights_and_trees_of_every_row():
         solver.solve_rows(sources, dist, pred)
     np.testing.assert_array_equal(dist, ref)
     for i, s in enumerate(sources):
-        row = sssp.SSSPResult(dist=dist[i].copy(), pred=pred[i].copy(), source=int(s), algorithm="near-far",
-                              variant="successors", backend="gpu", iterations=0)
+        row = sssp.SSSPResult(
+            dist=dist[i].copy(),
+            pred=pred[i].copy(),
+            source=int(s),
+            algorithm="near-far",
+            variant="successors",
+            backend="gpu",
+            iterations=0,
+        )
         check_tree(graph, row)
 
 
@@ -109,9 +122,13 @@ def test_an_interrupted_batch_leaves_whole_rows_only():
         written = np.flatnonzero(~(out == -5).all(axis=1))
         assert 0 < written.size < len(sources)
         distinct = np.unique(sources[written])
-        ref = dict(zip(distinct.tolist(), as_dtype(scipy_rows(graph, distinct), np.int32), strict=True))
+        ref = dict(
+            zip(distinct.tolist(), as_dtype(scipy_rows(graph, distinct), np.int32), strict=True)
+        )
         for i in written:
             np.testing.assert_array_equal(out[i], ref[int(sources[i])])
         # The solver is still usable after the interrupt.
         single = solver.solve(int(sources[0]))
-        np.testing.assert_array_equal(single.dist, as_dtype(scipy_rows(graph, [sources[0]])[0], np.int64))
+        np.testing.assert_array_equal(
+            single.dist, as_dtype(scipy_rows(graph, [sources[0]])[0], np.int64)
+        )

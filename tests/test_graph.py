@@ -58,7 +58,9 @@ def test_real_weights_whose_sums_overflow_are_refused():
 
 
 def test_integer_distances_that_cannot_fit_int64_are_refused():
-    with pytest.raises(InvalidGraphError, match=r"\(n \+ 1\) \* max_weight = 3 \* 4611686018427387904"):
+    with pytest.raises(
+        InvalidGraphError, match=r"\(n \+ 1\) \* max_weight = 3 \* 4611686018427387904"
+    ):
         Graph.from_edges(2, [0], [1], np.array([2**62], dtype=np.int64))
     with pytest.raises(InvalidGraphError, match="exceeds the int64 range"):
         Graph.from_edges(2, [0], [1], np.array([2**63], dtype=np.uint64))
@@ -105,7 +107,9 @@ def test_duplicate_entries_stay_parallel_edges_in_every_constructor():
     expected = [(0, 1, 4), (0, 1, 1)]
     for g in (
         Graph.from_scipy(coo),
-        Graph.from_scipy(sp.csr_matrix((np.array([4, 1]), np.array([1, 1]), np.array([0, 2, 2])), shape=(2, 2))),
+        Graph.from_scipy(
+            sp.csr_matrix((np.array([4, 1]), np.array([1, 1]), np.array([0, 2, 2])), shape=(2, 2))
+        ),
         Graph.from_edges(2, [0, 0], [1, 1], [4, 1]),
     ):
         src, dst, w = g.edges()
@@ -201,7 +205,9 @@ def _grid(side: int) -> Graph:
     idx = np.arange(side * side).reshape(side, side)
     src = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
     dst = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
-    return Graph.from_edges(side * side, np.r_[src, dst], np.r_[dst, src], np.ones(2 * src.size, np.int64))
+    return Graph.from_edges(
+        side * side, np.r_[src, dst], np.r_[dst, src], np.ones(2 * src.size, np.int64)
+    )
 
 
 def test_diameter_class_of_a_grid_and_a_random_graph():
@@ -224,7 +230,10 @@ def test_diameter_class_edge_cases():
     assert (est.hops, est.reached, est.label) == (49, 50, "highdiam")
     # two components: the one holding the node of largest degree is measured
     star_and_path = Graph.from_edges(
-        30, np.r_[np.zeros(5, int), np.arange(10, 29)], np.r_[np.arange(1, 6), np.arange(11, 30)],
-        np.ones(24, np.int64))
+        30,
+        np.r_[np.zeros(5, int), np.arange(10, 29)],
+        np.r_[np.arange(1, 6), np.arange(11, 30)],
+        np.ones(24, np.int64),
+    )
     est = diameter_class(star_and_path)
     assert (est.hops, est.reached) == (2, 6)

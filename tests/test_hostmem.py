@@ -17,8 +17,12 @@ class _Allocation:
 
     def __init__(self, nbytes: int) -> None:
         self._memory = np.empty(nbytes, np.uint8)
-        self.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "version": 3,
-                                    "data": (self._memory.ctypes.data, False)}
+        self.__array_interface__ = {
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "version": 3,
+            "data": (self._memory.ctypes.data, False),
+        }
 
     def get_device_pointer(self) -> int:
         return self._memory.ctypes.data

@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def sh(*argv: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
-    out = subprocess.run([str(a) for a in argv], capture_output=True, text=True, env=env, cwd=cwd,
-                         timeout=400)
+    out = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, env=env, cwd=cwd, timeout=400
+    )
     assert out.returncode == 0, f"{argv}\nstdout:\n{out.stdout}\nstderr:\n{out.stderr}"
     return out.stdout + out.stderr
 
@@ -38,8 +39,19 @@ def sh(*argv: str | Path, env: dict[str, str] | None = None, cwd: Path | None = 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    sh(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-       "-q", "-w", out, ROOT)
+    sh(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "-q",
+        "-w",
+        out,
+        ROOT,
+    )
     (whl,) = out.glob("sssp_tune-*.whl")
     return whl
 
@@ -50,7 +62,9 @@ def metadata(whl: Path) -> list[tuple[str, str]]:
         meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         text = z.read(meta).decode()
     headers = text.split("\n\n", 1)[0]
-    return [(k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in headers.splitlines())]
+    return [
+        (k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in headers.splitlines())
+    ]
 
 
 def requirements(whl: Path) -> list[str]:
@@ -111,24 +125,43 @@ def installed(wheel, tmp_path_factory) -> tuple[Path, dict[str, str], Path]:
     venv = base / "v"
     sh(sys.executable, "-m", "venv", "--without-pip", venv)
     target = venv / "bin" / "python"
-    sh(sys.executable, "-m", "pip", "--python", target, "install", "--no-deps", "--no-index", "-q",
-       wheel)
-    purelib = Path(sh(target, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
+    sh(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        target,
+        "install",
+        "--no-deps",
+        "--no-index",
+        "-q",
+        wheel,
+    )
+    purelib = Path(
+        sh(target, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
+    )
     # The dependencies: this environment's site-packages, as a plain path entry.
     (purelib / "zz_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     home = base / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "SSSP_TUNING_DB", "XDG_DATA_HOME", "XDG_CACHE_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "SSSP_TUNING_DB", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+    }
     env.update(HOME=str(home), PYTHONNOUSERSITE="1")
     return venv, env, base
 
 
 def test_packages_come_from_the_wheel(installed):
     venv, env, base = installed
-    out = sh(venv / "bin" / "python", "-c",
-             "import sssp, tuner, tuning_db, kernels; print(sssp.__file__, tuner.__file__)",
-             env=env, cwd=base)
+    out = sh(
+        venv / "bin" / "python",
+        "-c",
+        "import sssp, tuner, tuning_db, kernels; print(sssp.__file__, tuner.__file__)",
+        env=env,
+        cwd=base,
+    )
     assert str(venv) in out and str(ROOT) not in out
 
 
@@ -143,15 +176,35 @@ def test_html_report_with_its_figures(installed):
     venv, env, base = installed
     baselines = ROOT / "benchmarks" / "results" / "h200" / "sssp_vs_boost.csv"
     out = base / "report.html"
-    sh(venv / "bin" / "tune", "report", "--format", "html", "--baselines", baselines, "-o", out,
-       env=env, cwd=base)
+    sh(
+        venv / "bin" / "tune",
+        "report",
+        "--format",
+        "html",
+        "--baselines",
+        baselines,
+        "-o",
+        out,
+        env=env,
+        cwd=base,
+    )
     assert out.read_text().count('<img src="data:image/svg+xml;base64,') == 2
 
 
 def test_replay_works_without_a_gpu(installed):
     venv, env, base = installed
-    out = sh(venv / "bin" / "tune", "--replay", "--graph-class", "deg2", "--size", "24k",
-             "--db", f"sqlite:///{base / 'replay.sqlite'}", env=env, cwd=base)
+    out = sh(
+        venv / "bin" / "tune",
+        "--replay",
+        "--graph-class",
+        "deg2",
+        "--size",
+        "24k",
+        "--db",
+        f"sqlite:///{base / 'replay.sqlite'}",
+        env=env,
+        cwd=base,
+    )
     assert "24k/deg2 [REPLAY of recorded measurements]" in out
     assert "Traceback" not in out
 
@@ -175,8 +228,28 @@ def test_notebook_reading_code(installed):
 def test_sssp_cli_solves_on_the_cpu(installed):
     venv, env, base = installed
     g = base / "g.npz"
-    sh(venv / "bin" / "sssp", "generate", "random", "--size", "1024", "--degree", "8", "-o", g,
-       env=env, cwd=base)
-    out = sh(venv / "bin" / "sssp", "solve", g, "--backend", "cpu", "--algorithm", "dijkstra",
-             env=env, cwd=base)
+    sh(
+        venv / "bin" / "sssp",
+        "generate",
+        "random",
+        "--size",
+        "1024",
+        "--degree",
+        "8",
+        "-o",
+        g,
+        env=env,
+        cwd=base,
+    )
+    out = sh(
+        venv / "bin" / "sssp",
+        "solve",
+        g,
+        "--backend",
+        "cpu",
+        "--algorithm",
+        "dijkstra",
+        env=env,
+        cwd=base,
+    )
     assert "reached" in out

@@ -27,12 +27,17 @@ from kernels import (
 
 
 def test_sources_are_package_data_and_digests_are_stable():
-    for file, specs in ((kernels.SOURCE_FILE, LEGACY_KERNELS), (ENGINE_SOURCE_FILE, ENGINE_KERNELS),
-                        (ENGINE_SOURCE_FILE, kernels.NEARFAR_KERNELS)):
+    for file, specs in (
+        (kernels.SOURCE_FILE, LEGACY_KERNELS),
+        (ENGINE_SOURCE_FILE, ENGINE_KERNELS),
+        (ENGINE_SOURCE_FILE, kernels.NEARFAR_KERNELS),
+    ):
         src = kernels.source(file)
         for spec in specs.values():
             for name in set(spec.cuda_names.values()):
-                assert re.search(rf'extern "C" __global__ void (__launch_bounds__\([^)]*\)\s+)?{name}\(', src), name
+                assert re.search(
+                    rf'extern "C" __global__ void (__launch_bounds__\([^)]*\)\s+)?{name}\(', src
+                ), name
         assert kernels.digest(file) == kernels.digest(file) and len(kernels.digest(file)) == 16
     assert kernels.digest(ENGINE_SOURCE_FILE) != kernels.digest()
 
@@ -40,12 +45,17 @@ def test_sources_are_package_data_and_digests_are_stable():
 def test_engine_argument_list_matches_the_source():
     """The contract's argument list is the source's SSSP_ARGS, in order."""
     src = kernels.source(ENGINE_SOURCE_FILE)
-    block = src[src.index("#define SSSP_ARGS"):src.index("#define SSSP_PASS")]
+    block = src[src.index("#define SSSP_ARGS") : src.index("#define SSSP_PASS")]
     names = [tok.strip(" ,\\\n*").split()[-1].lstrip("*") for tok in block.split(",")]
     names = [n.split("*")[-1] for n in names]
     assert tuple(names) == kernels.ENGINE_ARGS
-    extra = src[src.index("#define SSSP_NF_ARGS"):src.index("#define SSSP_NF_PASS")].split("SSSP_ARGS,")[1]
-    assert tuple(tok.split("*")[-1].strip() for tok in extra.split(",")) == kernels.NEARFAR_ARGS[len(names):]
+    extra = src[src.index("#define SSSP_NF_ARGS") : src.index("#define SSSP_NF_PASS")].split(
+        "SSSP_ARGS,"
+    )[1]
+    assert (
+        tuple(tok.split("*")[-1].strip() for tok in extra.split(","))
+        == kernels.NEARFAR_ARGS[len(names) :]
+    )
     for spec in (*ENGINE_KERNELS.values(), *kernels.NEARFAR_KERNELS.values()):
         assert len(spec.arg_format) == len(spec.args)
 
@@ -69,7 +79,9 @@ def test_launch_rules():
     with pytest.raises(KernelContractError):
         kernels.blocks_for(ENGINE_KERNELS["persistent"], n, 256)
     # the row sort: a block per row, capped at the resident blocks
-    assert kernels.blocks_for(ENGINE_KERNELS["sort"], 10**6, kernels.SORT_BLOCK, resident=792) == 792
+    assert (
+        kernels.blocks_for(ENGINE_KERNELS["sort"], 10**6, kernels.SORT_BLOCK, resident=792) == 792
+    )
     assert kernels.blocks_for(ENGINE_KERNELS["sort"], 100, kernels.SORT_BLOCK, resident=792) == 100
     assert kernels.local_queue_capacity(0) == 0 and kernels.local_queue_capacity(1024) == 1024
     assert kernels.local_queue_capacity(10**6) == kernels.LOCAL_CAP_MAX
@@ -79,7 +91,9 @@ def test_launch_rules():
 def test_rows_are_sorted_only_where_the_push_relax_can_stop_early():
     """The row sort (sssp_e_sort_rows) keys on 32-bit weights and holds a row in shared memory:
     push relax only, 32-bit weights, rows up to SORT_CAP, the source's own limit."""
-    cap = int(re.search(r"#define SSSP_SORT_CAP (\d+)", kernels.source(ENGINE_SOURCE_FILE)).group(1))
+    cap = int(
+        re.search(r"#define SSSP_SORT_CAP (\d+)", kernels.source(ENGINE_SOURCE_FILE)).group(1)
+    )
     assert cap == kernels.SORT_CAP
     push32 = kernels.EngineParams(32, 32)
     assert kernels.sorts_rows(push32, kernels.SORT_CAP)
@@ -160,8 +174,11 @@ def test_every_engine_combination_compiles_for_sm90():
     assert len(params) == 5 * 4 * 6 * 2 + len(kernels.CLUSTER_SIZES)
     with ThreadPoolExecutor(max_workers=2) as pool:
         cubins = list(pool.map(kernels.nvcc_compile, params))
-    names = {n for spec in (*ENGINE_KERNELS.values(), *kernels.NEARFAR_KERNELS.values())
-             for n in spec.cuda_names.values()}
+    names = {
+        n
+        for spec in (*ENGINE_KERNELS.values(), *kernels.NEARFAR_KERNELS.values())
+        for n in spec.cuda_names.values()
+    }
     solver = kernels.CLUSTER_KERNELS["solve"].cuda_name().encode()
     for p, cubin in zip(params, cubins, strict=True):
         assert cubin[:4] == b"\x7fELF", p.key
@@ -194,12 +211,17 @@ def test_cluster_placement_bands():
     assert np.count_nonzero(slots >= 0) == n
     degrees = np.arange(n)
     assert kernels.cluster_block_edges(degrees, blocks, order) == max(
-        int(degrees[order[r * nb:(r + 1) * nb]].sum()) for r in range(blocks))
-    assert kernels.cluster_block_edges(degrees, blocks) == max(int(degrees[r::blocks].sum()) for r in range(blocks))
+        int(degrees[order[r * nb : (r + 1) * nb]].sum()) for r in range(blocks)
+    )
+    assert kernels.cluster_block_edges(degrees, blocks) == max(
+        int(degrees[r::blocks].sum()) for r in range(blocks)
+    )
     with pytest.raises(ValueError, match="slots"):
         kernels.cluster_placement(np.arange(2 * kernels.CLUSTER_MAX_SLOTS + 1), 1)
     # the local queue and its bit map cost shared memory, so fewer graphs stay resident
-    assert kernels.cluster_smem_bytes(n, blocks, lq=1024) == kernels.cluster_smem_bytes(n, blocks) + 4 * (nb // 32 + 1024)
+    assert kernels.cluster_smem_bytes(n, blocks, lq=1024) == kernels.cluster_smem_bytes(
+        n, blocks
+    ) + 4 * (nb // 32 + 1024)
 
 
 def test_band_order_keeps_a_grids_edges_inside_the_blocks():
@@ -215,7 +237,9 @@ def test_band_order_keeps_a_grids_edges_inside_the_blocks():
     idx = np.random.default_rng(5).permutation(side * side).reshape(side, side)
     u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
     v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
-    grid = sssp.Graph.from_edges(side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.ones(2 * u.size, int))
+    grid = sssp.Graph.from_edges(
+        side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.ones(2 * u.size, int)
+    )
     order = band_order(grid)
     assert np.array_equal(np.sort(order), np.arange(grid.n))
     place, _ = kernels.cluster_placement(order, blocks)
@@ -224,7 +248,11 @@ def test_band_order_keeps_a_grids_edges_inside_the_blocks():
     assert np.mean(owner[src] == owner[grid.indices]) > 0.85  # 16 diagonal bands of ~6 rows
     assert np.mean(src % blocks == grid.indices % blocks) < 0.2
     assert band_locality(grid, blocks, order) == np.mean(owner[src] == owner[grid.indices])
-    assert np.isnan(band_locality(sssp.Graph.from_edges(3, np.array([], int), np.array([], int), np.array([], int))))
+    assert np.isnan(
+        band_locality(
+            sssp.Graph.from_edges(3, np.array([], int), np.array([], int), np.array([], int))
+        )
+    )
 
 
 def test_cluster_layout_prefers_the_graph_in_shared_memory():
@@ -238,12 +266,18 @@ def test_cluster_layout_prefers_the_graph_in_shared_memory():
     assert mb == kernels.cluster_block_edges(mesh, blocks) > 0
     assert kernels.cluster_smem_bytes(10_000, blocks, mb=mb) <= budget
     assert blocks == 1 or kernels.cluster_smem_bytes(10_000, blocks // 2, mb=mb * 2) > budget
-    assert kernels.cluster_layout(mesh, budget, at_least=16) == (16, kernels.cluster_block_edges(mesh, 16))
+    assert kernels.cluster_layout(mesh, budget, at_least=16) == (
+        16,
+        kernels.cluster_block_edges(mesh, 16),
+    )
     road = np.full(435_000, 2)  # a road network: only the distances fit, in 16 blocks
     assert kernels.cluster_layout(road, budget) == (16, 0)
     assert kernels.cluster_layout(road, budget, largest=8) is None
     assert kernels.cluster_layout(np.full(3_000_000, 2), budget) is None
-    assert kernels.cluster_slots(10_000, 16) % 32 == 0 and kernels.cluster_slots(10_000, 16) * 16 >= 10_000
+    assert (
+        kernels.cluster_slots(10_000, 16) % 32 == 0
+        and kernels.cluster_slots(10_000, 16) * 16 >= 10_000
+    )
     with pytest.raises(KernelContractError):
         kernels.EngineParams(64, 32, False, "out", 8, False, 4)  # the cluster solver is 32-bit only
     with pytest.raises(KernelContractError):
@@ -256,17 +290,33 @@ def test_cluster_loop_configuration():
     from sssp.config import ConfigError, LaunchConfig
 
     cfg = LaunchConfig(loop="cluster", cluster=16)
-    assert cfg.options() == {"loop": "cluster", "blocks_per_sm": 2, "local_limit": -1, "cluster": 16, "fuse": 0}
+    assert cfg.options() == {
+        "loop": "cluster",
+        "blocks_per_sm": 2,
+        "local_limit": -1,
+        "cluster": 16,
+        "fuse": 0,
+    }
     fused = LaunchConfig(loop="cluster", fuse=True)
-    assert LaunchConfig.from_parts(fused.as_dict(), fused.options()) == fused and "fused" in str(fused)
-    assert LaunchConfig.from_parts(cfg.as_dict(), {"loop": "cluster", "cluster": 16}) == cfg  # stored before fusion
+    assert LaunchConfig.from_parts(fused.as_dict(), fused.options()) == fused and "fused" in str(
+        fused
+    )
+    assert (
+        LaunchConfig.from_parts(cfg.as_dict(), {"loop": "cluster", "cluster": 16}) == cfg
+    )  # stored before fusion
     with pytest.raises(ConfigError, match="fuse applies to the cluster loop"):
         LaunchConfig(loop="persistent", fuse=True)
     with pytest.raises(ConfigError, match="fuse must be"):
         LaunchConfig(loop="cluster", fuse=1)
-    road = np.full(435_000, 2)  # 16 blocks still hold a road network's distances with the local queues
-    assert kernels.cluster_layout(road, 232448 - kernels.CLUSTER_STATIC_SMEM, lq=kernels.CLUSTER_LOCAL_QUEUE,
-                                  order=np.arange(435_000)) == (16, 0)
+    road = np.full(
+        435_000, 2
+    )  # 16 blocks still hold a road network's distances with the local queues
+    assert kernels.cluster_layout(
+        road,
+        232448 - kernels.CLUSTER_STATIC_SMEM,
+        lq=kernels.CLUSTER_LOCAL_QUEUE,
+        order=np.arange(435_000),
+    ) == (16, 0)
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
     assert "cluster>=16" in str(cfg) and "cluster>=fit" in str(LaunchConfig(loop="cluster"))
     with pytest.raises(ConfigError, match="cluster 3"):
@@ -287,8 +337,13 @@ def test_contract_header_is_the_python_contract():
     assert int(defined["SSSP_NO_PRED"].rstrip("u"), 16) == kernels.NO_PRED
     assert int(defined["SSSP_UNREACHABLE_I64"].rstrip("l"), 16) == kernels.UNREACHABLE_INT64
     # 64-bit summary words start on even words (the host reads them as uint64).
-    for word in (kernels.RES_REACHED, kernels.RES_FLAT, kernels.RES_FRONTIER_SUM, kernels.RES_FRINGE_SUM,
-                 kernels.RES_NF + kernels.NF_UPDATES):
+    for word in (
+        kernels.RES_REACHED,
+        kernels.RES_FLAT,
+        kernels.RES_FRONTIER_SUM,
+        kernels.RES_FRINGE_SUM,
+        kernels.RES_NF + kernels.NF_UPDATES,
+    ):
         assert word % 2 == 0 and word + 1 < kernels.RESULT_WORDS
     assert kernels.RES_NF + kernels.NEARFAR_WORDS <= kernels.RES_REACHED
     assert kernels.RES_CTRL + kernels.CTRL_WORDS <= kernels.RES_NF
@@ -299,8 +354,15 @@ def test_engine_sources_agree_with_the_contract_header():
     digest, and with it every stored tuning): each must equal the header's."""
     src = kernels.source(ENGINE_SOURCE_FILE)
     defined = kernels.contract_defines()
-    for name in ("SSSP_NO_PRED", "SSSP_UNSETTLED", "SSSP_CTRL_REACHED", "SSSP_CTRL_SORTED", "SSSP_NF_WORDS",
-                 "SSSP_NF_MAXL", "SSSP_NF_SUM"):
+    for name in (
+        "SSSP_NO_PRED",
+        "SSSP_UNSETTLED",
+        "SSSP_CTRL_REACHED",
+        "SSSP_CTRL_SORTED",
+        "SSSP_NF_WORDS",
+        "SSSP_NF_MAXL",
+        "SSSP_NF_SUM",
+    ):
         found = re.search(rf"^#define {name} (\S+)", src, flags=re.M)
         assert found, name
         assert found.group(1) == defined[name], name
@@ -308,8 +370,8 @@ def test_engine_sources_agree_with_the_contract_header():
 
 def test_result_pass_arguments_match_the_source():
     src = kernels.source(kernels.RESULT_SOURCE_FILE)
-    sig = src[src.index("sssp_result("):src.index(")", src.index("sssp_result("))]
-    names = [tok.strip().split()[-1].lstrip("*") for tok in sig[len("sssp_result("):].split(",")]
+    sig = src[src.index("sssp_result(") : src.index(")", src.index("sssp_result("))]
+    names = [tok.strip().split()[-1].lstrip("*") for tok in sig[len("sssp_result(") :].split(",")]
     assert tuple(names) == kernels.RESULT_ARGS
     assert len(kernels.RESULT_KERNEL.arg_format) == len(kernels.RESULT_ARGS)
     assert kernels.digest(kernels.RESULT_SOURCE_FILE) != kernels.digest(ENGINE_SOURCE_FILE)

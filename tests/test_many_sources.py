@@ -32,9 +32,16 @@ pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[1]
 GRAPHS_DIR = Path(os.environ.get("SSSP_GRAPHS_DIR") or REPO.parent / "shared" / "graphs")
 
-ALGORITHMS = [("dijkstra", "successors"), ("near-far", "successors"), ("crauser", "successors"),
-              ("crauser", "predecessors"), ("crauser-in", "successors"), ("crauser-inout", "predecessors"),
-              ("martin", "successors"), ("martin", "predecessors")]
+ALGORITHMS = [
+    ("dijkstra", "successors"),
+    ("near-far", "successors"),
+    ("crauser", "successors"),
+    ("crauser", "predecessors"),
+    ("crauser-in", "successors"),
+    ("crauser-inout", "predecessors"),
+    ("martin", "successors"),
+    ("martin", "predecessors"),
+]
 MARK = -7  # what an untouched row of `out` holds
 
 
@@ -61,8 +68,15 @@ def check_rows(g: sssp.Graph, r: MultiSourceResult) -> None:
         if not g.is_float:  # back to the solvers' int64 with UNREACHABLE, whatever out's dtype
             d = np.where(np.isfinite(d), np.nan_to_num(d, posinf=0), 0).astype(np.int64)
             d[np.isinf(fdist[i])] = sssp.UNREACHABLE
-        row = SSSPResult(dist=np.array(d), pred=np.array(r.pred[i]), source=s, algorithm=r.algorithm, variant=r.variant,
-                         backend=r.backend, iterations=int(r.iterations[i]))
+        row = SSSPResult(
+            dist=np.array(d),
+            pred=np.array(r.pred[i]),
+            source=s,
+            algorithm=r.algorithm,
+            variant=r.variant,
+            backend=r.backend,
+            iterations=int(r.iterations[i]),
+        )
         check_tree(g, row)
 
 
@@ -72,7 +86,9 @@ def check_rows(g: sssp.Graph, r: MultiSourceResult) -> None:
 def test_rows_are_scipys_in_source_order(algorithm, variant, real):
     g = random_graph(real=real)
     sources = [5, 0, 5, g.n - 1, 17]  # a duplicate, and a node nothing else reaches
-    r = sssp.solve(g, sources, algorithm=algorithm, variant=variant, backend="cpu", return_predecessors=True)
+    r = sssp.solve(
+        g, sources, algorithm=algorithm, variant=variant, backend="cpu", return_predecessors=True
+    )
     assert isinstance(r, MultiSourceResult)
     assert (r.algorithm, r.variant, r.backend) == (algorithm, variant, "cpu")
     assert r.sources.tolist() == sources and r.sources.dtype == np.int64
@@ -100,9 +116,16 @@ def test_one_source_keeps_returning_an_sssp_result():
     assert many.pred is None  # predecessors only when asked for
 
 
-@pytest.mark.parametrize("sources", [range(0, 40, 3), (4, 2, 9), np.array([7, 1, 7], dtype=np.int32),
-                                     np.array([2, 8], dtype=np.uint16)],
-                         ids=["range", "tuple", "int32-array", "uint16-array"])
+@pytest.mark.parametrize(
+    "sources",
+    [
+        range(0, 40, 3),
+        (4, 2, 9),
+        np.array([7, 1, 7], dtype=np.int32),
+        np.array([2, 8], dtype=np.uint16),
+    ],
+    ids=["range", "tuple", "int32-array", "uint16-array"],
+)
 def test_every_sequence_kind(sources):
     g = random_graph()
     r = sssp.solve(g, sources, backend="cpu")
@@ -153,7 +176,9 @@ def test_a_narrow_out_is_refused_up_front_unless_limit_bounds_the_distances():
     n = 1000
     g = sssp.Graph.from_edges(n, np.arange(n - 1), np.arange(1, n), np.full(n - 1, 3_000_000))
     out = np.full((2, n), MARK, dtype=np.int32)
-    with pytest.raises(InvalidArgumentError, match=r"out dtype int32 cannot hold .* 2997000000 > 2147483646"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"out dtype int32 cannot hold .* 2997000000 > 2147483646"
+    ):
         sssp.solve(g, [0, 5], backend="cpu", out=out)
     assert np.all(out == MARK)
     r = sssp.solve(g, [0, 5], backend="cpu", out=out, limit=2_000_000_000)
@@ -191,7 +216,9 @@ def test_release_rows_keeps_the_data_of_a_shared_map(tmp_path):
 def test_chunk_rule():
     assert chunk_rows(1000, 10_000, 1000, 100_000) == 100
     assert chunk_rows(1000, 50, 1000, 100_000) == 50  # never more than k
-    assert chunk_rows(10**9, 10, 8 * 10**9, MEMORY_BUDGET) == 1  # one row beyond the budget: still a row
+    assert (
+        chunk_rows(10**9, 10, 8 * 10**9, MEMORY_BUDGET) == 1
+    )  # one row beyond the budget: still a row
     assert chunk_rows(100, 1000, 60, 100, workers=2) == 2  # grows to the workers when that fits
 
 
@@ -207,19 +234,34 @@ BAD = [
     ({"sources": np.array([0.0, 1.0])}, InvalidTypeError, "source 0.0 is not an integer node id"),
     ({"sources": {1, 2}}, InvalidTypeError, "ordered sequence"),
     ({"sources": np.zeros((2, 2), dtype=int)}, InvalidArgumentError, "one-dimensional"),
-    ({"out": np.zeros((2, 300), dtype=np.int64)}, InvalidArgumentError, r"out has shape \(2, 300\), expected \(3, 300\)"),
-    ({"out": np.zeros((3, 300), dtype=np.uint8)}, InvalidTypeError, "out must be int64, int32, float64 or float32"),
+    (
+        {"out": np.zeros((2, 300), dtype=np.int64)},
+        InvalidArgumentError,
+        r"out has shape \(2, 300\), expected \(3, 300\)",
+    ),
+    (
+        {"out": np.zeros((3, 300), dtype=np.uint8)},
+        InvalidTypeError,
+        "out must be int64, int32, float64 or float32",
+    ),
     ({"out": [[0] * 300] * 3}, InvalidTypeError, "out must be a NumPy array"),
     ({"out": "readonly"}, InvalidArgumentError, "out is read-only"),
     ({"pred_out": np.zeros((3, 300), dtype=np.int64)}, InvalidTypeError, "pred_out must be int32"),
-    ({"pred_out": np.zeros((3, 300), dtype=np.int32), "return_predecessors": False}, InvalidArgumentError,
-     "return_predecessors=False"),
+    (
+        {"pred_out": np.zeros((3, 300), dtype=np.int32), "return_predecessors": False},
+        InvalidArgumentError,
+        "return_predecessors=False",
+    ),
     ({"limit": -1}, InvalidArgumentError, "limit must be a non-negative number, got -1"),
     ({"limit": float("nan")}, InvalidArgumentError, "limit must be a non-negative number, got nan"),
     ({"limit": "5"}, InvalidTypeError, "limit must be a non-negative number, got '5'"),
     ({"limit": True}, InvalidTypeError, "limit must be a non-negative number"),
     ({"min_only": True, "out": "marked"}, InvalidArgumentError, "min_only=True returns one row"),
-    ({"memory_budget": 0}, InvalidArgumentError, "memory_budget must be a positive number of bytes"),
+    (
+        {"memory_budget": 0},
+        InvalidArgumentError,
+        "memory_budget must be a positive number of bytes",
+    ),
 ]
 
 
@@ -243,7 +285,13 @@ def test_out_and_pred_out_must_not_overlap():
     g = random_graph()
     block = np.zeros((3, 2 * g.n), dtype=np.int32)
     with pytest.raises(InvalidArgumentError, match="overlap"):
-        sssp.solve(g, [0, 1, 2], backend="cpu", out=block[:, : g.n], pred_out=block[:, g.n // 2: g.n // 2 + g.n])
+        sssp.solve(
+            g,
+            [0, 1, 2],
+            backend="cpu",
+            out=block[:, : g.n],
+            pred_out=block[:, g.n // 2 : g.n // 2 + g.n],
+        )
 
 
 def test_many_only_options_are_refused_for_one_source():
@@ -259,7 +307,9 @@ def test_limit_is_scipys(algorithm, real):
     g = random_graph(real=real, seed=3)
     sources = [0, 4, 9]
     for limit in (0, 7, 7.5, 25, np.inf):
-        r = sssp.solve(g, sources, algorithm=algorithm, backend="cpu", limit=limit, return_predecessors=True)
+        r = sssp.solve(
+            g, sources, algorithm=algorithm, backend="cpu", limit=limit, return_predecessors=True
+        )
         np.testing.assert_array_equal(r.dist_float, reference(g, sources, limit=limit))
         check_rows(g, r)
         one = sssp.solve(g, 4, algorithm=algorithm, backend="cpu", limit=limit)
@@ -274,11 +324,23 @@ def test_min_only_is_the_nearest_source(algorithm, real):
     g = random_graph(real=real, seed=5)
     sources = [3, 40, 40, 211]
     for limit in (None, 12):
-        r = sssp.solve(g, sources, algorithm=algorithm, backend="cpu", min_only=True,
-                       return_predecessors=True, limit=limit)
+        r = sssp.solve(
+            g,
+            sources,
+            algorithm=algorithm,
+            backend="cpu",
+            min_only=True,
+            return_predecessors=True,
+            limit=limit,
+        )
         assert isinstance(r, NearestSourceResult) and r.dist.shape == (g.n,)
-        want, _, nearest = reference(g, sources, min_only=True, return_predecessors=True,
-                                     limit=np.inf if limit is None else limit)
+        want, _, nearest = reference(
+            g,
+            sources,
+            min_only=True,
+            return_predecessors=True,
+            limit=np.inf if limit is None else limit,
+        )
         np.testing.assert_array_equal(r.dist_float, want)
         assert np.all((r.nearest == -1) == np.isinf(want))
         table = reference(g, sorted(set(sources)), limit=np.inf if limit is None else limit)
@@ -315,7 +377,9 @@ def real_graph(name: str) -> sssp.Graph:
     return sssp.load(path)
 
 
-@pytest.mark.parametrize("name", ["road/rome99.gr.gz", "clustering/polblogs.graph.gz", "walshaw/3elt.graph.gz"])
+@pytest.mark.parametrize(
+    "name", ["road/rome99.gr.gz", "clustering/polblogs.graph.gz", "walshaw/3elt.graph.gz"]
+)
 def test_real_graphs_rows_limit_and_min_only(name):
     g = real_graph(name)
     rng = np.random.default_rng(1)
@@ -361,8 +425,13 @@ def test_ctrl_c_leaves_whole_rows_only(tmp_path, algorithm):
     path = tmp_path / "table.i32"
     np.full((n, n), MARK, dtype=np.int32).tofile(path)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), "3000", algorithm], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), "3000", algorithm],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert int(child.stdout.readline()) == n
     table = np.memmap(path, dtype=np.int32, mode="r", shape=(n, n))
     deadline = time.monotonic() + 120
@@ -376,7 +445,9 @@ def test_ctrl_c_leaves_whole_rows_only(tmp_path, algorithm):
     want = np.where(np.isinf(want), np.iinfo(np.int32).max, want).astype(np.int32)
     untouched = np.all(table == MARK, axis=1)
     right = np.all(table == want, axis=1)
-    assert np.all(untouched | right), f"rows neither untouched nor right: {np.flatnonzero(~(untouched | right))}"
+    assert np.all(untouched | right), (
+        f"rows neither untouched nor right: {np.flatnonzero(~(untouched | right))}"
+    )
     assert right.any() and untouched.any()  # interrupted in the middle
 
 
@@ -396,8 +467,13 @@ MEMORY_CHILD = textwrap.dedent("""
 @pytest.mark.slow
 def test_all_pairs_into_a_memmap_keeps_the_resident_set_bounded(tmp_path):
     budget = 16 * 2**20
-    proc = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(tmp_path / "t"), "8192", str(budget)],
-                          capture_output=True, text=True, timeout=280, env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.run(
+        [sys.executable, "-c", MEMORY_CHILD, str(tmp_path / "t"), "8192", str(budget)],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert proc.returncode == 0, proc.stderr
     m = json.loads(proc.stdout)
     grown = m["peak"] - m["base"]
@@ -442,4 +518,6 @@ def test_compiled_solvers_release_the_gil(algorithm):
         t.join()
         engine.close()
     # Holding the GIL leaves the counter a few per cent (the interpreter's switch interval).
-    assert during > 0.2 * alone, f"the counter ran at {100 * during / alone:.0f} % beside {algorithm}"
+    assert during > 0.2 * alone, (
+        f"the counter ran at {100 * during / alone:.0f} % beside {algorithm}"
+    )

@@ -315,12 +315,15 @@ def test_random_graphs_against_scipy(seed: int, n: int, degree: int, max_w: int)
             assert len(preds) == 1
 
 
-@pytest.mark.parametrize(("kind", "options"), [
-    ("martin", dict(size=4000)),
-    ("martin", dict(size=3000, weight_range=(0, 3))),
-    ("kronecker", dict(scale=10)),
-    ("random", dict(size=2000, degree=50)),
-])
+@pytest.mark.parametrize(
+    ("kind", "options"),
+    [
+        ("martin", dict(size=4000)),
+        ("martin", dict(size=3000, weight_range=(0, 3))),
+        ("kronecker", dict(scale=10)),
+        ("random", dict(size=2000, degree=50)),
+    ],
+)
 def test_paper_generators_against_scipy(kind: str, options: dict) -> None:
     g = sssp.generate(kind, seed=3, **options)
     ref = dijkstra(g, 0)

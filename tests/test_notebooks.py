@@ -34,23 +34,52 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path):
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=240, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute()  # raises CellExecutionError if any cell raises
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
     assert not errors
     # Nothing on stderr (a reader sees it in red): no warning of a library, no log line.
-    stderr = [o["text"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "stream" and o.get("name") == "stderr"]
+    stderr = [
+        o["text"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "stream" and o.get("name") == "stderr"
+    ]
     assert not stderr, stderr
-    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
+    images = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "image/png" in o.get("data", {})
+    ]
     assert images, "no figure was drawn"
 
 
 def _row(experiment, graph, family, n, m, algorithm, variant, backend, config, ms, **extra):
-    return dict(experiment=experiment, graph=graph, family=family, origin="fixture", n=n, m=m,
-                algorithm=algorithm, variant=variant, backend=backend, config=config, config_source=config,
-                sources=3, mean_ms=ms, median_ms=ms, status="ok", **extra)
+    return dict(
+        experiment=experiment,
+        graph=graph,
+        family=family,
+        origin="fixture",
+        n=n,
+        m=m,
+        algorithm=algorithm,
+        variant=variant,
+        backend=backend,
+        config=config,
+        config_source=config,
+        sources=3,
+        mean_ms=ms,
+        median_ms=ms,
+        status="ok",
+        **extra,
+    )
 
 
 def fixture_results(root: Path) -> Path:
@@ -61,20 +90,102 @@ def fixture_results(root: Path) -> Path:
         for variant in ("successors", "predecessors"):
             for algo, it in (("crauser", 20), ("martin", 80)):
                 for config in ("default", "tuned"):
-                    exp1.append(_row(1, g, "martin", n, 7 * n, algo, variant, "gpu", config, k * it / 10,
-                                     iterations=it, relax_active_share=0.04, mem_mb=k * 60))
-                exp1.append(_row(1, g, "martin", n, 7 * n, algo, variant, "cpu", "", k * it * 10, iterations=it))
+                    exp1.append(
+                        _row(
+                            1,
+                            g,
+                            "martin",
+                            n,
+                            7 * n,
+                            algo,
+                            variant,
+                            "gpu",
+                            config,
+                            k * it / 10,
+                            iterations=it,
+                            relax_active_share=0.04,
+                            mem_mb=k * 60,
+                        )
+                    )
+                exp1.append(
+                    _row(
+                        1,
+                        g,
+                        "martin",
+                        n,
+                        7 * n,
+                        algo,
+                        variant,
+                        "cpu",
+                        "",
+                        k * it * 10,
+                        iterations=it,
+                    )
+                )
     for size, n in (("24k", 24576), ("49k", 49152), ("98k", 98304)):
         for d in (2, 20, 200, 2000):
             g, m = f"random-{size}-deg{d}", n * d
-            for algo, config, ms in (("crauser", "default", 2.0), ("crauser", "tuned", 1.5), ("martin", "default", 3.0)):
-                exp2.append(_row(2, g, f"random-{size}", n, m, algo, "successors", "gpu", config, ms,
-                                 iterations=10, relax_active_share=0.05, mem_mb=m * 8e-6))
-            exp2.append(_row(2, g, f"random-{size}", n, m, "crauser", "successors", "cpu", "", m * 1e-5))
-            exp2.append(_row(2, g, f"random-{size}", n, m, "boost-dijkstra", "", "cpu", "", m * 8e-6, mem_mb=m * 2e-5))
-    for g, fam, n, m in (("fe_body", "walshaw", 45087, 327468), ("kronecker-logn16", "kronecker", 65536, 6_000_000)):
+            for algo, config, ms in (
+                ("crauser", "default", 2.0),
+                ("crauser", "tuned", 1.5),
+                ("martin", "default", 3.0),
+            ):
+                exp2.append(
+                    _row(
+                        2,
+                        g,
+                        f"random-{size}",
+                        n,
+                        m,
+                        algo,
+                        "successors",
+                        "gpu",
+                        config,
+                        ms,
+                        iterations=10,
+                        relax_active_share=0.05,
+                        mem_mb=m * 8e-6,
+                    )
+                )
+            exp2.append(
+                _row(2, g, f"random-{size}", n, m, "crauser", "successors", "cpu", "", m * 1e-5)
+            )
+            exp2.append(
+                _row(
+                    2,
+                    g,
+                    f"random-{size}",
+                    n,
+                    m,
+                    "boost-dijkstra",
+                    "",
+                    "cpu",
+                    "",
+                    m * 8e-6,
+                    mem_mb=m * 2e-5,
+                )
+            )
+    for g, fam, n, m in (
+        ("fe_body", "walshaw", 45087, 327468),
+        ("kronecker-logn16", "kronecker", 65536, 6_000_000),
+    ):
         for algo, config in (("crauser", "default"), ("crauser", "tuned"), ("martin", "default")):
-            exp2.append(_row(2, g, fam, n, m, algo, "successors", "gpu", config, 5.0, iterations=100, mem_mb=m * 8e-6))
+            exp2.append(
+                _row(
+                    2,
+                    g,
+                    fam,
+                    n,
+                    m,
+                    algo,
+                    "successors",
+                    "gpu",
+                    config,
+                    5.0,
+                    iterations=100,
+                    mem_mb=m * 8e-6,
+                )
+            )
         exp2.append(_row(2, g, fam, n, m, "crauser", "successors", "cpu", "", 20.0))
         exp2.append(_row(2, g, fam, n, m, "boost-dijkstra", "", "cpu", "", 4.0, mem_mb=m * 2e-5))
     for name, rows in ((recorded.EXP1_FILE, exp1), (recorded.EXP2_FILE, exp2)):
@@ -158,7 +269,10 @@ def test_other_graphs_use_one_style_per_solver_and_keep_the_legend_off_the_data(
     fig = pf.exp2_other_times(data)
     ax = fig.axes[0]
     points = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets())]
-    styles = {(tuple(np.round(c.get_facecolor()[0], 3)), c.get_paths()[0].vertices.tobytes()) for c in points}
+    styles = {
+        (tuple(np.round(c.get_facecolor()[0], 3)), c.get_paths()[0].vertices.tobytes())
+        for c in points
+    }
     assert len(styles) == len(points) <= len(pf.SOLVER_STYLE)  # one colour x marker per solver
     fig.canvas.draw()
     legend = ax.get_legend().get_window_extent()
@@ -174,7 +288,11 @@ def test_log_axes_label_more_than_one_tick():
     ax = fig.axes[1]
     assert ax.get_yscale() == "log"
     lo, hi = ax.get_ylim()
-    shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
+    shown = [
+        t.get_text()
+        for t in ax.get_yticklabels()
+        if t.get_text() and lo <= t.get_position()[1] <= hi
+    ]
     assert len(shown) >= 2 and all(t.endswith("×") for t in shown), shown
 
 

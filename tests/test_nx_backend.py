@@ -51,7 +51,9 @@ def test_import_networkx_does_not_pull_in_the_solvers():
     # NetworkX reads get_info() while it is imported: that imports the sssp package (NumPy),
     # but neither SciPy, numba nor pycuda.
     code = "import sys, networkx; print(sorted(m for m in ('numba', 'scipy', 'pycuda') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -103,12 +105,19 @@ def test_single_and_multi_source_functions_equal_networkx(G, weight, cutoff):
     assert set(paths) == set(want)
     sources = {"n0", "n7", "n33"}
     want = nx.multi_source_dijkstra_path_length(G, sources, cutoff=cutoff, weight=weight)
-    same_lengths(nx.multi_source_dijkstra_path_length(G, sources, cutoff=cutoff, weight=weight, backend="sssp"), want)
+    same_lengths(
+        nx.multi_source_dijkstra_path_length(
+            G, sources, cutoff=cutoff, weight=weight, backend="sssp"
+        ),
+        want,
+    )
     d, p = nx.multi_source_dijkstra(G, sources, cutoff=cutoff, weight=weight, backend="sssp")
     same_lengths(d, want)
     for v, path in p.items():
         assert path[0] in sources and path[-1] == v
-    assert set(nx.multi_source_dijkstra_path(G, sources, cutoff=cutoff, weight=weight, backend="sssp")) == set(want)
+    assert set(
+        nx.multi_source_dijkstra_path(G, sources, cutoff=cutoff, weight=weight, backend="sssp")
+    ) == set(want)
 
 
 @pytest.mark.parametrize("G", GRAPHS, ids=IDS)
@@ -121,9 +130,11 @@ def test_targets_and_no_paths(G):
     assert nx.dijkstra_path(G, "n1", t, backend="sssp")[-1] == t
     assert nx.bidirectional_dijkstra(G, "n1", t, backend="sssp")[0] == reach[t]
     assert nx.single_source_dijkstra(G, "n1", target="n1", backend="sssp") == (0, ["n1"])
-    for call, match in ((lambda: nx.dijkstra_path(G, "n1", "lonely", backend="sssp"), "No path to lonely"),
-                        (lambda: nx.dijkstra_path_length(G, "n1", "lonely", backend="sssp"), "not reachable"),
-                        (lambda: nx.bidirectional_dijkstra(G, "n1", "lonely", backend="sssp"), "No path between")):
+    for call, match in (
+        (lambda: nx.dijkstra_path(G, "n1", "lonely", backend="sssp"), "No path to lonely"),
+        (lambda: nx.dijkstra_path_length(G, "n1", "lonely", backend="sssp"), "not reachable"),
+        (lambda: nx.bidirectional_dijkstra(G, "n1", "lonely", backend="sssp"), "No path between"),
+    ):
         with pytest.raises(nx.NetworkXNoPath, match=match):
             call()
     for name in ("dijkstra_path", "dijkstra_path_length", "bidirectional_dijkstra"):
@@ -166,7 +177,9 @@ def test_callable_weights_are_called_per_direction():
     for s in G:
         want = nx.single_source_dijkstra_path_length(G, s, weight=weight)
         assert nx.single_source_dijkstra_path_length(G, s, weight=weight, backend="sssp") == want
-    hidden = nx.single_source_dijkstra_path_length(G, 0, weight=lambda u, v, d: None if v == 3 else 1, backend="sssp")
+    hidden = nx.single_source_dijkstra_path_length(
+        G, 0, weight=lambda u, v, d: None if v == 3 else 1, backend="sssp"
+    )
     assert 3 not in hidden and hidden[4] == 3
 
 
@@ -174,7 +187,12 @@ def test_from_networkx_calls_a_callable_per_direction():
     G = nx.path_graph(3)
     g = sssp.Graph.from_networkx(G, weight=lambda u, v, d: 10 * u + v)
     src, dst, w = g.edges()
-    assert sorted(zip(src.tolist(), dst.tolist(), w.tolist(), strict=True)) == [(0, 1, 1), (1, 0, 10), (1, 2, 12), (2, 1, 21)]
+    assert sorted(zip(src.tolist(), dst.tolist(), w.tolist(), strict=True)) == [
+        (0, 1, 1),
+        (1, 0, 10),
+        (1, 2, 12),
+        (2, 1, 21),
+    ]
 
 
 # -- what the backend refuses, NetworkX runs -----------------------------------------------------------
@@ -184,18 +202,24 @@ def negative_graph():
     return G
 
 
-@pytest.mark.parametrize(("args", "kwargs", "reason"), [
-    ((negative_graph(), 0), {}, "is negative"),
-    ((nx.DiGraph([(0, 1, {"weight": "heavy"})]), 0), {}, "is not a number"),
-    ((nx.DiGraph([(0, 1, {"weight": float("inf")})]), 0), {}, "not finite"),
-    ((nx.path_graph(3), 0), {"cutoff": -1}, "cutoff -1"),
-    ((nx.path_graph(3), 0), {"cutoff": float("nan")}, "cutoff nan"),
-])
+@pytest.mark.parametrize(
+    ("args", "kwargs", "reason"),
+    [
+        ((negative_graph(), 0), {}, "is negative"),
+        ((nx.DiGraph([(0, 1, {"weight": "heavy"})]), 0), {}, "is not a number"),
+        ((nx.DiGraph([(0, 1, {"weight": float("inf")})]), 0), {}, "not finite"),
+        ((nx.path_graph(3), 0), {"cutoff": -1}, "cutoff -1"),
+        ((nx.path_graph(3), 0), {"cutoff": float("nan")}, "cutoff nan"),
+    ],
+)
 def test_can_run_says_why_not(args, kwargs, reason):
     verdict = can_run("single_source_dijkstra_path_length", args, kwargs)
     assert isinstance(verdict, str) and reason in verdict
     assert can_run("single_source_dijkstra_path_length", (nx.path_graph(3), 0), {}) is True
-    assert can_run("single_source_dijkstra", (nx.path_graph(3), 0), {"weight": lambda u, v, d: 1}) is True
+    assert (
+        can_run("single_source_dijkstra", (nx.path_graph(3), 0), {"weight": lambda u, v, d: 1})
+        is True
+    )
     assert "does not implement" in can_run("astar_path", (nx.path_graph(3), 0, 2), {})
 
 
@@ -205,13 +229,17 @@ def test_networkx_runs_what_the_backend_refuses():
     nx.config.backend_priority.algos = ["sssp"]
     try:
         # NetworkX's own answer (its Dijkstra on negative weights), not an sssp error:
-        assert nx.single_source_dijkstra_path_length(G, 0) == nx.single_source_dijkstra_path_length(G, 0, backend="networkx")
+        assert nx.single_source_dijkstra_path_length(G, 0) == nx.single_source_dijkstra_path_length(
+            G, 0, backend="networkx"
+        )
         bad = nx.cycle_graph(4)
 
         def raising(u, v, d):
             raise KeyError("colour")
 
-        with pytest.raises(KeyError, match="colour"):  # the user's own exception, from NetworkX's call
+        with pytest.raises(
+            KeyError, match="colour"
+        ):  # the user's own exception, from NetworkX's call
             nx.single_source_dijkstra_path_length(bad, 0, weight=raising)
     finally:
         nx.config.backend_priority.algos = before
@@ -226,7 +254,9 @@ def test_backend_graphs_convert_both_ways():
     assert sssp.as_graph(B) is B.graph_for("weight")
     back = BackendInterface.convert_to_nx(B)
     assert set(back.edges()) == set(G.edges())
-    assert nx.single_source_dijkstra_path_length(B, "n0") == nx.single_source_dijkstra_path_length(G, "n0")
+    assert nx.single_source_dijkstra_path_length(B, "n0") == nx.single_source_dijkstra_path_length(
+        G, "n0"
+    )
     with pytest.raises(NotImplementedError, match="converted without"):
         B.graph_for("length")
 
@@ -234,13 +264,37 @@ def test_backend_graphs_convert_both_ways():
 # -- NetworkX's own tests ------------------------------------------------------------------------------
 def run_networkx_suite(tmp_path: Path, target: str) -> dict:
     probe = tmp_path / "probe.json"
-    env = {**os.environ, "NETWORKX_TEST_BACKEND": "sssp", "NETWORKX_FALLBACK_TO_NX": "True",
-           "SSSP_NX_PROBE": str(probe), "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), str(REPO)])}
+    env = {
+        **os.environ,
+        "NETWORKX_TEST_BACKEND": "sssp",
+        "NETWORKX_FALLBACK_TO_NX": "True",
+        "SSSP_NX_PROBE": str(probe),
+        "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), str(REPO)]),
+    }
     env.pop("NETWORKX_BACKEND_PRIORITY", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "nx_backend_probe", "-p", "no:cacheprovider", "-q",
-         "--pyargs", *target.split(), "-o", "addopts=", "--rootdir", str(tmp_path)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=560)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "nx_backend_probe",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--pyargs",
+            *target.split(),
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=560,
+    )
     assert probe.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(probe.read_text())
     result["log"] = proc.stdout[-3000:]
@@ -253,21 +307,31 @@ def test_networkx_shortest_path_suite_passes_against_the_backend(tmp_path):
     failed = sorted(k for k, v in r["outcomes"].items() if v == "failed")
     assert not failed, r["log"]
     assert r["returncode"] == 0, r["log"]
-    xfailed = {k.split("::", 1)[1].replace("::", ".") for k, v in r["outcomes"].items() if v == "xfailed"}
+    xfailed = {
+        k.split("::", 1)[1].replace("::", ".") for k, v in r["outcomes"].items() if v == "xfailed"
+    }
     assert xfailed <= {name for _, name in EXPECTED_FAILURES}, xfailed
     # The suite really ran on the backend: every function was called, many times over.
-    assert set(r["calls"]) >= {"single_source_dijkstra", "dijkstra_predecessor_and_distance",
-                               "multi_source_dijkstra", "all_pairs_dijkstra_path_length", "dijkstra_path"}
+    assert set(r["calls"]) >= {
+        "single_source_dijkstra",
+        "dijkstra_predecessor_and_distance",
+        "multi_source_dijkstra",
+        "all_pairs_dijkstra_path_length",
+        "dijkstra_path",
+    }
     assert sum(r["calls"].values()) > 100, r["calls"]
     assert r["refused"], "the negative-weight tests should have been handed back to NetworkX"
 
 
-CALLER_SUITES = ["networkx.algorithms.tests.test_cycles", "networkx.algorithms.tests.test_voronoi",
-                 "networkx.algorithms.tests.test_distance_measures",
-                 "networkx.algorithms.centrality.tests.test_closeness_centrality",
-                 "networkx.algorithms.approximation.tests.test_steinertree",
-                 "networkx.algorithms.approximation.tests.test_traveling_salesman",
-                 "networkx.algorithms.tests.test_simple_paths"]
+CALLER_SUITES = [
+    "networkx.algorithms.tests.test_cycles",
+    "networkx.algorithms.tests.test_voronoi",
+    "networkx.algorithms.tests.test_distance_measures",
+    "networkx.algorithms.centrality.tests.test_closeness_centrality",
+    "networkx.algorithms.approximation.tests.test_steinertree",
+    "networkx.algorithms.approximation.tests.test_traveling_salesman",
+    "networkx.algorithms.tests.test_simple_paths",
+]
 
 
 @pytest.mark.slow
@@ -278,6 +342,8 @@ def test_networkx_algorithms_built_on_dijkstra_pass_against_the_backend(tmp_path
     r = run_networkx_suite(tmp_path, " ".join(CALLER_SUITES))
     failed = sorted(k for k, v in r["outcomes"].items() if v == "failed")
     assert not failed, r["log"]
-    xfailed = {k.split("::", 1)[1].replace("::", ".") for k, v in r["outcomes"].items() if v == "xfailed"}
+    xfailed = {
+        k.split("::", 1)[1].replace("::", ".") for k, v in r["outcomes"].items() if v == "xfailed"
+    }
     assert xfailed == {name for file, name in EXPECTED_FAILURES}, xfailed
     assert sum(r["calls"].values()) > 500, r["calls"]

@@ -28,8 +28,13 @@ from sssp.verify import check_tree
 
 pytestmark = pytest.mark.timeout(120)
 
-SOLVERS = [("dijkstra", "successors"), ("martin", "successors"), ("martin", "predecessors"),
-           ("crauser", "successors"), ("crauser", "predecessors")]
+SOLVERS = [
+    ("dijkstra", "successors"),
+    ("martin", "successors"),
+    ("martin", "predecessors"),
+    ("crauser", "successors"),
+    ("crauser", "predecessors"),
+]
 
 
 def solve_all(g: Graph, source: int) -> list[sssp.SSSPResult]:
@@ -70,7 +75,9 @@ def test_scipy_style_directed_dense(source):
     g = Graph.from_scipy(DIRECTED)
     for r in solve_all(g, source):
         assert as_float(r.dist) == DIRECTED_DIST[source]
-    assert as_float(solve_all(g, source)[0].dist) == scipy_dijkstra(DIRECTED, indices=source).tolist()
+    assert (
+        as_float(solve_all(g, source)[0].dist) == scipy_dijkstra(DIRECTED, indices=source).tolist()
+    )
 
 
 @pytest.mark.parametrize("source", range(5))
@@ -91,7 +98,9 @@ def test_scipy_style_unweighted_counts_hops():
 
 
 def test_scipy_style_explicit_zero_is_an_edge():
-    m = sp.csr_array((np.array([0.0, 0.0, 2.0]), np.array([1, 2, 3]), np.array([0, 1, 2, 3, 3])), shape=(4, 4))
+    m = sp.csr_array(
+        (np.array([0.0, 0.0, 2.0]), np.array([1, 2, 3]), np.array([0, 1, 2, 3, 3])), shape=(4, 4)
+    )
     for r in solve_all(Graph.from_scipy(m), 0):
         assert r.dist.tolist() == [0.0, 0.0, 0.0, 2.0]
 
@@ -124,10 +133,20 @@ def test_scipy_style_negative_weight_is_refused():
 def clrs_digraph() -> nx.DiGraph:
     """The directed example of Cormen et al.'s Dijkstra section."""
     G = nx.DiGraph()
-    G.add_weighted_edges_from([
-        ("s", "u", 10), ("s", "x", 5), ("u", "v", 1), ("u", "x", 2), ("v", "y", 1),
-        ("x", "u", 3), ("x", "v", 5), ("x", "y", 2), ("y", "s", 7), ("y", "v", 6),
-    ])
+    G.add_weighted_edges_from(
+        [
+            ("s", "u", 10),
+            ("s", "x", 5),
+            ("u", "v", 1),
+            ("u", "x", 2),
+            ("v", "y", 1),
+            ("x", "u", 3),
+            ("x", "v", 5),
+            ("x", "y", 2),
+            ("y", "s", 7),
+            ("y", "v", 6),
+        ]
+    )
     return G
 
 

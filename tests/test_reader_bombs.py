@@ -47,8 +47,13 @@ def _gzip(path: Path, head: bytes, line: bytes, lines: int) -> Path:
 def _info(path: Path, *, preexec=None) -> tuple[int, float, int, str]:
     """``sssp info PATH`` in a child: (exit status, seconds, max RSS bytes, stderr)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen([*SSSP, "info", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=ROOT, preexec_fn=preexec)
+    proc = subprocess.Popen(
+        [*SSSP, "info", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        preexec_fn=preexec,
+    )
     try:
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
@@ -75,20 +80,27 @@ def bombs(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("bombs")
     return {
         "dimacs": _gzip(d / "bomb.gr.gz", b"p sp %d 0\n" % N_BOMB, b"c\n", PAD_LINES),
-        "mtx": _gzip(d / "bomb.mtx.gz", b"%%%%MatrixMarket matrix coordinate pattern general\n%d %d 0\n"
-                     % (N_BOMB, N_BOMB), b"%\n", PAD_LINES),
+        "mtx": _gzip(
+            d / "bomb.mtx.gz",
+            b"%%%%MatrixMarket matrix coordinate pattern general\n%d %d 0\n" % (N_BOMB, N_BOMB),
+            b"%\n",
+            PAD_LINES,
+        ),
         "metis": _gzip(d / "bomb.graph.gz", b"%d 0\n" % N_BOMB, b"%\n", PAD_LINES),
         # Blank lines are vertex lines: a header that edges back, and 2**25 vertices without one.
         "metis-blank": _gzip(d / "blank.graph.gz", b"%d %d\n" % (1 << 25, 1 << 26), b"\n", 1 << 25),
     }
 
 
-@pytest.mark.parametrize("fmt, expected", [
-    ("dimacs", f"{N_BOMB} nodes but 0 arcs declared"),
-    ("mtx", f"{N_BOMB} nodes but 0 entries declared"),
-    ("metis", f"{N_BOMB} nodes but 0 edges declared"),
-    ("metis-blank", "the vertex lines hold 0 neighbour entries"),
-])
+@pytest.mark.parametrize(
+    "fmt, expected",
+    [
+        ("dimacs", f"{N_BOMB} nodes but 0 arcs declared"),
+        ("mtx", f"{N_BOMB} nodes but 0 entries declared"),
+        ("metis", f"{N_BOMB} nodes but 0 edges declared"),
+        ("metis-blank", "the vertex lines hold 0 neighbour entries"),
+    ],
+)
 def test_padded_header_bomb_is_refused_fast_and_small(bombs, fmt, expected):
     assert bombs[fmt].stat().st_size < 100_000  # tens of kilobytes on disk
     _assert_clean_refusal(bombs[fmt], expected)
@@ -113,7 +125,9 @@ def test_bomb_under_an_address_space_limit_is_a_clean_error(bombs):
 def test_declared_sizes_are_checked_on_the_header_line():
     with pytest.raises(GraphFormatError, match=r"x:1: 2000000 nodes but 1000 arcs declared"):
         parse_bytes(b"p sp 2000000 1000\n", "dimacs", path="x")
-    with pytest.raises(GraphFormatError, match=r"x:2: .* more than the 1.0 KiB this process may use"):
+    with pytest.raises(
+        GraphFormatError, match=r"x:2: .* more than the 1.0 KiB this process may use"
+    ):
         _text.check_declared(10, 100, "x", line=2, budget=1024)
     _text.check_declared(_text.FREE_NODE_LIMIT, 0, "x", line=1)  # small enough to take at its word
     _text.check_declared(4 * 1_000_000, 1_000_000, "x", line=1)  # 4 nodes per arc beyond it
@@ -164,28 +178,72 @@ def _zip(path: Path, members: list[tuple[str, bytes, int, int]]) -> None:
     central = []
     for name, data, crc, size in members:
         offset, raw = out.tell(), name.encode()
-        out.write(struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 8, 0, 0, crc, len(data), size, len(raw), 0))
+        out.write(
+            struct.pack(
+                "<4s5H3L2H", b"PK\x03\x04", 20, 0, 8, 0, 0, crc, len(data), size, len(raw), 0
+            )
+        )
         out.write(raw + data)
-        central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 8, 0, 0, crc, len(data), size,
-                                   len(raw), 0, 0, 0, 0, 0, offset) + raw)
+        central.append(
+            struct.pack(
+                "<4s6H3L5H2L",
+                b"PK\x01\x02",
+                20,
+                20,
+                0,
+                8,
+                0,
+                0,
+                crc,
+                len(data),
+                size,
+                len(raw),
+                0,
+                0,
+                0,
+                0,
+                0,
+                offset,
+            )
+            + raw
+        )
     start = out.tell()
     out.write(b"".join(central))
-    out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(central), len(central),
-                          out.tell() - start, start, 0))
+    out.write(
+        struct.pack(
+            "<4s4H2LH",
+            b"PK\x05\x06",
+            0,
+            0,
+            len(central),
+            len(central),
+            out.tell() - start,
+            start,
+            0,
+        )
+    )
     path.write_bytes(out.getvalue())
 
 
 def _npy_header(descr: str, shape: tuple[int, ...]) -> bytes:
     head = io.BytesIO()
-    np.lib.format.write_array_header_1_0(head, {"descr": descr, "fortran_order": False, "shape": shape})
+    np.lib.format.write_array_header_1_0(
+        head, {"descr": descr, "fortran_order": False, "shape": shape}
+    )
     return head.getvalue()
 
 
 def _graph_members(skip: str) -> list[tuple[str, bytes, int, int]]:
     """The members of a saved 2-node graph with one edge, but ``skip``."""
-    arrays = {"indptr": np.array([0, 1, 1], dtype=np.int64), "indices": np.array([1], dtype=np.int32),
-              "weights": np.array([1], dtype=np.int32), "name": np.array("bomb"), "meta": np.array("{}"),
-              "meta_arrays": np.array("[]"), "format_version": np.array(1, dtype=np.int64)}
+    arrays = {
+        "indptr": np.array([0, 1, 1], dtype=np.int64),
+        "indices": np.array([1], dtype=np.int32),
+        "weights": np.array([1], dtype=np.int32),
+        "name": np.array("bomb"),
+        "meta": np.array("{}"),
+        "meta_arrays": np.array("[]"),
+        "format_version": np.array(1, dtype=np.int64),
+    }
     return [_array_member(k, v) for k, v in arrays.items() if k != skip]
 
 
@@ -194,8 +252,13 @@ def npz_bomb(tmp_path_factory) -> Path:
     """A 2-node graph whose ``indices`` member declares 2**31 uint8 entries: 2 MB on disk,
     2.1 GB decompressed (within deflate's ratio)."""
     path = tmp_path_factory.mktemp("npz") / "bomb.npz"
-    _zip(path, [_zeros_member("indices.npy", _npy_header("|u1", (1 << 31,)), 1 << 31),
-                *_graph_members(skip="indices")])
+    _zip(
+        path,
+        [
+            _zeros_member("indices.npy", _npy_header("|u1", (1 << 31,)), 1 << 31),
+            *_graph_members(skip="indices"),
+        ],
+    )
     return path
 
 
@@ -203,7 +266,10 @@ def test_the_member_builder_writes_what_zipfile_reads(tmp_path):
     import zipfile
 
     header = _npy_header("|u1", (1 << 25,))
-    _zip(tmp_path / "z.npz", [_zeros_member("z.npy", header, 1 << 25), *_graph_members(skip="indices")])
+    _zip(
+        tmp_path / "z.npz",
+        [_zeros_member("z.npy", header, 1 << 25), *_graph_members(skip="indices")],
+    )
     with zipfile.ZipFile(tmp_path / "z.npz") as zf:
         assert zf.read("z.npy") == header + bytes(1 << 25)  # its CRC checked by zipfile
         assert np.load(io.BytesIO(zf.read("indptr.npy"))).tolist() == [0, 1, 1]
@@ -219,7 +285,12 @@ def test_npz_member_declaring_more_than_deflate_can_give(tmp_path):
     header = _npy_header("<i4", ((3 << 30) // 4,))
     body = header + bytes(64)
     comp = zlib.compressobj(9, zlib.DEFLATED, -15)
-    lie = ("indices.npy", comp.compress(body) + comp.flush(), zlib.crc32(body), len(header) + (3 << 30))
+    lie = (
+        "indices.npy",
+        comp.compress(body) + comp.flush(),
+        zlib.crc32(body),
+        len(header) + (3 << 30),
+    )
     _zip(tmp_path / "lie.npz", [lie, *_graph_members(skip="indices")])
     with pytest.raises(GraphFormatError, match="more than deflate can expand to"):
         sssp.load(tmp_path / "lie.npz")
@@ -231,7 +302,9 @@ def test_npz_member_whose_header_disagrees_with_its_size(tmp_path):
     comp = zlib.compressobj(9, zlib.DEFLATED, -15)
     short = ("indices.npy", comp.compress(body) + comp.flush(), zlib.crc32(body), len(body))
     _zip(tmp_path / "short.npz", [short, *_graph_members(skip="indices")])
-    with pytest.raises(GraphFormatError, match=r"member 'indices' declares 1000 int32 .* but the archive says 40 B"):
+    with pytest.raises(
+        GraphFormatError, match=r"member 'indices' declares 1000 int32 .* but the archive says 40 B"
+    ):
         sssp.load(tmp_path / "short.npz")
 
 

@@ -90,8 +90,11 @@ def _pair_set(g: Graph) -> set[tuple[int, int]]:
 
 @pytest.mark.parametrize(
     "metis_file, mtx_file",
-    [("walshaw/data.graph.gz", "mtx/data.mtx.gz"), ("walshaw/uk.graph.gz", "mtx/uk.mtx.gz"),
-     ("clustering/chesapeake.graph.gz", "mtx/chesapeake.mtx.gz")],
+    [
+        ("walshaw/data.graph.gz", "mtx/data.mtx.gz"),
+        ("walshaw/uk.graph.gz", "mtx/uk.mtx.gz"),
+        ("clustering/chesapeake.graph.gz", "mtx/chesapeake.mtx.gz"),
+    ],
 )
 def test_same_graph_in_two_formats(metis_file, mtx_file):
     assert GRAPHS_DIR.is_dir(), MISSING
@@ -108,7 +111,11 @@ def test_same_graph_in_two_formats(metis_file, mtx_file):
 def test_reference_parse_metis_weighted():
     """lesmis (fmt 001) against a plain Python reading, edge by edge."""
     assert GRAPHS_DIR.is_dir(), MISSING
-    lines = gzip.decompress((GRAPHS_DIR / "clustering/lesmis.graph.gz").read_bytes()).decode().splitlines()
+    lines = (
+        gzip.decompress((GRAPHS_DIR / "clustering/lesmis.graph.gz").read_bytes())
+        .decode()
+        .splitlines()
+    )
     lines = [ln for ln in lines if not ln.startswith("%")]
     expected = []
     for u, line in enumerate(lines[1:]):
@@ -126,7 +133,9 @@ def test_reference_parse_dimacs_and_snap():
         for tag, u, v, w in (ln.split() for ln in text.splitlines() if ln.startswith("a "))
         if tag == "a"
     )
-    assert sorted(zip(*(a.tolist() for a in _load("road/rome99.gr.gz").edges()), strict=True)) == arcs
+    assert (
+        sorted(zip(*(a.tolist() for a in _load("road/rome99.gr.gz").edges()), strict=True)) == arcs
+    )
 
     text = gzip.decompress((GRAPHS_DIR / "snap/ca-GrQc.txt.gz").read_bytes()).decode()
     pairs = [tuple(int(x) for x in ln.split()) for ln in text.splitlines() if ln and ln[0] != "#"]
@@ -138,10 +147,21 @@ def test_reference_parse_dimacs_and_snap():
 
 
 # Road networks and meshes against small-world graphs: the third class key (sssp.classes).
-HIGH_DIAMETER = ("walshaw/t60k.graph.gz", "road/COL.rw.gr.gz", "dimacs10_other/delaunay_n15.graph.gz",
-                 "walshaw/fe_sphere.graph.gz", "road/rome99.gr.gz", "clustering/power.graph.gz")
-LOW_DIAMETER = ("snap/CA-CondMat.txt.gz", "clustering/as-22july06.graph.gz", "snap/wiki-Vote.txt.gz",
-                "clustering/cond-mat-2005.graph.gz", "walshaw/vibrobox.graph.gz")
+HIGH_DIAMETER = (
+    "walshaw/t60k.graph.gz",
+    "road/COL.rw.gr.gz",
+    "dimacs10_other/delaunay_n15.graph.gz",
+    "walshaw/fe_sphere.graph.gz",
+    "road/rome99.gr.gz",
+    "clustering/power.graph.gz",
+)
+LOW_DIAMETER = (
+    "snap/CA-CondMat.txt.gz",
+    "clustering/as-22july06.graph.gz",
+    "snap/wiki-Vote.txt.gz",
+    "clustering/cond-mat-2005.graph.gz",
+    "walshaw/vibrobox.graph.gz",
+)
 
 
 @pytest.mark.parametrize("rel", HIGH_DIAMETER + LOW_DIAMETER)

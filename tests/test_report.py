@@ -108,7 +108,9 @@ def test_md_table1_shape_and_cells(full):
     assert header == ["size", "kernel", "deg2 H200", "deg20 H200", "deg200 H200", "deg1000 H200"]
     rows = md_rows(text)
     assert len(rows) == 9
-    assert [r[:2] for r in rows] == [[s, k] for s in ("24k", "49k", "98k") for k in ("relax", "min", "update")]
+    assert [r[:2] for r in rows] == [
+        [s, k] for s in ("24k", "49k", "98k") for k in ("relax", "min", "update")
+    ]
     by_class = {(c.size, c.degree): picks(c) for c in paper_classes()}
     for row in rows:
         size, kernel = row[:2]
@@ -120,7 +122,11 @@ def test_md_table1_shape_and_cells(full):
 
 
 def test_sizes_sort_numerically_and_missing_cells_show_dash():
-    recs = [make(GraphClass("98k", "deg2")), make(GraphClass("196k", "deg20")), make(GraphClass("24k", "deg1000"))]
+    recs = [
+        make(GraphClass("98k", "deg2")),
+        make(GraphClass("196k", "deg20")),
+        make(GraphClass("24k", "deg1000")),
+    ]
     grid = csv_grid(report.table1(recs, fmt="csv"))
     assert [r[0] for r in grid[1:]] == ["24k"] * 3 + ["49k"] * 3 + ["98k"] * 3 + ["196k"] * 3
     assert grid[1][5] == picks(GraphClass("24k", "deg1000")).relax.label
@@ -200,7 +206,14 @@ def test_csv_grid(full):
     grid = csv_grid(report.table1(full, fmt="csv"))
     assert grid[0] == ["size", "kernel", "deg2 H200", "deg20 H200", "deg200 H200", "deg1000 H200"]
     expected = [
-        [s, k, *(picks(GraphClass(s, d)).kernel(k).label for d in ("deg2", "deg20", "deg200", "deg1000"))]
+        [
+            s,
+            k,
+            *(
+                picks(GraphClass(s, d)).kernel(k).label
+                for d in ("deg2", "deg20", "deg200", "deg1000")
+            ),
+        ]
         for s in ("24k", "49k", "98k")
         for k in ("relax", "min", "update")
     ]
@@ -224,7 +237,13 @@ def test_newest_record_wins_a_cell():
     cls = GraphClass("24k", "deg2")
     old = make(cls, updated_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC))
     new_cfg = dataclasses.replace(LaunchConfig.uniform(1024, "S"), loop="legacy")
-    new = BestRecord(**{**old.__dict__, "tuned_config": new_cfg, "updated_at": dt.datetime(2026, 6, 1, tzinfo=dt.UTC)})
+    new = BestRecord(
+        **{
+            **old.__dict__,
+            "tuned_config": new_cfg,
+            "updated_at": dt.datetime(2026, 6, 1, tzinfo=dt.UTC),
+        }
+    )
     for recs in ([old, new], [new, old]):
         grid = csv_grid(report.table1(recs, fmt="csv"))
         assert grid[1][2] == "1024-S"
@@ -234,11 +253,31 @@ def test_speedup_table_rows(full):
     recs = list(full)
     recs[0] = make(paper_classes()[0], kept_default=True, speedup=0.98765, replay=True)
     grid = csv_grid(report.speedup_table(recs, fmt="csv"))
-    assert grid[0] == ["class", "device", "engine", "algorithm", "default ms", "tuned ms", "speedup",
-                       "sources", "kept default", "replay"]
+    assert grid[0] == [
+        "class",
+        "device",
+        "engine",
+        "algorithm",
+        "default ms",
+        "tuned ms",
+        "speedup",
+        "sources",
+        "kept default",
+        "replay",
+    ]
     assert len(grid) == 13
-    assert grid[1] == ["24k/deg2", "NVIDIA H200", "paper kernels", "crauser/successors", "9.877", "10.000",
-                       "0.99×", "100", "yes", "replay"]
+    assert grid[1] == [
+        "24k/deg2",
+        "NVIDIA H200",
+        "paper kernels",
+        "crauser/successors",
+        "9.877",
+        "10.000",
+        "0.99×",
+        "100",
+        "yes",
+        "replay",
+    ]
     assert grid[2][6:] == ["1.23×", "100", "no", ""]
     assert "1.23×" in report.speedup_table(recs, fmt="md")
     assert r"1.23$\times$" in report.speedup_table(recs, fmt="latex")
@@ -261,8 +300,11 @@ def test_show_table_lists_config_in_effect_and_picks():
 def test_html_is_a_complete_utf8_document(full):
     from html.parser import HTMLParser
 
-    text = report.render([report.table1_data(full), report.speedup_table_data(full)], "html",
-                         about=report.about(full))
+    text = report.render(
+        [report.table1_data(full), report.speedup_table_data(full)],
+        "html",
+        about=report.about(full),
+    )
     assert text.startswith("<!DOCTYPE html>\n") and text.rstrip().endswith("</html>")
     assert '<meta charset="utf-8">' in text.split("</head>")[0]
     assert text.count("<table>") == 2 and "<title>" in text
@@ -318,10 +360,13 @@ def test_every_report_names_device_date_and_provenance(full, fn, fmt):
 
 
 def test_about_spans_the_measurement_dates_and_names_the_database():
-    recs = [make(GraphClass("24k", "deg2"), updated_at=dt.datetime(2025, 5, 6, 7, 8, tzinfo=dt.UTC)),
-            make(GraphClass("49k", "deg2"), updated_at=dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.UTC))]
-    lines = report.about(recs, database="sqlite:///x.sqlite",
-                         now=dt.datetime(2026, 2, 3, 4, 5, tzinfo=dt.UTC))
+    recs = [
+        make(GraphClass("24k", "deg2"), updated_at=dt.datetime(2025, 5, 6, 7, 8, tzinfo=dt.UTC)),
+        make(GraphClass("49k", "deg2"), updated_at=dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.UTC)),
+    ]
+    lines = report.about(
+        recs, database="sqlite:///x.sqlite", now=dt.datetime(2026, 2, 3, 4, 5, tzinfo=dt.UTC)
+    )
     assert lines == (
         "device: NVIDIA H200 (driver 580, CUDA 13.0)",
         "stored: 2025-05-06 07:08 UTC to 2026-01-02 03:04 UTC",
@@ -359,7 +404,9 @@ def test_csv_is_one_table():
 def test_show_table_lists_options():
     import dataclasses
 
-    rec = dataclasses.replace(make(GraphClass("49k", "deg200")), options={"loop": "persistent", "delta": 64})
+    rec = dataclasses.replace(
+        make(GraphClass("49k", "deg200")), options={"loop": "persistent", "delta": 64}
+    )
     grid = csv_grid(report.show_table([rec], fmt="csv"))
     assert grid[0][-1] == "options" and grid[1][-1] == "delta=64 loop=persistent"
 
@@ -369,45 +416,90 @@ def test_engine2_records_get_their_own_table():
     import dataclasses
 
     paper = make(GraphClass("49k", "deg2"))
-    searched = LaunchConfig(KernelConfig(1024, "A", 32), loop="graph", blocks_per_sm=1, local_limit=0)
-    engine = dataclasses.replace(make(GraphClass("49k", "deg200")), config=searched, tuned_config=searched,
-                                 options=searched.options())
+    searched = LaunchConfig(
+        KernelConfig(1024, "A", 32), loop="graph", blocks_per_sm=1, local_limit=0
+    )
+    engine = dataclasses.replace(
+        make(GraphClass("49k", "deg200")),
+        config=searched,
+        tuned_config=searched,
+        options=searched.options(),
+    )
     t1 = report.table1_data([paper, engine])
-    assert all(row[3] == report.MISSING for row in t1.rows)  # the deg200 column holds no engine pick
+    assert all(
+        row[3] == report.MISSING for row in t1.rows
+    )  # the deg200 column holds no engine pick
     et = report.engine_table_data([paper, engine])
-    assert len(et.rows) == 1 and et.rows[0][:6] == ("49k/deg200", "NVIDIA H200", "crauser/successors", "-",
-                                                    "graph", "1024-A/x32")
-    assert et.rows[0][7:9] == (report.MISSING, report.MISSING)  # blocks/SM and local limit: persistent only
+    assert len(et.rows) == 1 and et.rows[0][:6] == (
+        "49k/deg200",
+        "NVIDIA H200",
+        "crauser/successors",
+        "-",
+        "graph",
+        "1024-A/x32",
+    )
+    assert et.rows[0][7:9] == (
+        report.MISSING,
+        report.MISSING,
+    )  # blocks/SM and local limit: persistent only
     engines = {row[2] for row in report.speedup_table_data([paper, engine]).rows}
     assert engines == {"paper kernels", "engine 2 (graph)"}
-    cluster = LaunchConfig(KernelConfig(1024, "N", 8), KernelConfig(1024), KernelConfig(1024), loop="cluster", cluster=16)
-    nf = dataclasses.replace(make(GraphClass("98k", "deg2")), config=cluster, tuned_config=cluster,
-                             options={**cluster.options(), "algorithm": "near-far", "delta_scale": 1.0})
+    cluster = LaunchConfig(
+        KernelConfig(1024, "N", 8),
+        KernelConfig(1024),
+        KernelConfig(1024),
+        loop="cluster",
+        cluster=16,
+    )
+    nf = dataclasses.replace(
+        make(GraphClass("98k", "deg2")),
+        config=cluster,
+        tuned_config=cluster,
+        options={**cluster.options(), "algorithm": "near-far", "delta_scale": 1.0},
+    )
     (row,) = report.engine_table_data([nf]).rows
     assert row[4:9] == ("cluster x16", "1024-N/x8", "1024-N", report.MISSING, report.MISSING)
     fused = dataclasses.replace(cluster, fuse=True)
-    nf = dataclasses.replace(nf, config=fused, tuned_config=fused, options={**nf.options, **fused.options()})
+    nf = dataclasses.replace(
+        nf, config=fused, tuned_config=fused, options={**nf.options, **fused.options()}
+    )
     (row,) = report.engine_table_data([nf]).rows
     assert row[4] == "cluster x16 fused"
 
 
 # -- reports a reader opens: tidy CSV, a LaTeX document that compiles, HTML with figures ----------
-def engine2(cls: GraphClass, *, loop: str = "persistent", algorithm: str = "auto", speedup: float = 3.0,
-            replay: bool = False) -> BestRecord:
+def engine2(
+    cls: GraphClass,
+    *,
+    loop: str = "persistent",
+    algorithm: str = "auto",
+    speedup: float = 3.0,
+    replay: bool = False,
+) -> BestRecord:
     cfg = LaunchConfig(KernelConfig(1024, "N", 32), loop=loop, blocks_per_sm=1, local_limit=0)
-    return dataclasses.replace(make(cls, speedup=speedup, replay=replay), algorithm=algorithm, config=cfg,
-                               tuned_config=cfg, options=cfg.options(),
-                               kernel_version=KernelVersionRecord("def"))
+    return dataclasses.replace(
+        make(cls, speedup=speedup, replay=replay),
+        algorithm=algorithm,
+        config=cfg,
+        tuned_config=cfg,
+        options=cfg.options(),
+        kernel_version=KernelVersionRecord("def"),
+    )
 
 
 @pytest.fixture
 def mixed() -> list[BestRecord]:
     """The paper kernels' 12 classes, engine 2 on the same classes, and engine 2 on the
     high-diameter classes of the same sizes and degrees (keys that differ by diameter only)."""
-    return ([make(c) for c in paper_classes()]
-            + [engine2(c) for c in paper_classes()]
-            + [engine2(GraphClass(size, deg, "highdiam"), loop="cluster", speedup=10.0)
-               for size in ("24k", "49k", "98k") for deg in ("deg2", "deg20")])
+    return (
+        [make(c) for c in paper_classes()]
+        + [engine2(c) for c in paper_classes()]
+        + [
+            engine2(GraphClass(size, deg, "highdiam"), loop="cluster", speedup=10.0)
+            for size in ("24k", "49k", "98k")
+            for deg in ("deg2", "deg20")
+        ]
+    )
 
 
 def test_csv_has_the_full_class_key_and_one_row_per_record(mixed):
@@ -426,9 +518,16 @@ def test_csv_has_the_full_class_key_and_one_row_per_record(mixed):
 
 
 def test_latex_is_a_complete_document(mixed):
-    text = report.render([report.table1_data(mixed), report.engine_table_data(mixed),
-                          report.speedup_table_data(mixed)], "latex", about=report.about(mixed))
-    body = text[text.index(r"\begin{document}"):]
+    text = report.render(
+        [
+            report.table1_data(mixed),
+            report.engine_table_data(mixed),
+            report.speedup_table_data(mixed),
+        ],
+        "latex",
+        about=report.about(mixed),
+    )
+    body = text[text.index(r"\begin{document}") :]
     assert r"\documentclass" in text.split(r"\begin{document}")[0]
     assert body.rstrip().endswith(r"\end{document}") and body.count(r"\begin{longtable}") == 3
     assert "report made:" in body  # the provenance is inside the document
@@ -442,14 +541,21 @@ def _compile(tex: str, tmp_path) -> str:
     path = tmp_path / "report.tex"
     path.write_text(tex, encoding="utf-8")
     for _ in range(2):
-        proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", path.name],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", path.name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stdout[-3000:]
     return (tmp_path / "report.log").read_text(errors="replace")
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None,
-                    reason="pdflatex is not installed (.ci/run installs Debian's texlive-latex-base)")
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None,
+    reason="pdflatex is not installed (.ci/run installs Debian's texlive-latex-base)",
+)
 @pytest.mark.parametrize("what", ["report", "show", "table1"])
 def test_latex_compiles_and_fits_the_page(what, tmp_path):
     """The shipped results, rendered as `tune report`, `tune show` and `table1` do: pdflatex
@@ -463,7 +569,11 @@ def test_latex_compiles_and_fits_the_page(what, tmp_path):
             store.import_json(resources.files("tuning_db") / "data" / name, trials=False)
         recs = store.all_best()
     if what == "report":
-        tables = [report.table1_data(recs), report.engine_table_data(recs), report.speedup_table_data(recs)]
+        tables = [
+            report.table1_data(recs),
+            report.engine_table_data(recs),
+            report.speedup_table_data(recs),
+        ]
         tex = report.render(tables, "latex", about=report.about(recs))
     elif what == "show":
         tex = report.show_table(recs, "latex")
@@ -481,10 +591,15 @@ def test_html_has_the_heatmap_and_the_dot_plot(mixed):
 
     baselines = figures.read_baselines(
         "graph,n,gpu_ms,boost_ms,gap_ms\nrandom-24k-deg2,24576,0.2,2.5,0.3\nt60k,60005,2.0,7.0,1.2\n",
-        "bench.csv")
+        "bench.csv",
+    )
     figs = [figures.speedup_heatmap(mixed), figures.baseline_dotplot(baselines, source="bench.csv")]
-    text = report.render([report.speedup_table_data(mixed)], "html", about=report.about(mixed), figures=figs)
-    uris = re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)">', text)
+    text = report.render(
+        [report.speedup_table_data(mixed)], "html", about=report.about(mixed), figures=figs
+    )
+    uris = re.findall(
+        r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)">', text
+    )
     assert len(uris) == 2
     heat, dots = (base64.b64decode(u).decode("utf-8") for u, _ in uris)
     for svg in (heat, dots):
@@ -506,7 +621,7 @@ def test_html_numbers_right_aligned_and_cells_never_wrap(mixed):
     numeric = {name for cls, name in cells if cls}
     assert numeric == {"default ms", "tuned ms", "speedup", "sources"}
     row = re.search(r"<tbody>\s*<tr>(.*?)</tr>", text, re.S).group(1)
-    assert re.search(r'<td class="num">\d+\.\d\d\d</td>', row) and re.search(r'<td>\d+k/deg', row)
+    assert re.search(r'<td class="num">\d+\.\d\d\d</td>', row) and re.search(r"<td>\d+k/deg", row)
 
 
 def test_figures_label_replayed_and_recorded_data():
@@ -516,7 +631,9 @@ def test_figures_label_replayed_and_recorded_data():
     fig = figures.speedup_heatmap(recs)
     assert report.REPLAY_LABEL in fig.svg
     assert any("recorded" in n for n in fig.notes)
-    assert report.REPLAY_LABEL not in figures.speedup_heatmap([make(c) for c in paper_classes()]).svg
+    assert (
+        report.REPLAY_LABEL not in figures.speedup_heatmap([make(c) for c in paper_classes()]).svg
+    )
 
 
 def test_bad_baselines_name_the_file_and_line():

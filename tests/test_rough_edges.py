@@ -65,7 +65,9 @@ def test_atomic_output_refuses_what_this_process_may_not_write(tmp_path, monkeyp
 
 
 def test_from_edges_checks_n_before_allocating():
-    with pytest.raises(InvalidGraphError, match="n = 1099511627776 nodes exceeds the int32 node-id range"):
+    with pytest.raises(
+        InvalidGraphError, match="n = 1099511627776 nodes exceeds the int32 node-id range"
+    ):
         sssp.Graph.from_edges(2**40, [0], [1], [1])
 
 
@@ -94,16 +96,28 @@ def test_load_refuses_what_is_not_a_path(value):
 
 def test_matrix_market_real_field_reads_every_spelling_of_a_number():
     head = b"%%MatrixMarket matrix coordinate real general\n2 2 1\n"
-    for spelling in (b"1000000000000000000", b"1e18", b"1000000000000000000.0", b"100000000000000000000"):
+    for spelling in (
+        b"1000000000000000000",
+        b"1e18",
+        b"1000000000000000000.0",
+        b"100000000000000000000",
+    ):
         g = parse_bytes(head + b"1 2 " + spelling + b"\n", "mtx")
         assert g.weights.tolist() == [float(spelling)], spelling
-    with pytest.raises(SSSPError, match="integer 1000000000000000000 is too large"):  # integers stay exact
-        parse_bytes(b"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 1000000000000000000\n", "mtx")
+    with pytest.raises(
+        SSSPError, match="integer 1000000000000000000 is too large"
+    ):  # integers stay exact
+        parse_bytes(
+            b"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 1000000000000000000\n",
+            "mtx",
+        )
     with pytest.raises(SSSPError, match="row/column index 20000000000000000000 is too large"):
         parse_bytes(head + b"1 20000000000000000000 5\n", "mtx")
 
 
-@pytest.mark.parametrize("command", [["show"], ["report"], ["export", "-o", "out.json"], ["upgrade"]])
+@pytest.mark.parametrize(
+    "command", [["show"], ["report"], ["export", "-o", "out.json"], ["upgrade"]]
+)
 def test_read_only_tune_commands_never_create_the_database(command, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "typo.sqlite"

@@ -41,7 +41,9 @@ test_gh_17782_segfault = sp_tests.test_gh_17782_segfault
 test_shortest_path_indices = sp_tests.test_shortest_path_indices
 test_predecessors = sp_tests.test_predecessors
 test_construct_shortest_path = sp_tests.test_construct_shortest_path
-test_construct_dist_matrix_predecessors_error = sp_tests.test_construct_dist_matrix_predecessors_error
+test_construct_dist_matrix_predecessors_error = (
+    sp_tests.test_construct_dist_matrix_predecessors_error
+)
 test_unweighted_path = sp_tests.test_unweighted_path
 test_masked_input = sp_tests.test_masked_input
 test_overwrite = sp_tests.test_overwrite

@@ -19,8 +19,9 @@ def test_no_fixed_tmp_paths(script):
     for number, line in enumerate(script.read_text().splitlines(), 1):
         if "/tmp" in line and not line.lstrip().startswith("#"):
             # Only as mktemp's fallback folder: ${TMPDIR:-/tmp}/name.XXXXXX
-            assert re.search(r"mktemp -d \"\$\{TMPDIR:-/tmp\}/[\w.-]+\.XXXXXX\"", line), \
+            assert re.search(r"mktemp -d \"\$\{TMPDIR:-/tmp\}/[\w.-]+\.XXXXXX\"", line), (
                 f"{script.name}:{number}: {line.strip()}"
+            )
 
 
 def test_gpu_host_site_folder_is_private_and_removed(tmp_path):
@@ -37,14 +38,19 @@ def test_gpu_host_site_folder_is_private_and_removed(tmp_path):
     fake.write_text(
         "#!/usr/bin/env bash\n"
         "while [[ $# -gt 0 ]]; do [[ $1 == --target ]] && target=$2; shift; done\n"
-        f"echo \"$target $(stat -c %a \"$target\")\" > {log}\n"
+        f'echo "$target $(stat -c %a "$target")" > {log}\n'
         "exit 1\n"
     )
     fake.chmod(0o755)
     env = {**os.environ, "TMPDIR": str(tmp), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     env.pop("SSSP_SITE", None)
-    proc = subprocess.run(["bash", str(SCRIPTS / "gpu_host.sh"), str(wheels), str(tmp_path / "out")],
-                          capture_output=True, text=True, env=env, timeout=100)
+    proc = subprocess.run(
+        ["bash", str(SCRIPTS / "gpu_host.sh"), str(wheels), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=100,
+    )
     assert proc.returncode == 3, proc.stderr
     target, mode = log.read_text().split()
     assert Path(target).parent == tmp and Path(target).name.startswith("sssp-site.")

@@ -32,8 +32,9 @@ class Command:
     """A command in a child process whose stderr is collected line by line as it comes."""
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -96,8 +97,20 @@ def test_signal_inside_a_cpu_solve_ends_it_at_once(sig, slow_graph, tmp_path):
     """Ctrl-C (and the others) inside the compiled solve: within a phase, one line, no -o file;
     the solve would go on for many seconds."""
     out = tmp_path / "dist.npy"
-    cmd = Command([*SSSP, "-v", "solve", str(slow_graph), "--backend", "cpu", "--algorithm", "crauser",
-                   "-o", str(out)])
+    cmd = Command(
+        [
+            *SSSP,
+            "-v",
+            "solve",
+            str(slow_graph),
+            "--backend",
+            "cpu",
+            "--algorithm",
+            "crauser",
+            "-o",
+            str(out),
+        ]
+    )
     cmd.wait_for(lambda: any("loaded" in ln for ln in cmd.lines), "loaded graph")
     time.sleep(1.5)  # into the solve
     rc, seconds, lines = cmd.stop(sig)
@@ -120,7 +133,9 @@ def test_library_solve_is_interruptible_too(slow_graph):
         except KeyboardInterrupt:
             print("interrupted", round(time.monotonic() - t0 - 2.0, 1))
     """)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     word, delay = proc.stdout.split()
     assert word == "interrupted" and float(delay) < 1.5, proc.stdout + proc.stderr
     assert "Error" not in proc.stderr, proc.stderr
@@ -133,11 +148,25 @@ def test_stop_flag_ends_the_compiled_loops_between_phases():
     stop = parallel.new_stop_flag()
     stop[0] = 1
     dist = parallel._unreached(g)
-    _, _, iterations, _ = parallel._solve(g.indptr, g.indices, g.weights, g.indptr, g.indices, g.weights,
-                                          parallel._omega_inf(g), parallel._omega_inf(g), 0, 1, False,
-                                          dist, stop)
+    _, _, iterations, _ = parallel._solve(
+        g.indptr,
+        g.indices,
+        g.weights,
+        g.indptr,
+        g.indices,
+        g.weights,
+        parallel._omega_inf(g),
+        parallel._omega_inf(g),
+        0,
+        1,
+        False,
+        dist,
+        stop,
+    )
     assert iterations == 0  # not one phase
-    steps = nearfar._solve(g.indptr, g.indices, g.weights, 0, np.int64(8), parallel._unreached(g), stop)[0]
+    steps = nearfar._solve(
+        g.indptr, g.indices, g.weights, 0, np.int64(8), parallel._unreached(g), stop
+    )[0]
     assert steps == 0
     # and running to the end when nobody asks it to stop
     r = sssp.solve(g, 0, backend="cpu", algorithm="near-far")
@@ -151,7 +180,7 @@ def test_a_signal_inside_atomic_output_removes_the_temporary_file(tmp_path):
         from sssp.cliutil import atomic_output, run_command, signal_policy
 
         def write():
-            with atomic_output({str(tmp_path / 'x.npy')!r}, ".npy") as tmp:
+            with atomic_output({str(tmp_path / "x.npy")!r}, ".npy") as tmp:
                 Path(tmp).write_bytes(b"half")
                 os.kill(os.getpid(), signal.SIGHUP)
                 time.sleep(10)
@@ -160,7 +189,9 @@ def test_a_signal_inside_atomic_output_removes_the_temporary_file(tmp_path):
         with signal_policy():
             sys.exit(run_command("x", write))
     """)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 129 and proc.stderr == "x: interrupted by SIGHUP\n", proc.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -179,13 +210,15 @@ def test_later_signals_do_not_cut_the_clean_up_short(tmp_path):
             finally:
                 os.kill(os.getpid(), signal.SIGINT)  # lands in the clean-up
                 time.sleep(0.2)
-                Path({str(tmp_path / 'cleaned')!r}).write_text("yes")
+                Path({str(tmp_path / "cleaned")!r}).write_text("yes")
             return 0
 
         with signal_policy():
             sys.exit(run_command("x", work))
     """)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 143 and proc.stderr == "x: interrupted by SIGTERM\n", proc.stderr
     assert (tmp_path / "cleaned").read_text() == "yes"
 
@@ -225,7 +258,9 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name
+)
 def test_signal_to_tune_stores_the_run_and_removes_the_replay_folder(sig, tmp_path):
     db = tmp_path / "t.sqlite"
     cmd = Command([*TUNE, "--replay", "--all", "--db", f"sqlite:///{db}"], env=_env(tmp_path))
@@ -233,25 +268,37 @@ def test_signal_to_tune_stores_the_run_and_removes_the_replay_folder(sig, tmp_pa
     cmd.wait_for(lambda: any(status == "running" for _, status in _runs(db)), "running run")
     rc, _, lines = cmd.stop(sig)
     assert rc == 128 + sig, lines
-    assert lines == [f"tune: interrupted by {signal.Signals(sig).name}; the run is stored as "
-                     "interrupted and resumes on the next call"]
+    assert lines == [
+        f"tune: interrupted by {signal.Signals(sig).name}; the run is stored as "
+        "interrupted and resumes on the next call"
+    ]
     assert not root.exists() or list(root.iterdir()) == []
     statuses = [status for _, status in _runs(db)]
-    assert statuses and statuses[-1] == "interrupted" and set(statuses[:-1]) <= {"finished"}, statuses
+    assert statuses and statuses[-1] == "interrupted" and set(statuses[:-1]) <= {"finished"}, (
+        statuses
+    )
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name
+)
 def test_signal_to_tune_stops_its_workers(sig, tmp_path):
     db = tmp_path / "w.sqlite"
-    cmd = Command([*TUNE, "run", "--replay", "--all", "--workers", "2", "--db", f"sqlite:///{db}"],
-                  env=_env(tmp_path))
-    cmd.wait_for(lambda: sum(status == "running" for _, status in _runs(db)) == 2, "two running runs")
+    cmd = Command(
+        [*TUNE, "run", "--replay", "--all", "--workers", "2", "--db", f"sqlite:///{db}"],
+        env=_env(tmp_path),
+    )
+    cmd.wait_for(
+        lambda: sum(status == "running" for _, status in _runs(db)) == 2, "two running runs"
+    )
     workers = _children(cmd.proc.pid)
     assert len(workers) >= 2, workers
     rc, _, lines = cmd.stop(sig)
     assert rc == 128 + sig, lines
-    assert lines == [f"tune: interrupted by {signal.Signals(sig).name}; the run is stored as "
-                     "interrupted and resumes on the next call"]  # the workers say nothing
+    assert lines == [
+        f"tune: interrupted by {signal.Signals(sig).name}; the run is stored as "
+        "interrupted and resumes on the next call"
+    ]  # the workers say nothing
     assert not [p for p in workers if _alive(p)]
     assert "running" not in {status for _, status in _runs(db)}
 
@@ -260,9 +307,13 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
     """SIGKILL gives tune no chance to stop its workers: they notice by themselves (a parent-death
     signal), store their runs as interrupted and end, instead of tuning on to the end."""
     db = tmp_path / "k.sqlite"
-    cmd = Command([*TUNE, "run", "--replay", "--all", "--workers", "2", "--db", f"sqlite:///{db}"],
-                  env=_env(tmp_path))
-    cmd.wait_for(lambda: sum(status == "running" for _, status in _runs(db)) == 2, "two running runs")
+    cmd = Command(
+        [*TUNE, "run", "--replay", "--all", "--workers", "2", "--db", f"sqlite:///{db}"],
+        env=_env(tmp_path),
+    )
+    cmd.wait_for(
+        lambda: sum(status == "running" for _, status in _runs(db)) == 2, "two running runs"
+    )
     workers = [p for p in _children(cmd.proc.pid) if _alive(p)]
     assert len(workers) >= 2, workers
     cmd.proc.kill()

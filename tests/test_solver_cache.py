@@ -58,7 +58,11 @@ def graph(seed=0):
 def test_the_same_graph_and_options_reuse_one_solver(cache):
     g = graph()
     assert sssp.solve(g, 1) == ("solved", 1, {})
-    assert sssp.solve(g, 2, return_predecessors=False) == ("solved", 2, {"return_predecessors": False})
+    assert sssp.solve(g, 2, return_predecessors=False) == (
+        "solved",
+        2,
+        {"return_predecessors": False},
+    )
     assert len(StandIn.made) == 1 and StandIn.made[0].calls == 2 and len(cache) == 1
 
 

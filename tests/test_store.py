@@ -65,7 +65,9 @@ def best(**kw) -> BestRecord:
         graph_class=C49_200,
         algorithm="crauser",
         variant="successors",
-        config=LaunchConfig(KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S"), loop="legacy"),
+        config=LaunchConfig(
+            KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S"), loop="legacy"
+        ),
         tuned_config=LaunchConfig(
             KernelConfig(192, "A"), KernelConfig(512, "N"), KernelConfig(128, "S"), loop="legacy"
         ),
@@ -169,7 +171,9 @@ def test_old_revision_names_the_upgrade_command(tmp_path, file_url, monkeypatch)
         Store(file_url)
     assert str(tmp_path) in str(info.value)
     # A known older revision gets the upgrade command.
-    monkeypatch.setattr("tuning_db.schema.known_revisions", lambda: frozenset({"0000", head_revision()}))
+    monkeypatch.setattr(
+        "tuning_db.schema.known_revisions", lambda: frozenset({"0000", head_revision()})
+    )
     with pytest.raises(StoreError, match=r"upgrade it with `tune upgrade --db URL`"):
         Store(file_url)
 
@@ -184,7 +188,9 @@ def test_schema_1_database_is_refused_then_converted(tmp_path):
         assert not s.created
         (run,) = s.runs()
         assert run.status is RunStatus.FINISHED and run.key.instance == "random seed=0"
-        assert [(t.kernel, t.config.label, t.status.value, t.times_ms) for t in s.trials(run.id)] == [
+        assert [
+            (t.kernel, t.config.label, t.status.value, t.times_ms) for t in s.trials(run.id)
+        ] == [
             ("relax", "256-N", "ok", (1.0, 3.0, 2.0)),
             ("relax", "128-A/x4", "ok", (0.5, 0.75)),
             ("min", "512-N", "launch_failed", ()),
@@ -201,7 +207,9 @@ def test_our_version_table_is_not_optunas(file_url):
     import optuna
 
     with Store(file_url) as s, s._engine.connect() as conn:
-        names = {r[0] for r in conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
+        names = {
+            r[0] for r in conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))
+        }
         assert {"sssp_alembic_version", "alembic_version", "studies", "trials"} <= names
         ours = conn.execute(text("SELECT version_num FROM sssp_alembic_version")).scalar()
         theirs = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
@@ -464,9 +472,13 @@ def test_open_run_resumes_running_and_interrupted_runs(store):
 def _stale(store: Store, run_id: int, minutes: float = 1) -> None:
     """Make run ``run_id`` look like its holder stopped beating ``minutes`` ago."""
     with store._engine.begin() as conn:
-        conn.execute(text("UPDATE sssp_tuning_runs SET heartbeat_at = :t WHERE id = :i"),
-                     {"t": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes)).replace(tzinfo=None),
-                      "i": run_id})
+        conn.execute(
+            text("UPDATE sssp_tuning_runs SET heartbeat_at = :t WHERE id = :i"),
+            {
+                "t": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes)).replace(tzinfo=None),
+                "i": run_id,
+            },
+        )
 
 
 def test_open_run_never_takes_a_run_whose_holder_is_alive(store):
@@ -534,9 +546,13 @@ def test_a_configuration_has_one_slot_per_run(store):
         store.reserve_trial(run.id, "relax", KernelConfig.parse("512-N"), "you")
     with store._engine.begin() as conn:  # the key itself, not only the code, refuses a second one
         with pytest.raises(Exception, match="(?i)unique|duplicate"):
-            conn.execute(text("INSERT INTO sssp_trial_slots (run_id, kernel, config, owner, stored_at) "
-                              "VALUES (:r, 'relax', '256-N', 'x', :t)"),
-                         {"r": run.id, "t": dt.datetime(2026, 1, 1)})
+            conn.execute(
+                text(
+                    "INSERT INTO sssp_trial_slots (run_id, kernel, config, owner, stored_at) "
+                    "VALUES (:r, 'relax', '256-N', 'x', :t)"
+                ),
+                {"r": run.id, "t": dt.datetime(2026, 1, 1)},
+            )
 
 
 def test_store_measurement_finishes_each_configuration_once(store):
@@ -565,17 +581,22 @@ def test_a_run_taken_over_mid_write_is_neither_lost_nor_doubled(store):
     study = store.study(run, "relax")
     dists, params = studies.search_space("relax", studies.scope_of(run))
     done, cut = trial("256-N"), trial("512-N")
-    assert store.store_measurement(study, run.id, done, "old", params=params(done.config), dists=dists)
+    assert store.store_measurement(
+        study, run.id, done, "old", params=params(done.config), dists=dists
+    )
     # "old" writes its running trial and takes the slot, then stops before finishing it.
-    stuck = store.storage.create_new_trial(study._study_id, template_trial=studies.running_trial(
-        cut, params(cut.config), dists))
+    stuck = store.storage.create_new_trial(
+        study._study_id, template_trial=studies.running_trial(cut, params(cut.config), dists)
+    )
     assert store.reserve_trial(run.id, "relax", cut.config, "old")
     _stale(store, run.id)
     taken, resumed = store.open_run(key(), budget=None, seed=0, owner="new")
     assert resumed and taken.id == run.id
     assert store.storage.get_trial(stuck).state is TrialState.PRUNED
     assert [t.config.label for t in store.trials(run.id)] == ["256-N"]  # not counted as measured
-    assert store.store_measurement(study, run.id, cut, "new", params=params(cut.config), dists=dists)
+    assert store.store_measurement(
+        study, run.id, cut, "new", params=params(cut.config), dists=dists
+    )
     assert sorted(t.config.label for t in store.trials(run.id)) == ["256-N", "512-N"]
     # The old holder wakes up: it can finish none of its trials, nor store another one.
     from optuna.exceptions import UpdateFinishedTrialError
@@ -632,7 +653,13 @@ def test_add_trial_numbers_and_round_trips(store):
     t1 = store.add_trial(run.id, trial("192-A/x8"))
     t2 = store.add_trial(
         run.id,
-        trial("64-S", kernel="min", status=TrialStatus.WRONG_RESULT, times=(), message="dist[7] differs"),
+        trial(
+            "64-S",
+            kernel="min",
+            status=TrialStatus.WRONG_RESULT,
+            times=(),
+            message="dist[7] differs",
+        ),
     )
     # Optuna numbers the trials of each study (one study per kernel of the run).
     assert (t0.number, t1.number, t2.number) == (0, 1, 0)
@@ -665,7 +692,10 @@ def test_trials_are_optuna_trials_in_named_studies(url, store):
     assert ok.params == {"block_size_x": 256, "l1": "N", "lanes": 1}
     assert ok.user_attrs["measurement"]["times_ms"] == [2.0, 1.0, 4.0, 3.0]
     assert ok.user_attrs["kernel_tuner"] == {"time": 0.5}
-    assert failed.state.name == "FAIL" and failed.user_attrs["measurement"]["status"] == "launch_failed"
+    assert (
+        failed.state.name == "FAIL"
+        and failed.user_attrs["measurement"]["status"] == "launch_failed"
+    )
     assert study.user_attrs["graph_class"] == "49k/deg200" and study.user_attrs["run_id"] == run.id
 
 
@@ -689,7 +719,10 @@ def test_resumed_run_keeps_its_trials(store):
     assert resumed
     store.add_trial(back.id, trial("256-N"))  # offered again after the resume
     store.add_trial(back.id, trial("512-N"))
-    assert [(t.config.label, t.number) for t in store.trials(back.id)] == [("256-N", 0), ("512-N", 1)]
+    assert [(t.config.label, t.number) for t in store.trials(back.id)] == [
+        ("256-N", 0),
+        ("512-N", 1),
+    ]
 
 
 def test_add_trial_rejects_bad_input(store):
@@ -729,8 +762,10 @@ def test_one_claim_wins(url, tmp_path):
         assert s.claim_run(key(), budget=None, seed=0, owner="late") == "busy"
         # A worker that stopped beating is taken over; a finished run is done.
         with s._engine.begin() as conn:  # its worker stopped beating a minute ago
-            conn.execute(text("UPDATE sssp_tuning_runs SET heartbeat_at = :t"),
-                         {"t": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).replace(tzinfo=None)})
+            conn.execute(
+                text("UPDATE sssp_tuning_runs SET heartbeat_at = :t"),
+                {"t": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).replace(tzinfo=None)},
+            )
         took, resumed = s.claim_run(key(), budget=None, seed=0, owner="late", stale_after=30)
         assert resumed and took.id == run.id
         assert s.beat(run.id, "late") and not s.beat(run.id, "w0-gone")
@@ -738,13 +773,13 @@ def test_one_claim_wins(url, tmp_path):
         assert s.claim_run(key(), budget=None, seed=0, owner="later") == "finished"
 
 
-
 def test_identical_gpus_share_a_class_other_models_do_not(store):
     """`tune --devices 0,1`: a class claimed (then finished) on one H200 is busy (then done) for
     the host's second H200; another GPU model tunes it on its own."""
     twin = dataclasses.replace(H200, uuid="GPU-twin")
-    other = dataclasses.replace(H200, name="NVIDIA A100", uuid="GPU-a100", compute_capability="8.0",
-                                sm_count=108)
+    other = dataclasses.replace(
+        H200, name="NVIDIA A100", uuid="GPU-a100", compute_capability="8.0", sm_count=108
+    )
     run, resumed = store.claim_run(key(), budget=None, seed=0, owner="w0")
     assert not resumed
     assert store.claim_run(key(device=twin), budget=None, seed=0, owner="w1") == "busy"
@@ -752,6 +787,7 @@ def test_identical_gpus_share_a_class_other_models_do_not(store):
     store.finish_run(run.id, RunStatus.FINISHED)
     assert store.claim_run(key(device=twin), budget=None, seed=0, owner="w1") == "finished"
     assert len(store.runs()) == 2
+
 
 # -- best configurations ------------------------------------------------------------------------
 
@@ -1109,23 +1145,42 @@ def test_revision_0001_upgrades_to_the_diameter_key(kind, tmp_path):
             meta = sa.MetaData()
             meta.reflect(conn)
             ids: dict[str, int] = {}
-            for name in ("sssp_devices", "sssp_kernel_versions", "sssp_graph_classes", "sssp_tuning_runs",
-                         "sssp_best_configs"):
+            for name in (
+                "sssp_devices",
+                "sssp_kernel_versions",
+                "sssp_graph_classes",
+                "sssp_tuning_runs",
+                "sssp_best_configs",
+            ):
                 table = meta.tables[name]
-                row = {c.name: filler(c, ids) for c in table.columns if not c.primary_key and not c.nullable}
+                row = {
+                    c.name: filler(c, ids)
+                    for c in table.columns
+                    if not c.primary_key and not c.nullable
+                }
                 if name == "sssp_graph_classes":
                     row.update(size="98k", degree="deg2")
                 if name == "sssp_devices":
                     row.update(uuid="GPU-old")
-                ids[name] = conn.execute(table.insert().values(**row).returning(table.c.id)).scalar_one()
+                ids[name] = conn.execute(
+                    table.insert().values(**row).returning(table.c.id)
+                ).scalar_one()
         engine.dispose()
         with pytest.raises(StoreError, match=r"tune upgrade --db URL"):
             Store(url)
         with Store(url, upgrade=True) as s:
             with s._engine.connect() as conn:
-                classes = conn.execute(text("SELECT id, size, degree, diameter FROM sssp_graph_classes")).all()
-                refs = conn.execute(text("SELECT graph_class_id FROM sssp_best_configs")).scalars().all()
-            assert [tuple(r) for r in classes] == [(ids["sssp_graph_classes"], "98k", "deg2", "lowdiam")]
+                classes = conn.execute(
+                    text("SELECT id, size, degree, diameter FROM sssp_graph_classes")
+                ).all()
+                refs = (
+                    conn.execute(text("SELECT graph_class_id FROM sssp_best_configs"))
+                    .scalars()
+                    .all()
+                )
+            assert [tuple(r) for r in classes] == [
+                (ids["sssp_graph_classes"], "98k", "deg2", "lowdiam")
+            ]
             assert refs == [ids["sssp_graph_classes"]]
             s.put_best(best(graph_class=GraphClass("98k", "deg2", "highdiam")))
             got = {b.graph_class for b in s.all_best() if b.device.uuid == H200.uuid}
@@ -1146,7 +1201,9 @@ def test_revision_0002_upgrades_to_trial_slots(kind, tmp_path):
         with engine.begin() as conn:
             command.upgrade(schema._config(conn), "0002")
         engine.dispose()
-        with pytest.raises(StoreError, match=r"revision 0002; this code needs 0003: upgrade it with `tune upgrade"):
+        with pytest.raises(
+            StoreError, match=r"revision 0002; this code needs 0003: upgrade it with `tune upgrade"
+        ):
             Store(url)
         with Store(url, upgrade=True) as s:
             run, _ = s.open_run(key(), budget=None, seed=0, owner="me")

@@ -78,17 +78,20 @@ def test_typo_gets_a_suggestion(capsys):
     assert "did you mean 'html'?" in err
 
 
-@pytest.mark.parametrize("argv", [
-    ["--graph-class", "deg200"],                    # no --size
-    ["--graph-class", "deg3", "--size", "49k"],     # not a degree class
-    ["--all", "--size", "12q"],                     # bad size
-    ["run", "--all", "--device", "gpu0"],           # --device is an ordinal
-    ["run", "--all", "--sources", "0"],
-    ["run", "--all", "--seed", "-1"],
-    ["run", "--all", "--budget", "10"],             # budget without tpe
-    ["export"],                                     # -o is required
-    [],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--graph-class", "deg200"],  # no --size
+        ["--graph-class", "deg3", "--size", "49k"],  # not a degree class
+        ["--all", "--size", "12q"],  # bad size
+        ["run", "--all", "--device", "gpu0"],  # --device is an ordinal
+        ["run", "--all", "--sources", "0"],
+        ["run", "--all", "--seed", "-1"],
+        ["run", "--all", "--budget", "10"],  # budget without tpe
+        ["export"],  # -o is required
+        [],
+    ],
+)
 def test_usage_errors_exit_2(argv, capsys):
     usage_error(capsys, *argv)
 
@@ -107,8 +110,15 @@ def test_tuning_without_a_gpu_is_one_clear_line(capsys, tmp_path):
 
     if is_available():
         pytest.skip("a GPU is usable here")
-    rc, out, err = run(capsys, "--graph-class", "deg2", "--size", "24k",
-                       "--db", f"sqlite:///{tmp_path / 'x.sqlite'}")
+    rc, out, err = run(
+        capsys,
+        "--graph-class",
+        "deg2",
+        "--size",
+        "24k",
+        "--db",
+        f"sqlite:///{tmp_path / 'x.sqlite'}",
+    )
     assert rc == 1 and out == ""
     assert err.startswith("tune: error: tuning needs a CUDA GPU") and "--replay" in err
     assert len(err.strip().splitlines()) == 1
@@ -136,10 +146,15 @@ def test_report_csv_reads_back_with_pandas(db, capsys):
     assert round(row["speedup"], 2) == 1.89
 
 
-@pytest.mark.parametrize(("name", "marker"), [
-    ("t.html", "<!DOCTYPE html>"), ("t.tex", r"\begin{document}"), ("t.csv", "device,device_uuid"),
-    ("t.md", "| size | kernel |"),
-])
+@pytest.mark.parametrize(
+    ("name", "marker"),
+    [
+        ("t.html", "<!DOCTYPE html>"),
+        ("t.tex", r"\begin{document}"),
+        ("t.csv", "device,device_uuid"),
+        ("t.md", "| size | kernel |"),
+    ],
+)
 def test_output_file_format_follows_its_suffix(db, capsys, tmp_path, name, marker):
     path = tmp_path / name
     rc, out, err = run(capsys, "report", "--db", db, "-o", str(path))
@@ -183,8 +198,13 @@ def test_unwritable_default_database_folder_says_what_to_set(capsys, monkeypatch
 
 def _tune(*argv: str, **kw) -> subprocess.Popen:
     env = {**os.environ, "PYTHONWARNINGS": "default"}
-    return subprocess.Popen([sys.executable, "-m", "tuner.cli", *argv], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tuner.cli", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kw,
+    )
 
 
 def test_broken_pipe_exits_quietly(db):
@@ -198,8 +218,15 @@ def test_broken_pipe_exits_quietly(db):
 def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path):
     # Replay of one class writes its summary and nothing else: no tqdm "\r" updates in a log.
     # All three kernels: a partial replay into an empty database has no recorded figures to store.
-    proc = _tune("--replay", "--graph-class", "deg2", "--size", "24k",
-                 "--db", f"sqlite:///{tmp_path / 'r.sqlite'}")
+    proc = _tune(
+        "--replay",
+        "--graph-class",
+        "deg2",
+        "--size",
+        "24k",
+        "--db",
+        f"sqlite:///{tmp_path / 'r.sqlite'}",
+    )
     out, err = (s.decode() for s in proc.communicate(timeout=240))
     assert proc.returncode == 0, err
     assert "\r" not in err and "cfg" not in err
@@ -218,12 +245,23 @@ def test_device_names_from_the_database_are_printed_escaped(capsys, tmp_path):
     url = f"sqlite:///{tmp_path / 'evil.sqlite'}"
     store = Store(url, seed=False)
     cfg = LaunchConfig.default()
-    store.put_best(BestRecord(
-        device=DeviceRecord("GPU\x1b[2J\x07", "GPU-e", "9.0", 1, "1", "1"),
-        kernel_version=KernelVersionRecord("abc"), graph_class=GraphClass("24k", "deg2"),
-        algorithm="crauser", variant="successors", config=cfg, tuned_config=cfg,
-        tuned_median_ms=1.0, default_median_ms=1.0, speedup=1.0, n_sources=20, kept_default=True,
-        updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)))
+    store.put_best(
+        BestRecord(
+            device=DeviceRecord("GPU\x1b[2J\x07", "GPU-e", "9.0", 1, "1", "1"),
+            kernel_version=KernelVersionRecord("abc"),
+            graph_class=GraphClass("24k", "deg2"),
+            algorithm="crauser",
+            variant="successors",
+            config=cfg,
+            tuned_config=cfg,
+            tuned_median_ms=1.0,
+            default_median_ms=1.0,
+            speedup=1.0,
+            n_sources=20,
+            kept_default=True,
+            updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+        )
+    )
     store.close()
     for fmt in ("md", "csv"):
         rc, out, _ = run(capsys, "show", "--db", url, "--format", fmt)
@@ -233,7 +271,11 @@ def test_device_names_from_the_database_are_printed_escaped(capsys, tmp_path):
 
 def test_report_on_an_ascii_terminal_does_not_crash(db):
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
-    proc = subprocess.run([sys.executable, "-m", "tuner.cli", "report", "--db", db], env=env,
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tuner.cli", "report", "--db", db],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert b"\\u2014" in proc.stdout or b"\\xd7" in proc.stdout  # "—" / "×", escaped

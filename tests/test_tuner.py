@@ -95,9 +95,18 @@ def test_interrupted_replay_resumes_without_lost_or_duplicated_trials(tmp_path):
 def test_partial_retune_never_replaces_a_full_configuration(tmp_path):
     rec = next(r for r in RECORDED if str(r.graph_class) == "49k/deg200")
     url = f"sqlite:///{tmp_path / 'p.sqlite'}"
-    other = LaunchConfig(KernelConfig(128, "A"), KernelConfig(64, "N"), KernelConfig(512, "S"), loop="legacy")
-    stored = dataclasses.replace(rec, config=other, tuned_config=other, speedup=1.5,
-                                 tuned_median_ms=1.0, default_median_ms=1.5, run_id=None)
+    other = LaunchConfig(
+        KernelConfig(128, "A"), KernelConfig(64, "N"), KernelConfig(512, "S"), loop="legacy"
+    )
+    stored = dataclasses.replace(
+        rec,
+        config=other,
+        tuned_config=other,
+        speedup=1.5,
+        tuned_median_ms=1.0,
+        default_median_ms=1.5,
+        run_id=None,
+    )
     with Store(url) as store:
         store.put_best(stored)
         out = tune_class(rec.graph_class, TuneOptions(replay=True, kernels=("min",)), store=store)
@@ -108,7 +117,10 @@ def test_partial_retune_never_replaces_a_full_configuration(tmp_path):
         (now,) = store.all_best()
     # The replayed min pick completes the stored full configuration, whose figures still hold.
     assert now.tuned_config == rec.tuned_config and now.replay
-    assert (now.default_median_ms, now.tuned_median_ms) == (rec.default_median_ms, rec.tuned_median_ms)
+    assert (now.default_median_ms, now.tuned_median_ms) == (
+        rec.default_median_ms,
+        rec.tuned_median_ms,
+    )
     assert out.trials == space.size("min")
 
 
@@ -132,7 +144,9 @@ def test_replay_folders_are_removed(tmp_path):
     assert list(root.iterdir()) == []
 
 
-def test_an_interrupt_while_copying_the_recorded_caches_leaves_no_replay_folder(tmp_path, monkeypatch):
+def test_an_interrupt_while_copying_the_recorded_caches_leaves_no_replay_folder(
+    tmp_path, monkeypatch
+):
     def interrupted(src, dst):
         raise KeyboardInterrupt
 
@@ -151,7 +165,10 @@ def test_sigterm_removes_the_replay_folder_and_interrupts_the_run(tmp_path):
     # 2 s, and a SIGTERM during interpreter shutdown would take the default action (-15)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tuner.cli", "--replay", "--all", "--db", f"sqlite:///{db}"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     root = tmp_path / "cache" / "sssp-tune" / "replay"
     deadline = time.monotonic() + 60
@@ -162,19 +179,25 @@ def test_sigterm_removes_the_replay_folder_and_interrupts_the_run(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
-    assert err.splitlines() == ["tune: interrupted by SIGTERM; the run is stored as interrupted and "
-                                "resumes on the next call"]
+    assert err.splitlines() == [
+        "tune: interrupted by SIGTERM; the run is stored as interrupted and "
+        "resumes on the next call"
+    ]
     assert list(root.iterdir()) == []
     with Store(db) as store:
         statuses = [r.status.value for r in store.runs()]
     # the class under way is stored as interrupted (none when the signal fell between two
     # classes), every earlier one as finished, and the later ones never started
-    assert set(statuses[:-1]) <= {"finished"} and statuses[-1] in ("interrupted", "finished"), statuses
+    assert set(statuses[:-1]) <= {"finished"} and statuses[-1] in ("interrupted", "finished"), (
+        statuses
+    )
     assert len(statuses) < 12, statuses
 
 
 def test_new_default_database_is_seeded_and_renders_table1(tmp_path, monkeypatch):
-    monkeypatch.setattr("tuning_db.engine.platformdirs.user_data_dir", lambda *a, **k: str(tmp_path))
+    monkeypatch.setattr(
+        "tuning_db.engine.platformdirs.user_data_dir", lambda *a, **k: str(tmp_path)
+    )
     monkeypatch.delenv("SSSP_TUNING_DB", raising=False)
     with Store() as store:
         assert store.created
@@ -187,7 +210,11 @@ def test_new_default_database_is_seeded_and_renders_table1(tmp_path, monkeypatch
 
 def test_table1_renders_every_paper_class():
     text = report.table1(RECORDED, fmt="md")
-    rows = [ln for ln in text.splitlines() if ln.startswith("| 24k") or ln.startswith("| 49k") or ln.startswith("| 98k")]
+    rows = [
+        ln
+        for ln in text.splitlines()
+        if ln.startswith("| 24k") or ln.startswith("| 49k") or ln.startswith("| 98k")
+    ]
     assert len(rows) == 9
     by_class = {r.graph_class: r for r in RECORDED}
     for gc in paper_classes():
@@ -214,7 +241,9 @@ def _h200(rec):
 
     d = rec.device
     cc = tuple(int(x) for x in d.compute_capability.split("."))
-    return DeviceInfo(0, d.name, d.uuid, cc, d.sm_count, 0, d.driver_version, d.cuda_version, "0000:00:00.0")
+    return DeviceInfo(
+        0, d.name, d.uuid, cc, d.sm_count, 0, d.driver_version, d.cuda_version, "0000:00:00.0"
+    )
 
 
 def test_tuned_lookup_reads_a_read_only_database_and_falls_back_from_a_broken_one(tmp_path):
@@ -229,9 +258,16 @@ def test_tuned_lookup_reads_a_read_only_database_and_falls_back_from_a_broken_on
     path = tmp_path / "t.sqlite"
     # solve(tuned=True) reads engine 2's records: store one of this class
     engine = dataclasses.replace(rec.config, loop="persistent", blocks_per_sm=1, local_limit=0)
-    eng = dataclasses.replace(rec, run_id=None, config=engine, tuned_config=engine, options=engine.options(),
-                              kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE),
-                                                                 " ".join(kernels.NVCC_OPTIONS)))
+    eng = dataclasses.replace(
+        rec,
+        run_id=None,
+        config=engine,
+        tuned_config=engine,
+        options=engine.options(),
+        kernel_version=KernelVersionRecord(
+            kernels.digest(kernels.ENGINE_SOURCE_FILE), " ".join(kernels.NVCC_OPTIONS)
+        ),
+    )
     with Store(f"sqlite:///{path}") as store:
         store.put_best(eng)
     config, source, _ = resolve_config(g, _h200(rec), db=f"sqlite:///file:{path}?mode=ro&uri=true")
@@ -264,7 +300,9 @@ def test_tune_report_and_show_from_a_read_only_database(tmp_path, capsys):
     before = path.read_bytes()
     assert main(["report", "--db", ro]) == 0
     out = capsys.readouterr().out
-    grid = [ln for ln in report.table1(list(RECORDED), fmt="md").splitlines() if ln.startswith("| ")]
+    grid = [
+        ln for ln in report.table1(list(RECORDED), fmt="md").splitlines() if ln.startswith("| ")
+    ]
     assert len(grid) == 10 and all(ln in out for ln in grid)  # header and 9 rows
     assert main(["show", "--db", ro]) == 0
     assert "NVIDIA H200" in capsys.readouterr().out
@@ -285,8 +323,9 @@ def test_kernel_tuner_accepts_every_argument_list(kernel, variant, bits):
     import kernels
     from tuner.measure import replay_problem
 
-    problem = replay_problem(kernel, 1000, algorithm="crauser", variant=variant, dist_bits=bits[0],
-                             weight_bits=bits[1])
+    problem = replay_problem(
+        kernel, 1000, algorithm="crauser", variant=variant, dist_bits=bits[0], weight_bits=bits[1]
+    )
     text = kernels.signature_source(problem.defines)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -314,8 +353,13 @@ def test_sigterm_inside_a_finaliser_is_not_lost_nor_printed():
         except KeyboardInterrupt:
             print("interrupted at the check")
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert proc.stdout.strip() == "interrupted at the check" and proc.stderr == ""
 
 

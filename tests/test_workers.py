@@ -36,7 +36,9 @@ def test_parse_devices():
 
 def _start(ctx, index: int, url: str):
     opts = TuneOptions(replay=True)
-    proc = ctx.Process(target=workers._child, args=(index, None, CLASSES, opts, url, None, logging.WARNING))
+    proc = ctx.Process(
+        target=workers._child, args=(index, None, CLASSES, opts, url, None, logging.WARNING)
+    )
     proc.start()
     return proc
 
@@ -103,13 +105,32 @@ def test_tune_workers_command_shares_one_class(tmp_path):
     import sys
 
     db = tmp_path / "w.sqlite"
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONWARNINGS": "ignore",
-           "XDG_DATA_HOME": str(tmp_path / "data")}  # never the user's own database
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "PYTHONWARNINGS": "ignore",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }  # never the user's own database
     env.pop("SSSP_TUNING_DB", None)
     done = subprocess.run(
-        [sys.executable, "-m", "tuner.cli", "--replay", "--graph-class", "deg2", "--size", "24k",
-         "--workers", "2", "--db", f"sqlite:///{db}"],
-        env=env, capture_output=True, text=True, timeout=400,
+        [
+            sys.executable,
+            "-m",
+            "tuner.cli",
+            "--replay",
+            "--graph-class",
+            "deg2",
+            "--size",
+            "24k",
+            "--workers",
+            "2",
+            "--db",
+            f"sqlite:///{db}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
     )
     assert done.returncode == 0, done.stderr
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("24k/deg2")]
@@ -118,8 +139,13 @@ def test_tune_workers_command_shares_one_class(tmp_path):
     with Store(db) as store:
         (run,) = store.runs()
         assert run.status.value == "finished" and len(store.trials(run.id)) == SPACE
-    bad = subprocess.run([sys.executable, "-m", "tuner.cli", "--replay", "--all", "--devices", "0,x"],
-                         env=env, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "tuner.cli", "--replay", "--all", "--devices", "0,x"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 1 and "'x' is not a device ordinal" in bad.stderr
 
 

@@ -91,153 +91,289 @@ def _degree_class(text: str) -> str:
 def _common() -> ArgumentParser:
     """Options every subcommand takes (before or after its name)."""
     p = ArgumentParser(add_help=False)
-    p.add_argument("--db", metavar="URL", default=argparse.SUPPRESS,
-                   help="tuning database: an SQLAlchemy URL or a SQLite file path "
-                        "(default: $SSSP_TUNING_DB, else tuning.sqlite in the user data folder)")
-    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
-                   help="log progress to stderr (-v INFO, -vv DEBUG)")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                   help="show the traceback of errors")
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        default=argparse.SUPPRESS,
+        help="tuning database: an SQLAlchemy URL or a SQLite file path "
+        "(default: $SSSP_TUNING_DB, else tuning.sqlite in the user data folder)",
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS,
+        help="log progress to stderr (-v INFO, -vv DEBUG)",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of errors",
+    )
     return p
 
 
-def _add_target_options(p: ArgumentParser, algorithms: tuple[str, ...] = PHASED_ALGORITHMS,
-                        default: str = "crauser") -> None:
+def _add_target_options(
+    p: ArgumentParser, algorithms: tuple[str, ...] = PHASED_ALGORITHMS, default: str = "crauser"
+) -> None:
     """What is tuned and where: algorithm, variant, GPU, seed (run and engine alike)."""
-    p.add_argument("--algorithm", default=default, choices=algorithms,
-                   help=f"algorithm to tune for (default {default})")
-    p.add_argument("--variant", default="successors", choices=VARIANTS,
-                   help="relax variant (default successors)")
-    p.add_argument("--device", type=non_negative_int, default=0, metavar="N",
-                   help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)")
-    p.add_argument("--seed", type=non_negative_int, default=0,
-                   help="seed of the class instances, sources and search (default 0)")
+    p.add_argument(
+        "--algorithm",
+        default=default,
+        choices=algorithms,
+        help=f"algorithm to tune for (default {default})",
+    )
+    p.add_argument(
+        "--variant",
+        default="successors",
+        choices=VARIANTS,
+        help="relax variant (default successors)",
+    )
+    p.add_argument(
+        "--device",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)",
+    )
+    p.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of the class instances, sources and search (default 0)",
+    )
 
 
 def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
-    p = sub.add_parser("run", parents=[common], help="tune graph classes (the default subcommand)",
-                       description="Measure launch configurations of the relax, min and update "
-                                   "kernels on a GPU for each graph class, verify the best end to "
-                                   "end, and store it. Needs a CUDA GPU, except with --replay.",
-                       epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "run",
+        parents=[common],
+        help="tune graph classes (the default subcommand)",
+        description="Measure launch configurations of the relax, min and update "
+        "kernels on a GPU for each graph class, verify the best end to "
+        "end, and store it. Needs a CUDA GPU, except with --replay.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--graph-class", type=_degree_class, metavar="DEG",
-                      help="degree class deg2, deg20, deg200 or deg1000 (with --size)")
+    what.add_argument(
+        "--graph-class",
+        type=_degree_class,
+        metavar="DEG",
+        help="degree class deg2, deg20, deg200 or deg1000 (with --size)",
+    )
     what.add_argument("--all", action="store_true", help="the paper's 12 classes")
-    what.add_argument("--graph", metavar="FILE",
-                      help="tune on a graph file instead of a generated class instance")
-    p.add_argument("--size", type=size_arg, metavar="SIZE",
-                   help="size of --graph-class: 24k, 49k, 98k, ... or a node count")
-    p.add_argument("--kernel", default="all", choices=[*KERNELS, "all"],
-                   help="tune only this kernel (default: all three)")
-    p.add_argument("--strategy", default="exhaustive", choices=["exhaustive", "tpe"],
-                   help="try every configuration (default) or sample with Optuna's TPE")
-    p.add_argument("--budget", type=positive_int, metavar="N",
-                   help="trials per kernel for --strategy tpe")
-    p.add_argument("--scope", default="extended", choices=SCOPES,
-                   help="search space: the paper's, extended (default) or full")
-    p.add_argument("--sources", type=positive_int, default=20, metavar="K",
-                   help="random sources of the end-to-end check (default 20; use >= 20)")
+    what.add_argument(
+        "--graph", metavar="FILE", help="tune on a graph file instead of a generated class instance"
+    )
+    p.add_argument(
+        "--size",
+        type=size_arg,
+        metavar="SIZE",
+        help="size of --graph-class: 24k, 49k, 98k, ... or a node count",
+    )
+    p.add_argument(
+        "--kernel",
+        default="all",
+        choices=[*KERNELS, "all"],
+        help="tune only this kernel (default: all three)",
+    )
+    p.add_argument(
+        "--strategy",
+        default="exhaustive",
+        choices=["exhaustive", "tpe"],
+        help="try every configuration (default) or sample with Optuna's TPE",
+    )
+    p.add_argument(
+        "--budget", type=positive_int, metavar="N", help="trials per kernel for --strategy tpe"
+    )
+    p.add_argument(
+        "--scope",
+        default="extended",
+        choices=SCOPES,
+        help="search space: the paper's, extended (default) or full",
+    )
+    p.add_argument(
+        "--sources",
+        type=positive_int,
+        default=20,
+        metavar="K",
+        help="random sources of the end-to-end check (default 20; use >= 20)",
+    )
     _add_target_options(p)
-    p.add_argument("--replay", action="store_true",
-                   help="replay recorded measurements instead of timing a GPU (no GPU needed); "
-                        "results are labelled as replayed")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="folder for Kernel Tuner's cache files (default: a private per-user folder)")
-    p.add_argument("--workers", type=positive_int, metavar="N",
-                   help="worker processes sharing the classes through the database (one host; run "
-                        "the same command on other hosts against one PostgreSQL --db to share more)")
-    p.add_argument("--devices", metavar="LIST",
-                   help="GPU ordinals, one worker process each, e.g. 0,1")
-    p.set_defaults(func=cmd_run, parser=p, interrupted="interrupted; the run is stored as "
-                   "interrupted and resumes on the next call")
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="replay recorded measurements instead of timing a GPU (no GPU needed); "
+        "results are labelled as replayed",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="folder for Kernel Tuner's cache files (default: a private per-user folder)",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="worker processes sharing the classes through the database (one host; run "
+        "the same command on other hosts against one PostgreSQL --db to share more)",
+    )
+    p.add_argument(
+        "--devices", metavar="LIST", help="GPU ordinals, one worker process each, e.g. 0,1"
+    )
+    p.set_defaults(
+        func=cmd_run,
+        parser=p,
+        interrupted="interrupted; the run is stored as interrupted and resumes on the next call",
+    )
     return p
 
 
 def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
-    p = sub.add_parser("engine", parents=[common], help="tune engine 2 end to end (what solve uses)",
-                       description="Search engine 2's structural and launch choices (loop mechanism, "
-                                   "block size, L1 state, lanes per node, blocks per SM, block-local "
-                                   "phase limit; with --algorithm auto, the default, also the "
-                                   "algorithm and near-far's delta) with Optuna, scoring each by the "
-                                   "median time of whole solves on the class instance, and store the "
-                                   "best for solve(tuned=True). Needs a CUDA GPU.",
-                       epilog="examples:\n  tune engine --all\n  tune engine --graph-class deg2 --size 98k "
-                              "--budget 40", formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "engine",
+        parents=[common],
+        help="tune engine 2 end to end (what solve uses)",
+        description="Search engine 2's structural and launch choices (loop mechanism, "
+        "block size, L1 state, lanes per node, blocks per SM, block-local "
+        "phase limit; with --algorithm auto, the default, also the "
+        "algorithm and near-far's delta) with Optuna, scoring each by the "
+        "median time of whole solves on the class instance, and store the "
+        "best for solve(tuned=True). Needs a CUDA GPU.",
+        epilog="examples:\n  tune engine --all\n  tune engine --graph-class deg2 --size 98k "
+        "--budget 40",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--graph-class", type=_degree_class, metavar="DEG",
-                      help="degree class deg2, deg20, deg200 or deg1000 (with --size)")
+    what.add_argument(
+        "--graph-class",
+        type=_degree_class,
+        metavar="DEG",
+        help="degree class deg2, deg20, deg200 or deg1000 (with --size)",
+    )
     what.add_argument("--all", action="store_true", help="the paper's 12 classes")
-    p.add_argument("--size", type=size_arg, metavar="SIZE",
-                   help="size of --graph-class: 24k, 49k, 98k, ... or a node count")
-    p.add_argument("--diameter", default="lowdiam", choices=DIAMETER_CLASSES,
-                   help="diameter class of --graph-class (default lowdiam; highdiam: a grid or "
-                        "random geometric instance, for roads and meshes)")
-    p.add_argument("--high-diameter", action="store_true",
-                   help="with --all: also the high-diameter classes (24k-393k x deg2, deg20)")
-    p.add_argument("--budget", type=positive_int, default=30, metavar="N",
-                   help="configurations tried per class (default 30)")
-    p.add_argument("--sources", type=positive_int, default=5, metavar="K",
-                   help="sources per configuration, medians (default 5)")
+    p.add_argument(
+        "--size",
+        type=size_arg,
+        metavar="SIZE",
+        help="size of --graph-class: 24k, 49k, 98k, ... or a node count",
+    )
+    p.add_argument(
+        "--diameter",
+        default="lowdiam",
+        choices=DIAMETER_CLASSES,
+        help="diameter class of --graph-class (default lowdiam; highdiam: a grid or "
+        "random geometric instance, for roads and meshes)",
+    )
+    p.add_argument(
+        "--high-diameter",
+        action="store_true",
+        help="with --all: also the high-diameter classes (24k-393k x deg2, deg20)",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_int,
+        default=30,
+        metavar="N",
+        help="configurations tried per class (default 30)",
+    )
+    p.add_argument(
+        "--sources",
+        type=positive_int,
+        default=5,
+        metavar="K",
+        help="sources per configuration, medians (default 5)",
+    )
     _add_target_options(p, ("auto", *GPU_ALGORITHMS), "auto")
     p.set_defaults(func=cmd_engine, parser=p)
     return p
 
 
 def _add_upgrade_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
-    p = sub.add_parser("upgrade", parents=[common], help="migrate an older database's tables",
-                       description="Bring the project's tables of an older tuning database to this "
-                                   "version's schema (Alembic migrations; Optuna's own tables are "
-                                   "Optuna's to upgrade).")
+    p = sub.add_parser(
+        "upgrade",
+        parents=[common],
+        help="migrate an older database's tables",
+        description="Bring the project's tables of an older tuning database to this "
+        "version's schema (Alembic migrations; Optuna's own tables are "
+        "Optuna's to upgrade).",
+    )
     p.set_defaults(func=cmd_upgrade, parser=p)
     return p
 
 
 def _add_output_options(p: ArgumentParser, *, what: str) -> None:
-    p.add_argument("--format", choices=FORMATS,
-                   help="md (default), csv (one tidy table), latex or html (a complete document); "
-                        "with -o, the default follows its suffix (.md .csv .tex .html)")
-    p.add_argument("--device-name", metavar="NAME",
-                   help="only this GPU, by full or short name (e.g. 'NVIDIA H200' or H200)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="md (default), csv (one tidy table), latex or html (a complete document); "
+        "with -o, the default follows its suffix (.md .csv .tex .html)",
+    )
+    p.add_argument(
+        "--device-name",
+        metavar="NAME",
+        help="only this GPU, by full or short name (e.g. 'NVIDIA H200' or H200)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help=f"write the {what} to FILE (UTF-8)")
 
 
 def _add_report_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
-    p = sub.add_parser("report", parents=[common], help="Table 1 and the speedups",
-                       description="The paper's Table 1 (tuned configuration per kernel, class and "
-                                   "GPU) and the end-to-end speedups, from the stored results. "
-                                   "CSV gives one tidy table with every figure instead.")
+    p = sub.add_parser(
+        "report",
+        parents=[common],
+        help="Table 1 and the speedups",
+        description="The paper's Table 1 (tuned configuration per kernel, class and "
+        "GPU) and the end-to-end speedups, from the stored results. "
+        "CSV gives one tidy table with every figure instead.",
+    )
     _add_output_options(p, what="report")
-    p.add_argument("--baselines", metavar="FILE.csv",
-                   help="benchmark times (columns graph, gpu_ms, boost_ms, gap_ms, as "
-                        "benchmarks/bench_sssp.py writes them) for the HTML report's dot plot of "
-                        "the GPU against Boost and GAP, e.g. benchmarks/results/h200/sssp_vs_boost.csv")
+    p.add_argument(
+        "--baselines",
+        metavar="FILE.csv",
+        help="benchmark times (columns graph, gpu_ms, boost_ms, gap_ms, as "
+        "benchmarks/bench_sssp.py writes them) for the HTML report's dot plot of "
+        "the GPU against Boost and GAP, e.g. benchmarks/results/h200/sssp_vs_boost.csv",
+    )
     p.set_defaults(func=cmd_report, parser=p)
     return p
 
 
 def _add_show_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
-    p = sub.add_parser("show", parents=[common], help="every stored best configuration",
-                       description="List every stored best configuration: what solve(tuned=True) "
-                                   "runs, the search's picks, speedup and date.")
+    p = sub.add_parser(
+        "show",
+        parents=[common],
+        help="every stored best configuration",
+        description="List every stored best configuration: what solve(tuned=True) "
+        "runs, the search's picks, speedup and date.",
+    )
     _add_output_options(p, what="listing")
     p.set_defaults(func=cmd_show, parser=p)
     return p
 
 
 def _add_export_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
-    p = sub.add_parser("export", parents=[common], help="write the database as JSON",
-                       description="Write every device, run, trial and best configuration of the "
-                                   "database to a JSON file that `tune import` reads back.")
+    p = sub.add_parser(
+        "export",
+        parents=[common],
+        help="write the database as JSON",
+        description="Write every device, run, trial and best configuration of the "
+        "database to a JSON file that `tune import` reads back.",
+    )
     p.add_argument("-o", "--output", required=True, metavar="FILE.json", help="the JSON file")
     p.set_defaults(func=cmd_export, parser=p)
     return p
 
 
 def _add_import_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
-    p = sub.add_parser("import", parents=[common], help="read a JSON export into the database",
-                       description="Import a file written by `tune export`; records already "
-                                   "present are kept (the newer best configuration wins).")
+    p = sub.add_parser(
+        "import",
+        parents=[common],
+        help="read a JSON export into the database",
+        description="Import a file written by `tune export`; records already "
+        "present are kept (the newer best configuration wins).",
+    )
     p.add_argument("file", metavar="FILE.json", help="a file written by tune export")
     p.set_defaults(func=cmd_import, parser=p)
     return p
@@ -248,10 +384,13 @@ def build_parser() -> ArgumentParser:
     from sssp import __version__
 
     common = _common()
-    parser = ArgumentParser(prog=PROG, parents=[common], epilog=EPILOG,
-                            description="Tune the relax/min/update kernels per graph class and "
-                                        "report the results.",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        epilog=EPILOG,
+        description="Tune the relax/min/update kernels per graph class and report the results.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run_parser(sub, common)
@@ -280,13 +419,17 @@ def _store(args: argparse.Namespace, *, writes: bool) -> Any:
     except OSError as err:
         # The default database's folder cannot be made (unwritable HOME, read-only disk).
         where = err.filename or default_path().parent
-        raise SSSPError(f"cannot create the tuning database folder {escape(where)}: "
-                        f"{err.strerror or err}; pass --db URL or set {ENV_VAR}") from err
+        raise SSSPError(
+            f"cannot create the tuning database folder {escape(where)}: "
+            f"{err.strerror or err}; pass --db URL or set {ENV_VAR}"
+        ) from err
     if writes and not store.shared:
         store.close()
-        raise SSSPError(f"tuning database {store.url} is in memory: what `tune {args.command}` "
-                        "stores would be lost when it exits; pass a file (sqlite:///PATH) or a "
-                        "server URL")
+        raise SSSPError(
+            f"tuning database {store.url} is in memory: what `tune {args.command}` "
+            "stores would be lost when it exits; pass a file (sqlite:///PATH) or a "
+            "server URL"
+        )
     return store
 
 
@@ -322,7 +465,9 @@ def _records(store: Any) -> list[Any]:
 def _classes(args: argparse.Namespace) -> list[GraphClass]:
     diameter = getattr(args, "diameter", "lowdiam")
     if args.all:
-        return paper_classes() + (high_diameter_classes() if getattr(args, "high_diameter", False) else [])
+        return paper_classes() + (
+            high_diameter_classes() if getattr(args, "high_diameter", False) else []
+        )
     if args.graph_class:
         if args.size is None:
             args.parser.error("--graph-class needs --size (e.g. --size 49k)")
@@ -344,7 +489,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.budget is not None and args.strategy != "tpe":
         args.parser.error("--budget goes with --strategy tpe")
     if args.sources < 20:
-        log.warning("--sources %d is below the 20 the end-to-end check is meant to use", args.sources)
+        log.warning(
+            "--sources %d is below the 20 the end-to-end check is meant to use", args.sources
+        )
     jobs: list[tuple[GraphClass, object, str]] = [(gc, None, "") for gc in _classes(args)]
     if args.replay and not args.graph:
         _check_replayable([gc for gc, _, _ in jobs], args)
@@ -359,13 +506,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                 reason = f"device {args.device} does not exist"
             except SSSPError as err:
                 reason = str(err)
-            raise SSSPError(f"tuning needs a CUDA GPU: {reason}. On a machine without one, "
-                            "`tune run --replay ...` re-runs the pipeline on the recorded measurements")
+            raise SSSPError(
+                f"tuning needs a CUDA GPU: {reason}. On a machine without one, "
+                "`tune run --replay ...` re-runs the pipeline on the recorded measurements"
+            )
     store = _store(args, writes=True)
     kernels_ = KERNELS if args.kernel == "all" else (args.kernel,)
-    opts = TuneOptions(kernels=kernels_, strategy=args.strategy, budget=args.budget, scope=args.scope,
-                       sources=args.sources, algorithm=args.algorithm, variant=args.variant,
-                       seed=args.seed, device=args.device, replay=args.replay)
+    opts = TuneOptions(
+        kernels=kernels_,
+        strategy=args.strategy,
+        budget=args.budget,
+        scope=args.scope,
+        sources=args.sources,
+        algorithm=args.algorithm,
+        variant=args.variant,
+        seed=args.seed,
+        device=args.device,
+        replay=args.replay,
+    )
     label = " [REPLAY of recorded measurements]" if args.replay else ""
     if args.workers is not None or args.devices:
         from . import workers
@@ -375,11 +533,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             args.parser.error("--workers/--devices go with --all or --graph-class")
         classes = [gc for gc, _, _ in jobs]
         t_all = time.perf_counter()
-        workers.run_pool(classes, opts, getattr(args, "db", None), workers=args.workers, devices=devices,
-                         cache_dir=args.cache_dir)
+        workers.run_pool(
+            classes,
+            opts,
+            getattr(args, "db", None),
+            workers=args.workers,
+            devices=devices,
+            cache_dir=args.cache_dir,
+        )
         done = [b for b in store.all_best() if b.graph_class in classes and b.replay == args.replay]
-        print(f"# {len(classes)} class(es) in {time.perf_counter() - t_all:.1f} s by "
-              f"{args.workers or len(devices)} worker(s){label}", flush=True)
+        print(
+            f"# {len(classes)} class(es) in {time.perf_counter() - t_all:.1f} s by "
+            f"{args.workers or len(devices)} worker(s){label}",
+            flush=True,
+        )
         about = report.about(done, results="replayed" if args.replay else "measured")
         if len(done) > 1:
             print(report.render([report.table1_data(done)], "md", about=about), end="")
@@ -399,15 +566,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.set_postfix_str(f"{kernel} {trial.config.label} {trial.status.value}")
             bar.update(1)
 
-        out = tune_class(gc, opts, store=store, graph=graph, instance=instance, progress=progress,
-                         cache_root=None if args.cache_dir is None else Path(args.cache_dir))
+        out = tune_class(
+            gc,
+            opts,
+            store=store,
+            graph=graph,
+            instance=instance,
+            progress=progress,
+            cache_root=None if args.cache_dir is None else Path(args.cache_dir),
+        )
         bar.close()
         b = out.best
         verdict = "kept default (not faster beyond noise)" if b.kept_default else "tuned"
-        print(f"{gc}{label}: {b.tuned_config}  default {b.default_median_ms:.3f} ms  tuned "
-              f"{b.tuned_median_ms:.3f} ms  speedup {b.speedup:.2f}×  -> {verdict}  "
-              f"[{out.trials} trials, {out.wall_seconds:.1f} s{', resumed' if out.resumed else ''}]",
-              flush=True)
+        print(
+            f"{gc}{label}: {b.tuned_config}  default {b.default_median_ms:.3f} ms  tuned "
+            f"{b.tuned_median_ms:.3f} ms  speedup {b.speedup:.2f}×  -> {verdict}  "
+            f"[{out.trials} trials, {out.wall_seconds:.1f} s{', resumed' if out.resumed else ''}]",
+            flush=True,
+        )
         done.append(b)
     print(f"# {len(done)} class(es) in {time.perf_counter() - t_all:.1f} s{label}", flush=True)
     about = report.about(done, results="replayed" if args.replay else "measured")
@@ -429,13 +605,21 @@ def _check_replayable(classes: list[GraphClass], args: argparse.Namespace) -> No
     shipped: dict[tuple[str, str, str], set[GraphClass]] = {}
     for r in store_recorded_bests():
         for scope in SCOPES:
-            opts = TuneOptions(kernels=kernels_, scope=scope, algorithm=r.algorithm, variant=r.variant)
-            if all(cache_path(root, r.kernel_version.digest, r.device.name, r.graph_class, k, opts).exists()
-                   for k in kernels_):
+            opts = TuneOptions(
+                kernels=kernels_, scope=scope, algorithm=r.algorithm, variant=r.variant
+            )
+            if all(
+                cache_path(
+                    root, r.kernel_version.digest, r.device.name, r.graph_class, k, opts
+                ).exists()
+                for k in kernels_
+            ):
                 shipped.setdefault((r.algorithm, r.variant, scope), set()).add(r.graph_class)
 
     def names(gcs: Iterable[GraphClass]) -> str:
-        return ", ".join(str(gc) for gc in sorted(gcs, key=lambda gc: (gc.nodes, gc.mean_degree, gc.diameter)))
+        return ", ".join(
+            str(gc) for gc in sorted(gcs, key=lambda gc: (gc.nodes, gc.mean_degree, gc.diameter))
+        )
 
     key = (args.algorithm, args.variant, args.scope)
     missing = [gc for gc in classes if gc not in shipped.get(key, ())]
@@ -443,9 +627,13 @@ def _check_replayable(classes: list[GraphClass], args: argparse.Namespace) -> No
         return
     what = f"{args.algorithm}/{args.variant}, --scope {args.scope}"
     if key in shipped:
-        raise SSSPError(f"no recorded measurements ship for class {names(missing)} ({what}); "
-                        f"--replay can replay {names(shipped[key])}")
-    others = "; ".join(f"{a}/{v} --scope {sc}: {names(gcs)}" for (a, v, sc), gcs in sorted(shipped.items()))
+        raise SSSPError(
+            f"no recorded measurements ship for class {names(missing)} ({what}); "
+            f"--replay can replay {names(shipped[key])}"
+        )
+    others = "; ".join(
+        f"{a}/{v} --scope {sc}: {names(gcs)}" for (a, v, sc), gcs in sorted(shipped.items())
+    )
     raise SSSPError(f"no recorded measurements ship for {what}; recorded are {others or 'none'}")
 
 
@@ -465,13 +653,24 @@ def cmd_engine(args: argparse.Namespace) -> int:
         picked = rec["options"].get("algorithm", rec["algorithm"])
         if "delta_scale" in rec["options"]:
             picked += f" delta x{rec['options']['delta_scale']:g}"
-        print(f"{rec['graph_class']:>12}  default {rec['default_median_ms']:.3f} ms  searched "
-              f"{rec['tuned_median_ms']:.3f} ms  ({rec['speedup']:.2f}x, {verdict})  {picked}  {best.tuned_config}",
-              flush=True)
+        print(
+            f"{rec['graph_class']:>12}  default {rec['default_median_ms']:.3f} ms  searched "
+            f"{rec['tuned_median_ms']:.3f} ms  ({rec['speedup']:.2f}x, {verdict})  {picked}  {best.tuned_config}",
+            flush=True,
+        )
 
-    tune_classes(classes, budget=args.budget, sources=args.sources, seed=args.seed, device=args.device,
-                 algorithm=args.algorithm, variant=args.variant, on_result=stored, storage=store.storage,
-                 previous=_previous_best(store, device.name, args.algorithm, args.variant))
+    tune_classes(
+        classes,
+        budget=args.budget,
+        sources=args.sources,
+        seed=args.seed,
+        device=args.device,
+        algorithm=args.algorithm,
+        variant=args.variant,
+        on_result=stored,
+        storage=store.storage,
+        previous=_previous_best(store, device.name, args.algorithm, args.variant),
+    )
     return 0
 
 
@@ -481,8 +680,11 @@ def _previous_best(store: Any, device_name: str, algorithm: str, variant: str) -
     what won before right after the default."""
     from .structure import previous_point
 
-    records = [r for r in store.all_best(device_name=device_name)
-               if r.algorithm == algorithm and r.variant == variant and r.config.loop != "legacy"]
+    records = [
+        r
+        for r in store.all_best(device_name=device_name)
+        if r.algorithm == algorithm and r.variant == variant and r.config.loop != "legacy"
+    ]
 
     def previous(gc: Any) -> dict | None:
         mine = [r for r in records if r.graph_class == gc]
@@ -491,8 +693,11 @@ def _previous_best(store: Any, device_name: str, algorithm: str, variant: str) -
         latest = max(mine, key=lambda r: r.updated_at)
         point = previous_point(latest, algorithm)
         if point is not None:
-            log.info("class %s: measuring the stored best of kernels %s after the default", gc,
-                     latest.kernel_version.digest)
+            log.info(
+                "class %s: measuring the stored best of kernels %s after the default",
+                gc,
+                latest.kernel_version.digest,
+            )
         return point
 
     return previous
@@ -512,8 +717,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         try:
             text = Path(args.baselines).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
-            raise SSSPError(f"cannot read --baselines {escape(args.baselines)!r}: "
-                            f"{getattr(err, 'strerror', None) or err}") from err
+            raise SSSPError(
+                f"cannot read --baselines {escape(args.baselines)!r}: "
+                f"{getattr(err, 'strerror', None) or err}"
+            ) from err
         baselines = read_baselines(text, escape(args.baselines))
     store = _store(args, writes=False)
     selected = report.select(_records(store), device_name=args.device_name)
@@ -534,10 +741,17 @@ def cmd_report(args: argparse.Namespace) -> int:
             if baselines is not None:
                 figures.append(draw.baseline_dotplot(baselines, source=Path(args.baselines).name))
             else:
-                notes.append("The GPU against Boost and GAP: give the benchmark times with --baselines "
-                             "FILE.csv (e.g. benchmarks/results/h200/sssp_vs_boost.csv) for that figure.")
-        text = report.render(tables, fmt, about=report.about(selected, database=store.url),
-                             figures=figures, notes=notes)
+                notes.append(
+                    "The GPU against Boost and GAP: give the benchmark times with --baselines "
+                    "FILE.csv (e.g. benchmarks/results/h200/sssp_vs_boost.csv) for that figure."
+                )
+        text = report.render(
+            tables,
+            fmt,
+            about=report.about(selected, database=store.url),
+            figures=figures,
+            notes=notes,
+        )
     _emit(text, args)
     return 0
 
@@ -547,8 +761,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     from . import report
 
     store = _store(args, writes=False)
-    text = report.show_table(_records(store), _format(args), device_name=args.device_name,
-                             database=store.url)
+    text = report.show_table(
+        _records(store), _format(args), device_name=args.device_name, database=store.url
+    )
     _emit(text, args)
     return 0
 
@@ -608,8 +823,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     with interrupt.policy(), logging_to_stderr(PROG, getattr(args, "verbose", 0)):
-        return run_command(PROG, lambda: args.func(args), debug=getattr(args, "debug", False),
-                           interrupted=getattr(args, "interrupted", "interrupted"))
+        return run_command(
+            PROG,
+            lambda: args.func(args),
+            debug=getattr(args, "debug", False),
+            interrupted=getattr(args, "interrupted", "interrupted"),
+        )
 
 
 if __name__ == "__main__":

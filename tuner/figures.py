@@ -72,20 +72,31 @@ def _times(value: float, _pos: Any = None) -> str:
 
 
 # -- the speedup heatmap ------------------------------------------------------------------------------
-def _panels(records: Iterable[BestRecord]) -> dict[tuple[str, str, str, str], dict[tuple[str, str], BestRecord]]:
+def _panels(
+    records: Iterable[BestRecord],
+) -> dict[tuple[str, str, str, str], dict[tuple[str, str], BestRecord]]:
     """(device, engine, algorithm/variant, diameter) -> {(size, degree): newest record}."""
     from .report import is_engine2
 
     panels: dict[tuple[str, str, str, str], dict[tuple[str, str], BestRecord]] = {}
     for r in records:
-        key = (r.device.name, "engine 2" if is_engine2(r) else "paper kernels", f"{r.algorithm}/{r.variant}",
-               r.graph_class.diameter)
+        key = (
+            r.device.name,
+            "engine 2" if is_engine2(r) else "paper kernels",
+            f"{r.algorithm}/{r.variant}",
+            r.graph_class.diameter,
+        )
         cells = panels.setdefault(key, {})
         cell = (r.graph_class.size, r.graph_class.degree)
         if cell not in cells or r.updated_at > cells[cell].updated_at:
             cells[cell] = r
     order = {"paper kernels": 0, "engine 2": 1}
-    return dict(sorted(panels.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2], kv[0][3] != "lowdiam")))
+    return dict(
+        sorted(
+            panels.items(),
+            key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2], kv[0][3] != "lowdiam"),
+        )
+    )
 
 
 def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded") -> Figure:
@@ -124,13 +135,19 @@ def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded")
         sizes = sorted({s for s, _ in cells}, key=lambda s: SIZE_LABELS[s])
         degrees = sorted({d for _, d in cells}, key=lambda d: DEGREE_CLASSES[d])
         shapes.append((sizes, degrees))
-    height = sum(0.8 + 0.42 * max(len(s) for s, _ in shapes[i:i + ncols]) for i in range(0, len(shapes), ncols))
+    height = sum(
+        0.8 + 0.42 * max(len(s) for s, _ in shapes[i : i + ncols])
+        for i in range(0, len(shapes), ncols)
+    )
     fig = MplFigure(figsize=(5.2 * ncols + 1.2, height + 0.6), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     image = None
     for ax, ((device, engine, algorithm, diameter), cells), (sizes, degrees) in zip(
-            axes, panels.items(), shapes, strict=False):
-        grid = [[cells[(s, d)].speedup if (s, d) in cells else math.nan for d in degrees] for s in sizes]
+        axes, panels.items(), shapes, strict=False
+    ):
+        grid = [
+            [cells[(s, d)].speedup if (s, d) in cells else math.nan for d in degrees] for s in sizes
+        ]
         image = ax.imshow(grid, norm=norm, cmap="viridis", aspect="auto")
         for i, s in enumerate(sizes):
             for j, d in enumerate(degrees):
@@ -141,8 +158,15 @@ def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded")
                 # Light text on the dark (low) end of viridis, dark text on the light end.
                 dark = norm(rec.speedup) < 0.6
                 label = f"{rec.speedup:.2f}×" + (KEPT_DEFAULT_MARK if rec.kept_default else "")
-                ax.text(j, i, label, ha="center", va="center", fontsize=9,
-                        color="white" if dark else "black")
+                ax.text(
+                    j,
+                    i,
+                    label,
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if dark else "black",
+                )
         ax.set_xticks(range(len(degrees)), degrees)
         ax.set_yticks(range(len(sizes)), sizes)
         ax.tick_params(length=0)
@@ -150,13 +174,15 @@ def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded")
         ax.set_ylabel("graph size (nodes)")
         replayed = any(r.replay for r in cells.values())
         where = "high diameter (roads, meshes)" if diameter == "highdiam" else "low diameter"
-        ax.set_title(f"{engine}, {algorithm}, {where}\n{device}" + (f" {REPLAY_LABEL}" if replayed else ""),
-                     fontsize=9)
+        ax.set_title(
+            f"{engine}, {algorithm}, {where}\n{device}" + (f" {REPLAY_LABEL}" if replayed else ""),
+            fontsize=9,
+        )
         for spine in ax.spines.values():
             spine.set_visible(False)
-    for ax in axes[len(panels):]:
+    for ax in axes[len(panels) :]:
         ax.set_visible(False)
-    bar = fig.colorbar(image, ax=list(axes[:len(panels)]), shrink=0.8)
+    bar = fig.colorbar(image, ax=list(axes[: len(panels)]), shrink=0.8)
     bar.set_label("speedup: default / tuned median time (×, log scale)")
     bar.set_ticks([t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200) if lo <= t <= hi])
     bar.ax.yaxis.set_major_formatter(_times)
@@ -164,15 +190,29 @@ def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded")
     kept = any(r.kept_default for cells in panels.values() for r in cells.values())
     notes = [f"results: {RESULTS[results].format(database='')}"]
     if kept:
-        notes.append(f"{KEPT_DEFAULT_MARK} the default was kept: the tuned picks did not win end to end")
-    alt = ("Heatmaps of the tuned configuration's speedup over the default by graph size and degree "
-           "class: " + "; ".join(
-               f"{engine} {algorithm} {diameter} on {device}: "
-               + ", ".join(f"{s}/{d} {r.speedup:.2f}x" for (s, d), r in sorted(
-                   cells.items(), key=lambda kv: (SIZE_LABELS[kv[0][0]], DEGREE_CLASSES[kv[0][1]])))
-               for (device, engine, algorithm, diameter), cells in panels.items()))
-    return Figure("End-to-end speedup of the tuned configuration over the default, by graph size and degree",
-                  _svg(fig), alt, tuple(notes))
+        notes.append(
+            f"{KEPT_DEFAULT_MARK} the default was kept: the tuned picks did not win end to end"
+        )
+    alt = (
+        "Heatmaps of the tuned configuration's speedup over the default by graph size and degree "
+        "class: "
+        + "; ".join(
+            f"{engine} {algorithm} {diameter} on {device}: "
+            + ", ".join(
+                f"{s}/{d} {r.speedup:.2f}x"
+                for (s, d), r in sorted(
+                    cells.items(), key=lambda kv: (SIZE_LABELS[kv[0][0]], DEGREE_CLASSES[kv[0][1]])
+                )
+            )
+            for (device, engine, algorithm, diameter), cells in panels.items()
+        )
+    )
+    return Figure(
+        "End-to-end speedup of the tuned configuration over the default, by graph size and degree",
+        _svg(fig),
+        alt,
+        tuple(notes),
+    )
 
 
 # -- baselines: the GPU against Boost and GAP ---------------------------------------------------
@@ -210,8 +250,10 @@ def read_baselines(text: str, source: str = "<baselines>") -> list[Baseline]:
     missing = [c for c in ("graph", "gpu_ms") if c not in columns]
     if missing or not columns & {"boost_ms", "gap_ms"}:
         need = missing or ["boost_ms or gap_ms"]
-        raise TuningError(f"{source}: baseline times need the column(s) {', '.join(need)}; "
-                          f"the header has {', '.join(sorted(columns)) or 'nothing'}")
+        raise TuningError(
+            f"{source}: baseline times need the column(s) {', '.join(need)}; "
+            f"the header has {', '.join(sorted(columns)) or 'nothing'}"
+        )
 
     def number(row: dict[str, str], column: str, line: int, required: bool) -> float | None:
         cell = (row.get(column) or "").strip()
@@ -227,8 +269,14 @@ def read_baselines(text: str, source: str = "<baselines>") -> list[Baseline]:
 
     rows = []
     for line, row in enumerate(reader, start=2):
-        rows.append(Baseline(row["graph"], number(row, "gpu_ms", line, True),
-                             number(row, "boost_ms", line, False), number(row, "gap_ms", line, False)))
+        rows.append(
+            Baseline(
+                row["graph"],
+                number(row, "gpu_ms", line, True),
+                number(row, "boost_ms", line, False),
+                number(row, "gap_ms", line, False),
+            )
+        )
     if not rows:
         raise TuningError(f"{source}: no baseline times (only a header)")
     return rows
@@ -251,16 +299,29 @@ def baseline_dotplot(rows: Sequence[Baseline], *, source: str) -> Figure:
 
     if not rows:
         raise TuningError(f"{source}: no baseline times to draw")
-    ordered = sorted(rows, key=lambda b: (b.vs_boost if b.vs_boost is not None else b.vs_gap or 0.0))
+    ordered = sorted(rows, key=lambda b: b.vs_boost if b.vs_boost is not None else b.vs_gap or 0.0)
     fig = MplFigure(figsize=(7.5, 1.3 + 0.24 * len(ordered)), layout="constrained")
     ax = fig.subplots()
     ys = range(len(ordered))
-    for attr, label, marker, colour in (("vs_boost", "Boost's Dijkstra time / GPU time", "o", "tab:blue"),
-                                        ("vs_gap", "GAP Δ-stepping time / GPU time", "D", "tab:orange")):
-        pts = [(getattr(b, attr), y) for b, y in zip(ordered, ys, strict=True) if getattr(b, attr) is not None]
+    for attr, label, marker, colour in (
+        ("vs_boost", "Boost's Dijkstra time / GPU time", "o", "tab:blue"),
+        ("vs_gap", "GAP Δ-stepping time / GPU time", "D", "tab:orange"),
+    ):
+        pts = [
+            (getattr(b, attr), y)
+            for b, y in zip(ordered, ys, strict=True)
+            if getattr(b, attr) is not None
+        ]
         if pts:
-            ax.scatter(*zip(*pts, strict=True), marker=marker, s=28, color=colour, label=label, zorder=3,
-                       facecolor=colour if marker == "o" else "none")
+            ax.scatter(
+                *zip(*pts, strict=True),
+                marker=marker,
+                s=28,
+                color=colour,
+                label=label,
+                zorder=3,
+                facecolor=colour if marker == "o" else "none",
+            )
     for y in ys:
         ax.axhline(y, color="0.92", lw=0.8, zorder=0)
     ax.axvline(1, color="k", lw=0.9, zorder=1)
@@ -270,15 +331,27 @@ def baseline_dotplot(rows: Sequence[Baseline], *, source: str) -> Figure:
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(_times))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("speedup of the GPU (baseline time / GPU time, log scale; right of 1×: the GPU is faster)")
+    ax.set_xlabel(
+        "speedup of the GPU (baseline time / GPU time, log scale; right of 1×: the GPU is faster)"
+    )
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False, fontsize=8)
     for spine in ("top", "right"):
         ax.spines[spine].set_visible(False)
     alt = "Dot plot of the GPU's speedup per graph: " + "; ".join(
-        f"{b.graph}: {b.vs_boost:.3g}x over Boost" + (f", {b.vs_gap:.3g}x over GAP" if b.vs_gap else "")
-        if b.vs_boost is not None else f"{b.graph}: {b.vs_gap:.3g}x over GAP" for b in ordered)
+        f"{b.graph}: {b.vs_boost:.3g}x over Boost"
+        + (f", {b.vs_gap:.3g}x over GAP" if b.vs_gap else "")
+        if b.vs_boost is not None
+        else f"{b.graph}: {b.vs_gap:.3g}x over GAP"
+        for b in ordered
+    )
     faster = sum(1 for b in ordered if (b.vs_boost or 0) > 1)
-    notes = (f"recorded benchmark times from {source}, not measured by this command",
-             f"the GPU is faster than Boost on {faster} of {len(ordered)} graphs")
-    return Figure("The GPU solver against Boost's Dijkstra and GAP's Δ-stepping, per graph", _svg(fig), alt,
-                  notes)
+    notes = (
+        f"recorded benchmark times from {source}, not measured by this command",
+        f"the GPU is faster than Boost on {faster} of {len(ordered)} graphs",
+    )
+    return Figure(
+        "The GPU solver against Boost's Dijkstra and GAP's Δ-stepping, per graph",
+        _svg(fig),
+        alt,
+        notes,
+    )

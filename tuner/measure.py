@@ -89,16 +89,33 @@ def build_problem(wl: Workload, kernel: str) -> KernelProblem:
     }
     s0 = states[0]
     if kernel == "relax":
-        args = [g.indptr, g.indices, g.weights.astype(wl.weight_dtype), s0.settled_at.copy(), s0.dist.copy(), n, it]
+        args = [
+            g.indptr,
+            g.indices,
+            g.weights.astype(wl.weight_dtype),
+            s0.settled_at.copy(),
+            s0.dist.copy(),
+            n,
+            it,
+        ]
         state_args = [{3: s.settled_at, 4: s.dist} for s in states]
         answer = [None] * 7
         # Unchanged inputs are listed too: Kernel Tuner restores exactly the arrays that have an
         # answer before verifying, and the observer leaves the last state in the others.
         answer[3] = s0.settled_at
         answer[4] = relax_reference(wl.graph, s0.settled_at, s0.dist)
-        return KernelProblem(kernel, KERNEL_NAMES[("relax", wl.variant)], args, answer, state_args,
-                             [s.weight for s in states], lambda p: (int(n) * p.get("lanes", 1),),
-                             ["block_size_x"], None, defines)
+        return KernelProblem(
+            kernel,
+            KERNEL_NAMES[("relax", wl.variant)],
+            args,
+            answer,
+            state_args,
+            [s.weight for s in states],
+            lambda p: (int(n) * p.get("lanes", 1),),
+            ["block_size_x"],
+            None,
+            defines,
+        )
     if kernel == "min":
         delta = np.full(2, inf, dd)
         args = [s0.settled_at.copy(), s0.dist.copy(), omega, delta.copy(), n, it]
@@ -106,21 +123,45 @@ def build_problem(wl: Workload, kernel: str) -> KernelProblem:
         answer = [None] * 6
         answer[0], answer[1] = s0.settled_at, s0.dist
         answer[3] = np.array([inf, min_reference(s0.settled_at, s0.dist, omega, inf, crauser)], dd)
-        return KernelProblem(kernel, KERNEL_NAMES[("min", wl.variant)], args, answer, state_args,
-                             [s.weight for s in states], int(n), [lambda p: 2 * p["block_size_x"]],
-                             {"size": lambda p: p["block_size_x"] * dsize}, defines)
+        return KernelProblem(
+            kernel,
+            KERNEL_NAMES[("min", wl.variant)],
+            args,
+            answer,
+            state_args,
+            [s.weight for s in states],
+            int(n),
+            [lambda p: 2 * p["block_size_x"]],
+            {"size": lambda p: p["block_size_x"] * dsize},
+            defines,
+        )
     if kernel == "update":
         deltas = [np.array([inf, s.delta if s.delta is not None else inf], dd) for s in states]
         count = np.zeros(2, np.uint32)
         args = [s0.settled_at.copy(), s0.dist.copy(), deltas[0].copy(), count.copy(), n, it]
-        state_args = [{0: s.settled_at, 1: s.dist, 2: d, 3: count} for s, d in zip(states, deltas, strict=True)]
-        settled_ref, settled_n = update_reference(s0.settled_at, s0.dist, int(deltas[0][1]), inf, crauser)
+        state_args = [
+            {0: s.settled_at, 1: s.dist, 2: d, 3: count}
+            for s, d in zip(states, deltas, strict=True)
+        ]
+        settled_ref, settled_n = update_reference(
+            s0.settled_at, s0.dist, int(deltas[0][1]), inf, crauser
+        )
         answer = [None] * 6
         answer[0] = settled_ref
         answer[1], answer[2] = s0.dist, deltas[0]
         answer[3] = np.array([0, settled_n], np.uint32)
-        return KernelProblem(kernel, KERNEL_NAMES[("update", wl.variant)], args, answer, state_args,
-                             [s.weight for s in states], int(n), ["block_size_x"], None, defines)
+        return KernelProblem(
+            kernel,
+            KERNEL_NAMES[("update", wl.variant)],
+            args,
+            answer,
+            state_args,
+            [s.weight for s in states],
+            int(n),
+            ["block_size_x"],
+            None,
+            defines,
+        )
     raise TuningError(f"unknown kernel {kernel!r}")
 
 
@@ -203,13 +244,20 @@ def make_observer(problem: KernelProblem, verifier: Verifier) -> Any:
             # One value per repetition: the weighted sum over states of that repetition's
             # launches, i.e. an estimate of the kernel's time over one whole solve.
             reps = min(len(t) for t in self.times)
-            rep_ms = [float(sum(w * t[r] for w, t in zip(problem.weights, self.times, strict=True)))
-                      for r in range(reps)]
+            rep_ms = [
+                float(sum(w * t[r] for w, t in zip(problem.weights, self.times, strict=True)))
+                for r in range(reps)
+            ]
             ok = verifier.last_ok
             verifier.last_ok = None
-            return {OBJECTIVE: float(np.median(rep_ms)), "rep_ms": rep_ms, "state_ms": medians,
-                    "applied_l1": self.applied,
-                    "verified": -1 if ok is None else int(ok), "verify_message": verifier.last_message}
+            return {
+                OBJECTIVE: float(np.median(rep_ms)),
+                "rep_ms": rep_ms,
+                "state_ms": medians,
+                "applied_l1": self.applied,
+                "verified": -1 if ok is None else int(ok),
+                "verify_message": verifier.last_message,
+            }
 
     return StateObserver()
 
@@ -258,27 +306,62 @@ def run_kernel_tuner(
     return results, env
 
 
-def replay_problem(kernel: str, n: int, *, algorithm: str, variant: str, dist_bits: int,
-                   weight_bits: int) -> KernelProblem:
+def replay_problem(
+    kernel: str, n: int, *, algorithm: str, variant: str, dist_bits: int, weight_bits: int
+) -> KernelProblem:
     """A stand-in problem for replaying recorded measurements (``simulation_mode``): the same
     kernel, problem size and argument types as the recorded run, with placeholder arrays."""
     dd = np.uint32 if dist_bits == 32 else np.uint64
     wd = np.uint32 if weight_bits == 32 else np.uint64
     n32, it = np.int32(n), np.int32(ITER)
-    defines = {"SSSP_DIST_BITS": dist_bits, "SSSP_WEIGHT_BITS": weight_bits,
-               "SSSP_CRAUSER": int(algorithm == "crauser"), "SSSP_RELAX_LANES": lambda p: p.get("lanes", 1)}
+    defines = {
+        "SSSP_DIST_BITS": dist_bits,
+        "SSSP_WEIGHT_BITS": weight_bits,
+        "SSSP_CRAUSER": int(algorithm == "crauser"),
+        "SSSP_RELAX_LANES": lambda p: p.get("lanes", 1),
+    }
     i32 = np.zeros(1, np.int32)
     d = np.zeros(1, dd)
     if kernel == "relax":
         args = [np.zeros(2, np.int64), i32, np.zeros(1, wd), i32, d, n32, it]
-        return KernelProblem(kernel, KERNEL_NAMES[("relax", variant)], args, None, [], [],
-                             lambda p: (n * p.get("lanes", 1),), ["block_size_x"], None, defines)
+        return KernelProblem(
+            kernel,
+            KERNEL_NAMES[("relax", variant)],
+            args,
+            None,
+            [],
+            [],
+            lambda p: (n * p.get("lanes", 1),),
+            ["block_size_x"],
+            None,
+            defines,
+        )
     if kernel == "min":
         args = [i32, d, d, d, n32, it]
-        return KernelProblem(kernel, KERNEL_NAMES[("min", variant)], args, None, [], [], n,
-                             [lambda p: 2 * p["block_size_x"]], {"size": lambda p: p["block_size_x"]}, defines)
+        return KernelProblem(
+            kernel,
+            KERNEL_NAMES[("min", variant)],
+            args,
+            None,
+            [],
+            [],
+            n,
+            [lambda p: 2 * p["block_size_x"]],
+            {"size": lambda p: p["block_size_x"]},
+            defines,
+        )
     if kernel == "update":
         args = [i32, d, d, np.zeros(1, np.uint32), n32, it]
-        return KernelProblem(kernel, KERNEL_NAMES[("update", variant)], args, None, [], [], n,
-                             ["block_size_x"], None, defines)
+        return KernelProblem(
+            kernel,
+            KERNEL_NAMES[("update", variant)],
+            args,
+            None,
+            [],
+            [],
+            n,
+            ["block_size_x"],
+            None,
+            defines,
+        )
     raise TuningError(f"unknown kernel {kernel!r}")

@@ -41,7 +41,9 @@ from .search import OptunaStrategy
 
 log = logging.getLogger(__name__)
 
-NOISE_FLOOR = 0.02  # a tuned config must beat the default by more than 2% and by more than the A/A spread
+NOISE_FLOOR = (
+    0.02  # a tuned config must beat the default by more than 2% and by more than the A/A spread
+)
 
 
 @dataclass(frozen=True)
@@ -83,13 +85,17 @@ def private_cache_dir(*parts: str) -> Path:
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
             st = d.stat()
             if st.st_uid != os.getuid():
-                raise TuningError(f"cache folder {d} belongs to another user: set XDG_CACHE_HOME "
-                                  "to a folder of your own")
+                raise TuningError(
+                    f"cache folder {d} belongs to another user: set XDG_CACHE_HOME "
+                    "to a folder of your own"
+                )
             if st.st_mode & 0o077:
                 os.chmod(d, 0o700)
     except OSError as err:
-        raise TuningError(f"cannot use the cache folder {path}: {err.strerror}; set "
-                          "XDG_CACHE_HOME to a writable folder of your own") from err
+        raise TuningError(
+            f"cannot use the cache folder {path}: {err.strerror}; set "
+            "XDG_CACHE_HOME to a writable folder of your own"
+        ) from err
     return path
 
 
@@ -117,8 +123,9 @@ class Heartbeat:
     """While a run is tuned, a thread renews its heartbeat and that of the Optuna trial being
     measured, so that other workers can tell a live worker from a killed one."""
 
-    def __init__(self, store: Store, run_id: int, owner: str,
-                 interval: float = studies.HEARTBEAT_SECONDS) -> None:
+    def __init__(
+        self, store: Store, run_id: int, owner: str, interval: float = studies.HEARTBEAT_SECONDS
+    ) -> None:
         self.store, self.run_id, self.owner, self.interval = store, run_id, owner, interval
         self.trial_id: int | None = None
         self._stop = threading.Event()
@@ -158,13 +165,19 @@ def recorded_dir() -> Path:
     return Path(str(resources.files("tuning_db").joinpath("data")))
 
 
-def cache_path(root: Path, digest: str, device_name: str, gc: GraphClass, kernel: str,
-               opts: TuneOptions) -> Path:
+def cache_path(
+    root: Path, digest: str, device_name: str, gc: GraphClass, kernel: str, opts: TuneOptions
+) -> Path:
     """Kernel Tuner cache file of one kernel's search. Keyed by kernel sources and harness
     version too: Kernel Tuner trusts a cached entry without re-measuring or re-verifying it."""
     dev = device_name.replace(" ", "_")
     version = f"{digest}-h{measure.HARNESS_VERSION}"
-    return root / version / dev / f"{gc.size}-{gc.degree}-{opts.algorithm}-{opts.variant}-{opts.scope}-{kernel}.json"
+    return (
+        root
+        / version
+        / dev
+        / f"{gc.size}-{gc.degree}-{opts.algorithm}-{opts.variant}-{opts.scope}-{kernel}.json"
+    )
 
 
 def device_record(ordinal: int) -> DeviceRecord:
@@ -185,10 +198,18 @@ def end_to_end(graph: Graph, tuned: LaunchConfig, opts: TuneOptions) -> tuple[fl
     from sssp.gpu.runtime import GPUSolver
 
     sources = list(iter_sources(graph, opts.sources, seed=opts.seed + 17))
-    with GPUSolver(graph, algorithm=opts.algorithm, variant=opts.variant, config=LaunchConfig.paper(),
-                   device=opts.device) as d_solver, \
-         GPUSolver(graph, algorithm=opts.algorithm, variant=opts.variant, config=tuned,
-                   device=opts.device) as t_solver:
+    with (
+        GPUSolver(
+            graph,
+            algorithm=opts.algorithm,
+            variant=opts.variant,
+            config=LaunchConfig.paper(),
+            device=opts.device,
+        ) as d_solver,
+        GPUSolver(
+            graph, algorithm=opts.algorithm, variant=opts.variant, config=tuned, device=opts.device
+        ) as t_solver,
+    ):
         d_solver.solve(sources[0])
         t_solver.solve(sources[0])
         d1, d2, tt = [], [], []
@@ -232,11 +253,18 @@ def tune_class(
     digest = kernels.digest()
     replay_dir: Path | None = None
     if opts.replay:
-        recorded = [r for r in store_recorded_bests() if r.graph_class == graph_class
-                    and r.algorithm == opts.algorithm and r.variant == opts.variant]
+        recorded = [
+            r
+            for r in store_recorded_bests()
+            if r.graph_class == graph_class
+            and r.algorithm == opts.algorithm
+            and r.variant == opts.variant
+        ]
         if not recorded:
-            raise TuningError(f"no recorded measurements ship for class {graph_class} "
-                              f"({opts.algorithm}/{opts.variant}); replay needs them")
+            raise TuningError(
+                f"no recorded measurements ship for class {graph_class} "
+                f"({opts.algorithm}/{opts.variant}); replay needs them"
+            )
         rec = recorded[0]
         device = rec.device
         digest = rec.kernel_version.digest
@@ -262,14 +290,24 @@ def tune_class(
     if graph is None and not opts.replay:
         graph, instance = class_instance(graph_class, seed=opts.seed)
     instance = instance or (graph.name if graph is not None else f"class instance {graph_class}")
-    key = RunKey(device=device, kernel_version=KernelVersionRecord(digest, " ".join(kernels.NVCC_OPTIONS)),
-                 graph_class=graph_class, algorithm=opts.algorithm, variant=opts.variant,
-                 kernel=",".join(opts.kernels), strategy=f"{opts.strategy}/{opts.scope}",
-                 instance=instance, replay=opts.replay)
+    key = RunKey(
+        device=device,
+        kernel_version=KernelVersionRecord(digest, " ".join(kernels.NVCC_OPTIONS)),
+        graph_class=graph_class,
+        algorithm=opts.algorithm,
+        variant=opts.variant,
+        kernel=",".join(opts.kernels),
+        strategy=f"{opts.strategy}/{opts.scope}",
+        instance=instance,
+        replay=opts.replay,
+    )
     owner = worker_id()
     try:
-        claimed = (claim(key) if claim is not None
-                   else store.open_run(key, budget=opts.budget, seed=opts.seed, owner=owner))
+        claimed = (
+            claim(key)
+            if claim is not None
+            else store.open_run(key, budget=opts.budget, seed=opts.seed, owner=owner)
+        )
     except BaseException:
         if replay_dir is not None:
             shutil.rmtree(replay_dir, ignore_errors=True)
@@ -294,34 +332,65 @@ def tune_class(
                 study = store.study(run, kernel)
                 dists, _ = studies.search_space(kernel, opts.scope)
 
-                def write(t: TrialRecord, trial_id: int | None, params: dict, study=study,
-                          dists=dists) -> bool:
-                    return store.store_measurement(study, run.id, t, owner, trial_id=trial_id,
-                                                   params=params, dists=dists)
+                def write(
+                    t: TrialRecord, trial_id: int | None, params: dict, study=study, dists=dists
+                ) -> bool:
+                    return store.store_measurement(
+                        study, run.id, t, owner, trial_id=trial_id, params=params, dists=dists
+                    )
 
-                strategy = OptunaStrategy(kernel=kernel, scope=opts.scope, strategy=opts.strategy,
-                                          budget=opts.budget, seed=run.seed, study=study,
-                                          on_trial=on_trial, on_ask=beat.trial, store=write)
+                strategy = OptunaStrategy(
+                    kernel=kernel,
+                    scope=opts.scope,
+                    strategy=opts.strategy,
+                    budget=opts.budget,
+                    seed=run.seed,
+                    study=study,
+                    on_trial=on_trial,
+                    on_ask=beat.trial,
+                    store=write,
+                )
                 if strategy.remaining():
                     if opts.replay:
                         dist_bits, weight_bits = kernels.widths_for(graph_class.nodes, 100)
-                        problem = measure.replay_problem(kernel, graph_class.nodes, algorithm=opts.algorithm,
-                                                         variant=opts.variant, dist_bits=dist_bits,
-                                                         weight_bits=weight_bits)
+                        problem = measure.replay_problem(
+                            kernel,
+                            graph_class.nodes,
+                            algorithm=opts.algorithm,
+                            variant=opts.variant,
+                            dist_bits=dist_bits,
+                            weight_bits=weight_bits,
+                        )
                     else:
                         if workload is None:
                             srcs = list(iter_sources(graph, opts.capture_sources, seed=run.seed))
-                            workload = capture(graph, graph_class=graph_class, instance=instance,
-                                               algorithm=opts.algorithm, variant=opts.variant, sources=srcs,
-                                               states_per_source=opts.states_per_source, device=opts.device)
+                            workload = capture(
+                                graph,
+                                graph_class=graph_class,
+                                instance=instance,
+                                algorithm=opts.algorithm,
+                                variant=opts.variant,
+                                sources=srcs,
+                                states_per_source=opts.states_per_source,
+                                device=opts.device,
+                            )
                         problem = measure.build_problem(workload, kernel)
-                    measure.run_kernel_tuner(problem, strategy=strategy, scope=opts.scope,
-                                             cache_file=cache_path(cache_root, digest, device.name, graph_class, kernel, opts),
-                                             simulation=opts.replay, repetitions=opts.repetitions,
-                                             device=opts.device)
+                    measure.run_kernel_tuner(
+                        problem,
+                        strategy=strategy,
+                        scope=opts.scope,
+                        cache_file=cache_path(
+                            cache_root, digest, device.name, graph_class, kernel, opts
+                        ),
+                        simulation=opts.replay,
+                        repetitions=opts.repetitions,
+                        device=opts.device,
+                    )
                 pick = best_kernel_config(store.trials(run.id, kernel))
                 if pick is None:
-                    raise TuningError(f"no configuration of {kernel} ran correctly for {graph_class}")
+                    raise TuningError(
+                        f"no configuration of {kernel} ran correctly for {graph_class}"
+                    )
                 picks[kernel] = pick
         # The paper's kernels on their host loop: this pipeline characterises them (Table 1).
         default = LaunchConfig.paper()
@@ -333,37 +402,58 @@ def tune_class(
         if opts.replay:
             # The end-to-end timings cannot be replayed by Kernel Tuner: reuse the recorded ones,
             # and say so. They hold only for the configuration they were measured with.
-            figures = (rec.default_median_ms, rec.tuned_median_ms, 0.0) if tuned == rec.tuned_config else None
+            figures = (
+                (rec.default_median_ms, rec.tuned_median_ms, 0.0)
+                if tuned == rec.tuned_config
+                else None
+            )
         else:
             figures = end_to_end(graph, tuned, opts)
         if figures is None:
-            log.warning("%s: no end-to-end figures were measured for %s (the recorded ones are for "
-                        "%s): the stored best configuration is left unchanged", graph_class, tuned,
-                        rec.tuned_config)
+            log.warning(
+                "%s: no end-to-end figures were measured for %s (the recorded ones are for "
+                "%s): the stored best configuration is left unchanged",
+                graph_class,
+                tuned,
+                rec.tuned_config,
+            )
             wall = time.perf_counter() - t0
             store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall, owner=owner)
             if stored is None:
-                raise TuningError(f"{graph_class}: a partial replay ({', '.join(opts.kernels)}) has no "
-                                  f"recorded end-to-end figures for {tuned}, and the database holds "
-                                  "no configuration of this class to complete: replay all kernels")
+                raise TuningError(
+                    f"{graph_class}: a partial replay ({', '.join(opts.kernels)}) has no "
+                    f"recorded end-to-end figures for {tuned}, and the database holds "
+                    "no configuration of this class to complete: replay all kernels"
+                )
             return TuneOutcome(stored, run.id, resumed, wall, len(store.trials(run.id)))
         d_ms, t_ms, spread = figures
         speedup = d_ms / t_ms
         kept_default = not (speedup > 1.0 + max(NOISE_FLOOR, 2 * spread))
-        best = BestRecord(device=device, kernel_version=key.kernel_version, graph_class=graph_class,
-                          algorithm=opts.algorithm, variant=opts.variant,
-                          config=default if kept_default else tuned, tuned_config=tuned,
-                          tuned_median_ms=t_ms, default_median_ms=d_ms, speedup=speedup,
-                          n_sources=opts.sources if not opts.replay else rec.n_sources,
-                          kept_default=kept_default, replay=opts.replay, run_id=run.id,
-                          options=stored.options if stored is not None else {})
+        best = BestRecord(
+            device=device,
+            kernel_version=key.kernel_version,
+            graph_class=graph_class,
+            algorithm=opts.algorithm,
+            variant=opts.variant,
+            config=default if kept_default else tuned,
+            tuned_config=tuned,
+            tuned_median_ms=t_ms,
+            default_median_ms=d_ms,
+            speedup=speedup,
+            n_sources=opts.sources if not opts.replay else rec.n_sources,
+            kept_default=kept_default,
+            replay=opts.replay,
+            run_id=run.id,
+            options=stored.options if stored is not None else {},
+        )
         store.put_best(best)
         wall = time.perf_counter() - t0
         store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall, owner=owner)
         return TuneOutcome(best, run.id, resumed, wall, len(store.trials(run.id)))
     except BaseException:
-        store.finish_run(run.id, RunStatus.INTERRUPTED, wall_seconds=time.perf_counter() - t0,
-                         owner=owner)
+        store.finish_run(
+            run.id, RunStatus.INTERRUPTED, wall_seconds=time.perf_counter() - t0, owner=owner
+        )
         raise
     finally:
         if replay_dir is not None:
@@ -383,4 +473,3 @@ def store_recorded_bests() -> tuple[BestRecord, ...]:
         for f in files:
             scratch.import_json(f, trials=False)
         return tuple(r for r in scratch.all_best() if not r.replay and r.config.loop == "legacy")
-

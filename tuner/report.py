@@ -134,7 +134,7 @@ def short_device_name(name: str) -> str:
         changed = False
         for prefix in _DEVICE_PREFIXES:
             if short.startswith(prefix) and len(short) > len(prefix):
-                short = short[len(prefix):].lstrip()
+                short = short[len(prefix) :].lstrip()
                 changed = True
     return short or name
 
@@ -187,12 +187,15 @@ def select(
     if device_name is not None:
         want = device_name.strip().casefold()
         out = [
-            r for r in out
+            r
+            for r in out
             if want in (r.device.name.casefold(), short_device_name(r.device.name).casefold())
         ]
         if not out and records:
             known = ", ".join(sorted({r.device.name for r in records}))
-            raise TuningError(f"no tuning results for device {device_name!r}: known devices are {known}")
+            raise TuningError(
+                f"no tuning results for device {device_name!r}: known devices are {known}"
+            )
     if algorithm is not None:
         out = [r for r in out if r.algorithm == algorithm]
     if variant is not None:
@@ -210,7 +213,9 @@ def engine_label(r: BestRecord) -> str:
     return f"engine 2 ({r.tuned_config.loop})" if is_engine2(r) else "paper kernels"
 
 
-def _newest(records: Iterable[BestRecord], key: Callable[[BestRecord], tuple]) -> dict[tuple, BestRecord]:
+def _newest(
+    records: Iterable[BestRecord], key: Callable[[BestRecord], tuple]
+) -> dict[tuple, BestRecord]:
     """One record per key: the most recently updated, since the store may hold several (other
     kernel versions, other GPUs of the same model, other algorithm variants)."""
     out: dict[tuple, BestRecord] = {}
@@ -240,7 +245,6 @@ def _ms(value: float) -> str:
 def _check_fmt(fmt: str) -> None:
     if fmt not in FORMATS:
         raise TuningError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
-
 
 
 def _when(t: dt.datetime) -> str:
@@ -277,7 +281,9 @@ def about(
     if results not in RESULTS:
         raise TuningError(f"unknown results kind {results!r}: expected one of {', '.join(RESULTS)}")
     records = list(records)
-    devices = sorted({(r.device.name, r.device.driver_version, r.device.cuda_version) for r in records})
+    devices = sorted(
+        {(r.device.name, r.device.driver_version, r.device.cuda_version) for r in records}
+    )
     lines = ["device: " + "; ".join(f"{n} (driver {d}, CUDA {c})" for n, d, c in devices)]
     if records:
         first = min(r.updated_at for r in records)
@@ -301,10 +307,15 @@ def table1_data(
 ) -> Table:
     """The content of :func:`table1`, before rendering: the paper's kernels only (engine 2's
     searched configurations are in :func:`engine_table_data`)."""
-    selected = [r for r in select(records, device_name=device_name, algorithm=algorithm, variant=variant)
-                if not is_engine2(r)]
+    selected = [
+        r
+        for r in select(records, device_name=device_name, algorithm=algorithm, variant=variant)
+        if not is_engine2(r)
+    ]
     if not selected:
-        raise TuningError("no tuning results of the paper's kernels to report: tune run a graph class first")
+        raise TuningError(
+            "no tuning results of the paper's kernels to report: tune run a graph class first"
+        )
     cells = _newest(selected, lambda r: (r.device.name, r.graph_class.size, r.graph_class.degree))
     devices = _device_headers(r.device.name for r in selected)
     sizes = sorted(set(PAPER_SIZES) | {r.graph_class.size for r in selected}, key=_size_key)
@@ -391,15 +402,31 @@ def speedup_table_data(records: Iterable[BestRecord], *, device_name: str | None
     if not selected:
         raise TuningError("no tuning results to report: tune a graph class first")
     chosen = _newest(
-        selected, lambda r: (r.device.name, r.graph_class, r.algorithm, r.variant,
-                             is_engine2(r))
+        selected, lambda r: (r.device.name, r.graph_class, r.algorithm, r.variant, is_engine2(r))
     )
-    ordered = sorted(chosen.values(), key=lambda r: (
-        is_engine2(r), _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name,
-        r.algorithm, r.variant,
-    ))
-    header = ("class", "device", "engine", "algorithm", "default ms", "tuned ms", "speedup",
-              "sources", "kept default", "replay")
+    ordered = sorted(
+        chosen.values(),
+        key=lambda r: (
+            is_engine2(r),
+            _size_key(r.graph_class.size),
+            _degree_key(r.graph_class.degree),
+            r.device.name,
+            r.algorithm,
+            r.variant,
+        ),
+    )
+    header = (
+        "class",
+        "device",
+        "engine",
+        "algorithm",
+        "default ms",
+        "tuned ms",
+        "speedup",
+        "sources",
+        "kept default",
+        "replay",
+    )
     rows = tuple(
         (
             str(r.graph_class),
@@ -423,21 +450,47 @@ def engine_table_data(records: Iterable[BestRecord], *, device_name: str | None 
     """Engine 2's searched configuration per class and GPU, beside Table 1: the structural
     choice (loop mechanism, blocks per SM, block-local limit) and the launch settings."""
     selected = [r for r in select(records, device_name=device_name) if is_engine2(r)]
-    chosen = _newest(selected, lambda r: (r.device.name, r.graph_class,
-                                          r.algorithm, r.variant))
-    ordered = sorted(chosen.values(), key=lambda r: (
-        _size_key(r.graph_class.size), _degree_key(r.graph_class.degree), r.device.name))
-    header = ("class", "device", "algorithm", "chosen", "loop", "relax", "settle", "blocks/SM", "local limit",
-              "default ms", "tuned ms", "speedup", "kept default")
+    chosen = _newest(selected, lambda r: (r.device.name, r.graph_class, r.algorithm, r.variant))
+    ordered = sorted(
+        chosen.values(),
+        key=lambda r: (
+            _size_key(r.graph_class.size),
+            _degree_key(r.graph_class.degree),
+            r.device.name,
+        ),
+    )
+    header = (
+        "class",
+        "device",
+        "algorithm",
+        "chosen",
+        "loop",
+        "relax",
+        "settle",
+        "blocks/SM",
+        "local limit",
+        "default ms",
+        "tuned ms",
+        "speedup",
+        "kept default",
+    )
     rows = tuple(
         (
-            str(r.graph_class), r.device.name, f"{r.algorithm}/{r.variant}", _chosen(r), *_loop_cells(r.tuned_config),
-            _ms(r.default_median_ms), _ms(r.tuned_median_ms), _speedup(r.speedup),
+            str(r.graph_class),
+            r.device.name,
+            f"{r.algorithm}/{r.variant}",
+            _chosen(r),
+            *_loop_cells(r.tuned_config),
+            _ms(r.default_median_ms),
+            _ms(r.tuned_median_ms),
+            _speedup(r.speedup),
             "yes" if r.kept_default else "no",
         )
         for r in ordered
     )
-    base = "Engine 2: searched loop mechanism and launch settings per graph class, scored end to end"
+    base = (
+        "Engine 2: searched loop mechanism and launch settings per graph class, scored end to end"
+    )
     return Table(_title(base, ordered), header, rows)
 
 
@@ -450,8 +503,13 @@ def _loop_cells(c: LaunchConfig) -> tuple[str, str, str, str, str]:
     if c.loop == "cluster" and c.fuse:
         loop += " fused"
     persistent = c.loop == "persistent"
-    return (loop, c.relax.label, c.update.label, str(c.blocks_per_sm or "max") if persistent else MISSING,
-            str(c.local_limit) if persistent else MISSING)
+    return (
+        loop,
+        c.relax.label,
+        c.update.label,
+        str(c.blocks_per_sm or "max") if persistent else MISSING,
+        str(c.local_limit) if persistent else MISSING,
+    )
 
 
 def _chosen(r: BestRecord) -> str:
@@ -462,11 +520,21 @@ def _chosen(r: BestRecord) -> str:
     if algo is None:
         return "-"
     scale = opts.get("tuned.delta_scale", opts.get("delta_scale"))
-    return f"{algo} (delta x{float(scale):g})" if algo == "near-far" and scale is not None else str(algo)
+    return (
+        f"{algo} (delta x{float(scale):g})"
+        if algo == "near-far" and scale is not None
+        else str(algo)
+    )
 
 
-def speedup_table(records: Iterable[BestRecord], *, fmt: str = "md", device_name: str | None = None,
-                  results: str = "recorded", database: str | None = None) -> str:
+def speedup_table(
+    records: Iterable[BestRecord],
+    *,
+    fmt: str = "md",
+    device_name: str | None = None,
+    results: str = "recorded",
+    database: str | None = None,
+) -> str:
     """Default vs tuned end-to-end times per graph class and GPU.
 
     Parameters
@@ -487,17 +555,30 @@ def speedup_table(records: Iterable[BestRecord], *, fmt: str = "md", device_name
     """
     _check_fmt(fmt)
     selected = select(records, device_name=device_name, algorithm=None, variant=None)
-    return render(speedup_table_data(selected), fmt,
-                  about=about(selected, results=results, database=database))
+    return render(
+        speedup_table_data(selected), fmt, about=about(selected, results=results, database=database)
+    )
 
 
 def show_table_data(records: Iterable[BestRecord], *, device_name: str | None = None) -> Table:
     """The content of :func:`show_table`, before rendering: one row per record with the
     configuration in effect, the search's picks and the structural options."""
-    selected = sorted(select(records, device_name=device_name, algorithm=None, variant=None),
-                      key=_record_sort_key)
-    header = ("device", "class", "algorithm", "relax", "min", "update", "tuned picks",
-              "speedup", "replay", "updated", "options")
+    selected = sorted(
+        select(records, device_name=device_name, algorithm=None, variant=None), key=_record_sort_key
+    )
+    header = (
+        "device",
+        "class",
+        "algorithm",
+        "relax",
+        "min",
+        "update",
+        "tuned picks",
+        "speedup",
+        "replay",
+        "updated",
+        "options",
+    )
     rows = tuple(
         (
             r.device.name,
@@ -517,8 +598,14 @@ def show_table_data(records: Iterable[BestRecord], *, device_name: str | None = 
     return Table(_title("Stored best configurations", selected), header, rows)
 
 
-def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device_name: str | None = None,
-               results: str = "recorded", database: str | None = None) -> str:
+def show_table(
+    records: Iterable[BestRecord],
+    fmt: str = "md",
+    *,
+    device_name: str | None = None,
+    results: str = "recorded",
+    database: str | None = None,
+) -> str:
     """A flat listing of stored best configurations.
 
     Parameters
@@ -543,20 +630,52 @@ def show_table(records: Iterable[BestRecord], fmt: str = "md", *, device_name: s
     if fmt == "csv":
         return long_table(records, device_name=device_name, results=results)
     selected = select(records, device_name=device_name, algorithm=None, variant=None)
-    return render(show_table_data(selected), fmt,
-                  about=about(selected, results=results, database=database))
+    return render(
+        show_table_data(selected), fmt, about=about(selected, results=results, database=database)
+    )
 
 
-LONG_KEY = ("device_uuid", "kernel_digest", "compile_options", "size", "degree", "diameter",
-            "algorithm", "variant")
+LONG_KEY = (
+    "device_uuid",
+    "kernel_digest",
+    "compile_options",
+    "size",
+    "degree",
+    "diameter",
+    "algorithm",
+    "variant",
+)
 """The columns that identify a row of :func:`long_table`: the tuning database's own key of a
 stored record (GPU, kernel version, graph class, algorithm and variant). No two rows share it."""
 
 LONG_HEADER = (
-    "device", "device_uuid", "driver", "cuda", "kernel_digest", "compile_options", "size", "degree",
-    "diameter", "algorithm", "variant", "engine", "relax", "min", "update", "tuned_relax", "tuned_min",
-    "tuned_update", "default_ms", "tuned_ms", "speedup", "sources", "kept_default", "replay",
-    "measured_at", "results", "options",
+    "device",
+    "device_uuid",
+    "driver",
+    "cuda",
+    "kernel_digest",
+    "compile_options",
+    "size",
+    "degree",
+    "diameter",
+    "algorithm",
+    "variant",
+    "engine",
+    "relax",
+    "min",
+    "update",
+    "tuned_relax",
+    "tuned_min",
+    "tuned_update",
+    "default_ms",
+    "tuned_ms",
+    "speedup",
+    "sources",
+    "kept_default",
+    "replay",
+    "measured_at",
+    "results",
+    "options",
 )
 """Columns of :func:`long_table`, one row per stored record. ``relax``/``min``/``update`` are the
 kernels' configurations that ``solve(tuned=True)`` runs, ``tuned_*`` the search's picks; times
@@ -564,8 +683,9 @@ and speedup are the record's end-to-end check, once per row, so sums and means o
 each record once."""
 
 
-def long_table_data(records: Iterable[BestRecord], *, device_name: str | None = None,
-                    results: str = "recorded") -> Table:
+def long_table_data(
+    records: Iterable[BestRecord], *, device_name: str | None = None, results: str = "recorded"
+) -> Table:
     """The content of :func:`long_table`: one row per stored record."""
     if results not in RESULTS:
         raise TuningError(f"unknown results kind {results!r}: expected one of {', '.join(RESULTS)}")
@@ -574,9 +694,17 @@ def long_table_data(records: Iterable[BestRecord], *, device_name: str | None = 
         raise TuningError("no tuning results to report: tune a graph class first")
     # One row per key: a list that holds a record twice (two exports of one database) shows the
     # newest, as every other table does.
-    chosen = _newest(selected, lambda r: (r.device.uuid, r.kernel_version.digest,
-                                          r.kernel_version.compile_options, r.graph_class,
-                                          r.algorithm, r.variant))
+    chosen = _newest(
+        selected,
+        lambda r: (
+            r.device.uuid,
+            r.kernel_version.digest,
+            r.kernel_version.compile_options,
+            r.graph_class,
+            r.algorithm,
+            r.variant,
+        ),
+    )
     rows = tuple(
         (
             r.device.name,
@@ -608,8 +736,9 @@ def long_table_data(records: Iterable[BestRecord], *, device_name: str | None = 
     return Table("Stored tuning results, one row per record", LONG_HEADER, rows)
 
 
-def long_table(records: Iterable[BestRecord], *, device_name: str | None = None,
-               results: str = "recorded") -> str:
+def long_table(
+    records: Iterable[BestRecord], *, device_name: str | None = None, results: str = "recorded"
+) -> str:
     """Every record as one tidy CSV table (``pandas.read_csv`` reads it as is).
 
     Returns
@@ -628,8 +757,14 @@ def long_table(records: Iterable[BestRecord], *, device_name: str | None = None,
 
 
 # -- renderers ----------------------------------------------------------------------------------
-def render(tables: Table | Sequence[Table], fmt: str, *, about: Sequence[str] = (),
-           figures: Sequence[Figure] = (), notes: Sequence[str] = ()) -> str:
+def render(
+    tables: Table | Sequence[Table],
+    fmt: str,
+    *,
+    about: Sequence[str] = (),
+    figures: Sequence[Figure] = (),
+    notes: Sequence[str] = (),
+) -> str:
     """Render one or several :class:`Table` values as a complete ``"md"``, ``"csv"``,
     ``"latex"`` or ``"html"`` document.
 
@@ -738,13 +873,25 @@ _LATEX_COLSEP_PT = 4.0
 
 def _latex_text_pt(text: str, size: str) -> float:
     digit, lower, upper, space, other = _LATEX_CHAR_PT[size]
-    return 1.03 * sum(digit if c.isdigit() else lower if c.islower() else space if c == " "
-                      else upper if c.isupper() or c in (TIMES, MISSING, "_") else other for c in text)
+    return 1.03 * sum(
+        digit
+        if c.isdigit()
+        else lower
+        if c.islower()
+        else space
+        if c == " "
+        else upper
+        if c.isupper() or c in (TIMES, MISSING, "_")
+        else other
+        for c in text
+    )
 
 
 def _latex_column_widths(t: Table, size: str) -> list[float]:
-    return [max(_latex_text_pt(c, size) for c in (h, *(r[i] for r in t.rows))) + 2 * _LATEX_COLSEP_PT
-            for i, h in enumerate(t.header)]
+    return [
+        max(_latex_text_pt(c, size) for c in (h, *(r[i] for r in t.rows))) + 2 * _LATEX_COLSEP_PT
+        for i, h in enumerate(t.header)
+    ]
 
 
 def _latex_layout(t: Table, width: float) -> tuple[str, str]:
@@ -759,8 +906,15 @@ def _latex_layout(t: Table, width: float) -> tuple[str, str]:
     wrap = max((i for i in range(len(widths)) if i not in numeric), key=lambda i: widths[i])
     room = width - (sum(widths) - widths[wrap]) - 2 * _LATEX_COLSEP_PT
     spec = "".join(
-        (rf">{{\raggedright\arraybackslash}}p{{{max(room, 60.0):.0f}pt}}" if i == wrap
-         else "r" if i in numeric else "l") for i in range(len(t.header)))
+        (
+            rf">{{\raggedright\arraybackslash}}p{{{max(room, 60.0):.0f}pt}}"
+            if i == wrap
+            else "r"
+            if i in numeric
+            else "l"
+        )
+        for i in range(len(t.header))
+    )
     return size, spec
 
 
@@ -774,9 +928,16 @@ def _render_latex(t: Table, width: float = _LATEX_WIDTH_PT["landscape"]) -> str:
         r"\setlength{\tabcolsep}{" + f"{_LATEX_COLSEP_PT:g}pt" + "}",
         r"\begin{longtable}{" + spec + "}",
         rf"\caption{{{latex_escape(t.title)}}}\\",
-        r"\hline", header, r"\hline", r"\endfirsthead",
-        r"\hline", header, r"\hline", r"\endhead",
-        r"\hline", r"\endfoot",
+        r"\hline",
+        header,
+        r"\hline",
+        r"\endfirsthead",
+        r"\hline",
+        header,
+        r"\hline",
+        r"\endhead",
+        r"\hline",
+        r"\endfoot",
     ]
     lines.extend(" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows)
     lines.append(r"\end{longtable}")
@@ -789,8 +950,9 @@ def _render_latex(t: Table, width: float = _LATEX_WIDTH_PT["landscape"]) -> str:
 def _latex_document(tables: Sequence[Table]) -> str:
     """A complete LaTeX document (``pdflatex`` compiles it with the base distribution's
     packages): landscape when a table needs the width, one ``longtable`` per table."""
-    wide = any(sum(_latex_column_widths(t, _LATEX_SIZES[0])) > _LATEX_WIDTH_PT["portrait"]
-               for t in tables)
+    wide = any(
+        sum(_latex_column_widths(t, _LATEX_SIZES[0])) > _LATEX_WIDTH_PT["portrait"] for t in tables
+    )
     orientation = "landscape" if wide else "portrait"
     width = _LATEX_WIDTH_PT[orientation]
     parts = [
@@ -819,11 +981,15 @@ def _render_html(t: Table) -> str:
         return ' class="num"' if i in numeric else ""
 
     lines = ['<div class="table">', "<table>", f"  <caption>{e(t.title)}</caption>", "  <thead>"]
-    lines.append("    <tr>" + "".join(f"<th{cls(i)}>{e(h)}</th>" for i, h in enumerate(t.header)) + "</tr>")
+    lines.append(
+        "    <tr>" + "".join(f"<th{cls(i)}>{e(h)}</th>" for i, h in enumerate(t.header)) + "</tr>"
+    )
     lines.append("  </thead>")
     lines.append("  <tbody>")
-    lines.extend("    <tr>" + "".join(f"<td{cls(i)}>{e(c)}</td>" for i, c in enumerate(row)) + "</tr>"
-                 for row in t.rows)
+    lines.extend(
+        "    <tr>" + "".join(f"<td{cls(i)}>{e(c)}</td>" for i, c in enumerate(row)) + "</tr>"
+        for row in t.rows
+    )
     lines.append("  </tbody>")
     if t.notes:
         lines.append("  <tfoot>")
@@ -857,8 +1023,12 @@ _HTML_STYLE = (
 )
 
 
-def _html_document(tables: Sequence[Table], about_lines: Sequence[str],
-                   figures: Sequence[Figure] = (), notes: Sequence[str] = ()) -> str:
+def _html_document(
+    tables: Sequence[Table],
+    about_lines: Sequence[str],
+    figures: Sequence[Figure] = (),
+    notes: Sequence[str] = (),
+) -> str:
     """A complete HTML5 document in UTF-8 (declared, so "×" and "—" survive any browser): the
     figures first, then the tables, then where the numbers come from."""
     e = html.escape

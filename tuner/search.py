@@ -31,8 +31,18 @@ from . import interrupt, space
 log = logging.getLogger(__name__)
 
 STRATEGIES = ("exhaustive", "tpe")
-_KT_FIELDS = ("weighted_ms", "rep_ms", "state_ms", "time", "times", "compile_time",
-              "verification_time", "benchmark_time", "framework_time", "strategy_time")
+_KT_FIELDS = (
+    "weighted_ms",
+    "rep_ms",
+    "state_ms",
+    "time",
+    "times",
+    "compile_time",
+    "verification_time",
+    "benchmark_time",
+    "framework_time",
+    "strategy_time",
+)
 
 
 def classify(result: dict) -> TrialStatus:
@@ -64,10 +74,15 @@ def _json_value(v: Any) -> Any:
 def to_trial(kernel: str, params: dict, result: dict) -> TrialRecord:
     status = classify(result)
     times = tuple(float(t) for t in result.get("rep_ms", ())) if status is TrialStatus.OK else ()
-    return TrialRecord(kernel=kernel, config=space.to_config(params), status=status, times_ms=times,
-                       applied_l1=str(result.get("applied_l1", "")),
-                       message=str(result.get("verify_message", "") or result.get("__error__", "") or ""),
-                       measurements={k: _json_value(result[k]) for k in _KT_FIELDS if k in result})
+    return TrialRecord(
+        kernel=kernel,
+        config=space.to_config(params),
+        status=status,
+        times_ms=times,
+        applied_l1=str(result.get("applied_l1", "")),
+        message=str(result.get("verify_message", "") or result.get("__error__", "") or ""),
+        measurements={k: _json_value(result[k]) for k in _KT_FIELDS if k in result},
+    )
 
 
 class OptunaStrategy:
@@ -88,7 +103,9 @@ class OptunaStrategy:
         store: Callable[[TrialRecord, int | None, dict[str, Any]], bool] | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
-            raise TuningError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
+            raise TuningError(
+                f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}"
+            )
         self.kernel, self.scope, self.strategy, self.seed = kernel, scope, strategy, seed
         total = space.size(kernel, scope)
         self.budget = total if strategy == "exhaustive" else min(budget or 40, total)
@@ -106,8 +123,11 @@ class OptunaStrategy:
             if self.store is not None:
                 stored = self.store(record, None if trial is None else trial._trial_id, params)
                 if not stored:
-                    log.info("%s %s was stored by another process: not stored again", self.kernel,
-                             record.config.label)
+                    log.info(
+                        "%s %s was stored by another process: not stored again",
+                        self.kernel,
+                        record.config.label,
+                    )
                 return stored
             if trial is None:
                 self.study.add_trial(studies.frozen_trial(record, params, dists))
@@ -139,8 +159,10 @@ class OptunaStrategy:
         tp = tuning_options.tune_params
         names = list(tp)
         dists, _ = studies.search_space(self.kernel, self.scope)
-        seen = {tuple(space.from_config(t.config, self.kernel, self.scope)[k] for k in names)
-                for t in self.measured()}
+        seen = {
+            tuple(space.from_config(t.config, self.kernel, self.scope)[k] for k in names)
+            for t in self.measured()
+        }
         # A waiting trial (a worker of an earlier version, killed between enqueue and ask) is
         # retired (FAIL, no measurement), or ask() would hand it out instead of a TPE point.
         storage = self.study._storage
@@ -149,7 +171,8 @@ class OptunaStrategy:
         if self.strategy == "exhaustive":
             return self._exhaustive(runner, tuning_options, names, dists, seen)
         self.study.sampler = optuna.samplers.TPESampler(
-            seed=self.seed + len(seen), n_startup_trials=min(10, self.budget))
+            seed=self.seed + len(seen), n_startup_trials=min(10, self.budget)
+        )
         results: list[dict] = []
         done, stale = len(seen), 0
         while done < self.budget and stale < 200:
@@ -181,8 +204,9 @@ class OptunaStrategy:
             self.on_ask(None)
         return results
 
-    def _exhaustive(self, runner: Any, tuning_options: Any, names: list[str], dists: dict,
-                    seen: set[tuple]) -> list[dict]:
+    def _exhaustive(
+        self, runner: Any, tuning_options: Any, names: list[str], dists: dict, seen: set[tuple]
+    ) -> list[dict]:
         """Every unmeasured point, in a seeded random order (so that drift during the run does
         not line up with block size). No sampler to consult: each point is measured, then
         written whole with its slot (three transactions: the running trial, the slot, the final

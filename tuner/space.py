@@ -40,7 +40,9 @@ def params(kernel: str, scope: str = "extended") -> list[Param]:
     l1 = ("N", "A") if scope == "paper" else tuple(L1_STATES)
     out = [
         Param("block_size_x", blocks, "launch", "threads per block"),
-        Param("l1", l1, "launch", "L1/shared carveout preference (N normal, A more L1, S more shared)"),
+        Param(
+            "l1", l1, "launch", "L1/shared carveout preference (N normal, A more L1, S more shared)"
+        ),
     ]
     if kernel == "relax" and scope != "paper":
         out.append(Param("lanes", LANE_CHOICES, "compile", "threads sharing one node's edge list"))
@@ -56,7 +58,10 @@ def configs(kernel: str, scope: str = "extended") -> list[KernelConfig]:
     """Every configuration of the space, as :class:`KernelConfig`."""
     tp = tune_params(kernel, scope)
     names = list(tp)
-    return [to_config(dict(zip(names, values, strict=True))) for values in itertools.product(*tp.values())]
+    return [
+        to_config(dict(zip(names, values, strict=True)))
+        for values in itertools.product(*tp.values())
+    ]
 
 
 def to_config(p: dict) -> KernelConfig:
@@ -75,4 +80,3 @@ def size(kernel: str, scope: str = "extended") -> int:
     for p in params(kernel, scope):
         n *= len(p.values)
     return n
-

@@ -57,8 +57,14 @@ walk a step's edges, more shared-memory round trips between blocks)."""
 FUSE_CHOICES = (0, 1)
 """Cluster loop: nodes spread v % C with one cluster barrier per step (0), or in bands of a
 bandwidth-reducing order with local rounds inside each block between the barriers (1)."""
-AUTO_SPACE: dict[str, tuple] = {**SPACE, "loop": (*SPACE["loop"], "cluster"), "algorithm": AUTO_ALGORITHMS,
-                                "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES, "fuse": FUSE_CHOICES}
+AUTO_SPACE: dict[str, tuple] = {
+    **SPACE,
+    "loop": (*SPACE["loop"], "cluster"),
+    "algorithm": AUTO_ALGORITHMS,
+    "delta_scale": DELTA_SCALES,
+    "cluster": CLUSTER_CHOICES,
+    "fuse": FUSE_CHOICES,
+}
 """The space of ``algorithm="auto"``: :data:`SPACE` plus the cluster loop, the algorithm,
 near-far's Δ scale, the cluster's size and its fusion."""
 
@@ -67,8 +73,13 @@ def space_for(algorithm: str) -> dict[str, tuple]:
     if algorithm == "auto":
         return AUTO_SPACE
     if algorithm == "near-far":
-        return {**SPACE, "loop": ("persistent", "cluster"), "delta_scale": DELTA_SCALES, "cluster": CLUSTER_CHOICES,
-                "fuse": FUSE_CHOICES}
+        return {
+            **SPACE,
+            "loop": ("persistent", "cluster"),
+            "delta_scale": DELTA_SCALES,
+            "cluster": CLUSTER_CHOICES,
+            "fuse": FUSE_CHOICES,
+        }
     return SPACE
 
 
@@ -106,43 +117,115 @@ def choice(p: dict, algorithm: str) -> tuple[str, float | None]:
 def to_config(p: dict) -> LaunchConfig:
     """A launch configuration from one point of :data:`SPACE`."""
     bs, l1 = int(p["block_size"]), str(p["l1"])
-    return LaunchConfig(KernelConfig(bs, l1, int(p["lanes"])), KernelConfig(bs, l1), KernelConfig(bs, l1),
-                        loop=str(p["loop"]), blocks_per_sm=int(p["blocks_per_sm"]),
-                        local_limit=int(p["local_limit"]), cluster=int(p.get("cluster", 0)),
-                        fuse=p["loop"] == "cluster" and bool(int(p.get("fuse", 0))))
+    return LaunchConfig(
+        KernelConfig(bs, l1, int(p["lanes"])),
+        KernelConfig(bs, l1),
+        KernelConfig(bs, l1),
+        loop=str(p["loop"]),
+        blocks_per_sm=int(p["blocks_per_sm"]),
+        local_limit=int(p["local_limit"]),
+        cluster=int(p.get("cluster", 0)),
+        fuse=p["loop"] == "cluster" and bool(int(p.get("fuse", 0))),
+    )
 
 
 def from_config(c: LaunchConfig) -> dict:
     """Inverse of :func:`to_config` (the cluster's size and fusion only for the cluster loop)."""
-    point = {"loop": c.loop, "block_size": c.relax.block_size, "l1": c.relax.l1, "lanes": c.relax.lanes,
-             "blocks_per_sm": c.blocks_per_sm, "local_limit": c.local_limit}
+    point = {
+        "loop": c.loop,
+        "block_size": c.relax.block_size,
+        "l1": c.relax.l1,
+        "lanes": c.relax.lanes,
+        "blocks_per_sm": c.blocks_per_sm,
+        "local_limit": c.local_limit,
+    }
     if c.loop == "cluster":
         point["cluster"] = c.cluster
         point["fuse"] = int(c.fuse)
     return point
 
 
-DEFAULT_POINT = {"loop": "persistent", "block_size": 256, "l1": "N", "lanes": 1, "blocks_per_sm": 2,
-                 "local_limit": 2048}
+DEFAULT_POINT = {
+    "loop": "persistent",
+    "block_size": 256,
+    "l1": "N",
+    "lanes": 1,
+    "blocks_per_sm": 2,
+    "local_limit": 2048,
+}
 """LaunchConfig.default() as a point of the space (its local limit -1 means 8 x 256)."""
 
 WARM_START = (
-    {"loop": "persistent", "block_size": 1024, "l1": "N", "lanes": 4, "blocks_per_sm": 1, "local_limit": 8192},
-    {"loop": "persistent", "block_size": 1024, "l1": "N", "lanes": 32, "blocks_per_sm": 1, "local_limit": 0},
-    {"loop": "persistent", "block_size": 256, "l1": "N", "lanes": 4, "blocks_per_sm": 2, "local_limit": 8192},
-    {"loop": "graph", "block_size": 256, "l1": "N", "lanes": 32, "blocks_per_sm": 1, "local_limit": 0},
+    {
+        "loop": "persistent",
+        "block_size": 1024,
+        "l1": "N",
+        "lanes": 4,
+        "blocks_per_sm": 1,
+        "local_limit": 8192,
+    },
+    {
+        "loop": "persistent",
+        "block_size": 1024,
+        "l1": "N",
+        "lanes": 32,
+        "blocks_per_sm": 1,
+        "local_limit": 0,
+    },
+    {
+        "loop": "persistent",
+        "block_size": 256,
+        "l1": "N",
+        "lanes": 4,
+        "blocks_per_sm": 2,
+        "local_limit": 8192,
+    },
+    {
+        "loop": "graph",
+        "block_size": 256,
+        "l1": "N",
+        "lanes": 32,
+        "blocks_per_sm": 1,
+        "local_limit": 0,
+    },
 )
 """Points measured well on the H200 across graph families (benchmarks/bench_engine.py): the
 search starts from them and the default, then TPE explores."""
 
 NEARFAR_WARM_START = tuple(
-    {"loop": "cluster", "block_size": bs, "l1": "N", "lanes": kernels.CLUSTER_LANES, "blocks_per_sm": 1,
-     "local_limit": 0, "algorithm": "near-far", "delta_scale": scale, "cluster": blocks, "fuse": fuse}
-    for bs, scale, blocks, fuse in ((1024, 1, 16, 0), (1024, 0.5, 0, 1), (1024, 2, 16, 0), (1024, 1, 0, 1),
-                                    (1024, 0.5, 16, 0), (1024, 1, 0, 0))
+    {
+        "loop": "cluster",
+        "block_size": bs,
+        "l1": "N",
+        "lanes": kernels.CLUSTER_LANES,
+        "blocks_per_sm": 1,
+        "local_limit": 0,
+        "algorithm": "near-far",
+        "delta_scale": scale,
+        "cluster": blocks,
+        "fuse": fuse,
+    }
+    for bs, scale, blocks, fuse in (
+        (1024, 1, 16, 0),
+        (1024, 0.5, 0, 1),
+        (1024, 2, 16, 0),
+        (1024, 1, 0, 1),
+        (1024, 0.5, 16, 0),
+        (1024, 1, 0, 0),
+    )
 ) + tuple(
-    {"loop": "persistent", "block_size": 1024, "l1": "N", "lanes": lanes, "blocks_per_sm": 1, "local_limit": 8192,
-     "algorithm": "near-far", "delta_scale": scale, "cluster": 0, "fuse": 0}
+    {
+        "loop": "persistent",
+        "block_size": 1024,
+        "l1": "N",
+        "lanes": lanes,
+        "blocks_per_sm": 1,
+        "local_limit": 8192,
+        "algorithm": "near-far",
+        "delta_scale": scale,
+        "cluster": 0,
+        "fuse": 0,
+    }
     for lanes, scale in ((4, 16), (32, 16), (4, 64), (32, 256), (4, 1), (32, 4))
 )
 """Near-far points measured well on the H200 (benchmarks/bench_nearfar.py), the cluster loop's
@@ -158,7 +241,10 @@ def start_points(algorithm: str) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``."""
     if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
         # measures the cluster loop), then Crauser's
-        phased = [{**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0} for p in (DEFAULT_POINT, *WARM_START)]
+        phased = [
+            {**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0}
+            for p in (DEFAULT_POINT, *WARM_START)
+        ]
         return [phased[0], *NEARFAR_WARM_START, *phased[1:]]
     if algorithm == "near-far":
         return [{k: v for k, v in p.items() if k != "algorithm"} for p in NEARFAR_WARM_START]
@@ -193,7 +279,10 @@ def representative_sources(graph: Graph, count: int, seed: int) -> list[int]:
 
     matrix = graph.to_scipy()
     candidates = list(iter_sources(graph, 4 * count, seed=seed))
-    reach = {s: breadth_first_order(matrix, s, directed=True, return_predecessors=False).size for s in candidates}
+    reach = {
+        s: breadth_first_order(matrix, s, directed=True, return_predecessors=False).size
+        for s in candidates
+    }
     top = max(reach.values())
     good = [s for s in candidates if reach[s] >= top / 4]
     return good[:count]
@@ -221,8 +310,17 @@ class StructureResult:
         return self.default_ms / self.best_ms
 
 
-def score(graph: Graph, config: LaunchConfig, sources: list[int], *, algorithm: str, variant: str,
-          device: int, reference: dict[int, np.ndarray], delta_scale: float | None = None) -> Trial:
+def score(
+    graph: Graph,
+    config: LaunchConfig,
+    sources: list[int],
+    *,
+    algorithm: str,
+    variant: str,
+    device: int,
+    reference: dict[int, np.ndarray],
+    delta_scale: float | None = None,
+) -> Trial:
     """Median end-to-end ms of ``config`` over ``sources`` (after one warm-up solve); an answer
     that differs from ``reference`` makes the trial fail (recorded, not raised). ``algorithm`` is
     the one that runs (not ``"auto"``); ``delta_scale`` near-far's Δ scale."""
@@ -236,8 +334,9 @@ def score(graph: Graph, config: LaunchConfig, sources: list[int], *, algorithm: 
 
         extra["delta"] = scaled_delta(graph, delta_scale or 1)
     try:
-        with make_solver(graph, algorithm=algorithm, variant=variant, config=config, device=device,
-                         **extra) as solver:
+        with make_solver(
+            graph, algorithm=algorithm, variant=variant, config=config, device=device, **extra
+        ) as solver:
             solver.solve(sources[0])
             times, phases = [], []
             for s in sources:
@@ -293,8 +392,12 @@ def search(
     reference: dict[int, np.ndarray] = {s: dijkstra(graph, s).dist for s in srcs}
     space = space_for(algorithm)
     dists = {k: CategoricalDistribution(list(v)) for k, v in space.items()}
-    study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize",
-                                sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=10))
+    study = optuna.create_study(
+        storage=storage,
+        study_name=study_name,
+        direction="minimize",
+        sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=10),
+    )
     for k, v in {**(study_attrs or {}), "graph": graph.name, "sources": srcs}.items():
         study.set_user_attr(k, v)
     starts = start_points(algorithm)
@@ -317,8 +420,16 @@ def search(
             continue
         seen.add(key)
         algo, scale = choice(point, algorithm)
-        trial = score(graph, to_config(point), srcs, algorithm=algo, variant=variant, device=device,
-                      reference=reference, delta_scale=scale)
+        trial = score(
+            graph,
+            to_config(point),
+            srcs,
+            algorithm=algo,
+            variant=variant,
+            device=device,
+            reference=reference,
+            delta_scale=scale,
+        )
         trial.params = point
         trials.append(trial)
         ask.set_user_attr("times_ms", trial.times_ms)
@@ -344,24 +455,61 @@ def search(
     default_algo, default_scale = choice(default_point, algorithm)
     d_trials, b_trials = [], []
     for _ in range(2):
-        d_trials.append(score(graph, default_cfg, srcs, algorithm=default_algo, variant=variant, device=device,
-                              reference=reference, delta_scale=default_scale))
-        b_trials.append(score(graph, best_cfg, srcs, algorithm=best_algo, variant=variant, device=device,
-                              reference=reference, delta_scale=best_scale))
+        d_trials.append(
+            score(
+                graph,
+                default_cfg,
+                srcs,
+                algorithm=default_algo,
+                variant=variant,
+                device=device,
+                reference=reference,
+                delta_scale=default_scale,
+            )
+        )
+        b_trials.append(
+            score(
+                graph,
+                best_cfg,
+                srcs,
+                algorithm=best_algo,
+                variant=variant,
+                device=device,
+                reference=reference,
+                delta_scale=best_scale,
+            )
+        )
     d = [t.median_ms for t in d_trials]
     b = [t.median_ms for t in b_trials]
     if None in d or None in b:
         failed = [t.error for t in (*d_trials, *b_trials) if t.median_ms is None]
         raise TuningError(f"the final comparison failed on {graph.name}: {failed[0]}")
-    log.info("structure search on %s: %d trials in %.1f s, best %s %s", graph.name, len(trials),
-             time.perf_counter() - t0, best_algo, best_cfg)
-    return StructureResult(best_cfg, float(np.median(b)), float(np.median(d)), trials, dict(best.params))
+    log.info(
+        "structure search on %s: %d trials in %.1f s, best %s %s",
+        graph.name,
+        len(trials),
+        time.perf_counter() - t0,
+        best_algo,
+        best_cfg,
+    )
+    return StructureResult(
+        best_cfg, float(np.median(b)), float(np.median(d)), trials, dict(best.params)
+    )
 
 
-def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, device: int = 0,
-                 algorithm: str = "crauser", variant: str = "successors",
-                 on_result: Callable[[dict], None] | None = None, storage: Any = None,
-                 previous: Callable[[Any], dict | None] | None = None) -> list[dict]:
+def tune_classes(
+    classes: list,
+    *,
+    budget: int,
+    sources: int,
+    seed: int = 0,
+    device: int = 0,
+    algorithm: str = "crauser",
+    variant: str = "successors",
+    on_result: Callable[[dict], None] | None = None,
+    storage: Any = None,
+    previous: Callable[[Any], dict | None] | None = None,
+) -> list[dict]:
     """Search every class of ``classes`` (``sssp.classes.GraphClass``) on its paper instance;
     returns one JSON-ready record per class (configuration labels, structural options, times).
     With ``storage`` each class's trials are kept as an Optuna study there
@@ -382,21 +530,48 @@ def tune_classes(classes: list, *, budget: int, sources: int, seed: int = 0, dev
         t0 = time.perf_counter()
         started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         name = structure_study_name(info.uuid, digest, str(gc), algorithm, variant, started)
-        attrs = {"device": info.name, "device_uuid": info.uuid, "kernel_digest": digest, "graph_class": str(gc),
-                 "algorithm": algorithm, "variant": variant, "instance": instance, "budget": budget}
+        attrs = {
+            "device": info.name,
+            "device_uuid": info.uuid,
+            "kernel_digest": digest,
+            "graph_class": str(gc),
+            "algorithm": algorithm,
+            "variant": variant,
+            "instance": instance,
+            "budget": budget,
+        }
         try:
-            res = search(graph, algorithm=algorithm, variant=variant, budget=budget, sources=sources, seed=seed,
-                         device=device, storage=storage, study_name=name if storage is not None else None,
-                         study_attrs=attrs, previous=previous(gc) if previous else None)
+            res = search(
+                graph,
+                algorithm=algorithm,
+                variant=variant,
+                budget=budget,
+                sources=sources,
+                seed=seed,
+                device=device,
+                storage=storage,
+                study_name=name if storage is not None else None,
+                study_attrs=attrs,
+                previous=previous(gc) if previous else None,
+            )
         except TuningError as err:  # one class that cannot be tuned must not lose the others
             log.error("class %s: %s", gc, err)
             continue
         rec = {
-            "graph_class": str(gc), "instance": instance, "device": info.name, "uuid": info.uuid,
-            "compute_capability": info.cc_string, "algorithm": algorithm, "variant": variant,
-            "labels": res.best.as_dict(), "options": {**res.best.options(), **algorithm_options(res, algorithm)},
-            "tuned_median_ms": res.best_ms, "default_median_ms": res.default_ms, "speedup": res.speedup,
-            "n_sources": sources, "trials": len(res.trials),
+            "graph_class": str(gc),
+            "instance": instance,
+            "device": info.name,
+            "uuid": info.uuid,
+            "compute_capability": info.cc_string,
+            "algorithm": algorithm,
+            "variant": variant,
+            "labels": res.best.as_dict(),
+            "options": {**res.best.options(), **algorithm_options(res, algorithm)},
+            "tuned_median_ms": res.best_ms,
+            "default_median_ms": res.default_ms,
+            "speedup": res.speedup,
+            "n_sources": sources,
+            "trials": len(res.trials),
             "failed": sum(t.median_ms is None for t in res.trials),
             "failures": sorted({t.error for t in res.trials if t.median_ms is None})[:5],
             "phases": min((t.phases for t in res.trials if t.median_ms is not None), default=0),
@@ -433,12 +608,20 @@ def to_best(rec: dict, device: Any) -> Any:
     chosen = _default_config(rec["algorithm"]) if kept_default else searched
     return BestRecord(
         device=device,
-        kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE),
-                                           " ".join(kernels.NVCC_OPTIONS)),
-        graph_class=GraphClass.from_text(rec["graph_class"]), algorithm=rec["algorithm"], variant=rec["variant"],
-        config=chosen, tuned_config=searched, tuned_median_ms=float(rec["tuned_median_ms"]),
-        default_median_ms=float(rec["default_median_ms"]), speedup=float(rec["speedup"]),
-        n_sources=int(rec["n_sources"]), kept_default=kept_default, replay=False,
+        kernel_version=KernelVersionRecord(
+            kernels.digest(kernels.ENGINE_SOURCE_FILE), " ".join(kernels.NVCC_OPTIONS)
+        ),
+        graph_class=GraphClass.from_text(rec["graph_class"]),
+        algorithm=rec["algorithm"],
+        variant=rec["variant"],
+        config=chosen,
+        tuned_config=searched,
+        tuned_median_ms=float(rec["tuned_median_ms"]),
+        default_median_ms=float(rec["default_median_ms"]),
+        speedup=float(rec["speedup"]),
+        n_sources=int(rec["n_sources"]),
+        kept_default=kept_default,
+        replay=False,
         # The search's own structural picks ride along (prefixed) when the default is kept.
         options=_stored_options(rec, chosen, searched, kept_default),
     )
@@ -447,10 +630,16 @@ def to_best(rec: dict, device: Any) -> Any:
 def _default_config(algorithm: str) -> LaunchConfig:
     """The configuration a search compared against: the default one, or for near-far alone its
     first start point."""
-    return to_config(start_points("near-far")[0]) if algorithm == "near-far" else LaunchConfig.default()
+    return (
+        to_config(start_points("near-far")[0])
+        if algorithm == "near-far"
+        else LaunchConfig.default()
+    )
 
 
-def _stored_options(rec: dict, chosen: LaunchConfig, searched: LaunchConfig, kept_default: bool) -> dict:
+def _stored_options(
+    rec: dict, chosen: LaunchConfig, searched: LaunchConfig, kept_default: bool
+) -> dict:
     """The stored record's options: the chosen configuration's, its algorithm choice (records of
     "auto": Crauser OUT when the default is kept), and the search's own picks, prefixed
     ``tuned.``, when the default is kept."""

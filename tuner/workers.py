@@ -49,15 +49,23 @@ def parse_devices(text: str | None) -> list[int]:
         except ValueError:
             value = -1
         if value < 0:
-            raise TuningError(f"--devices {text!r}: {part!r} is not a device ordinal (e.g. --devices 0,1)")
+            raise TuningError(
+                f"--devices {text!r}: {part!r} is not a device ordinal (e.g. --devices 0,1)"
+            )
         out.append(value)
     if len(set(out)) != len(out):
         raise TuningError(f"--devices {text!r} names a device twice")
     return out
 
 
-def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any, db: str,
-           cache_dir: str | None) -> int:
+def worker(
+    index: int,
+    device: int | None,
+    classes: list[GraphClass],
+    opts: Any,
+    db: str,
+    cache_dir: str | None,
+) -> int:
     """One worker: tune every class it can claim until all are finished; returns the number of
     classes it tuned."""
     if device is not None:
@@ -71,7 +79,7 @@ def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any,
 
     owner = worker_id()
     label = " [REPLAY of recorded measurements]" if opts.replay else ""
-    pending = classes[index % len(classes):] + classes[:index % len(classes)] if classes else []
+    pending = classes[index % len(classes) :] + classes[: index % len(classes)] if classes else []
     tuned = 0
     with Store(db) as store:
         while pending:
@@ -86,17 +94,25 @@ def worker(index: int, device: int | None, classes: list[GraphClass], opts: Any,
                         return None
                     return got
 
-                out = tune_class(gc, opts, store=store, claim=claim,
-                                 cache_root=None if cache_dir is None else Path(cache_dir))
+                out = tune_class(
+                    gc,
+                    opts,
+                    store=store,
+                    claim=claim,
+                    cache_root=None if cache_dir is None else Path(cache_dir),
+                )
                 if out is None:
                     if state.get("claim") == "busy":
                         busy.append(gc)
                     continue
                 tuned += 1
                 b = out.best
-                print(f"{gc}{label}: {b.tuned_config}  speedup {b.speedup:.3f}x  [worker {index} "
-                      f"({owner}), {out.trials} trials, {out.wall_seconds:.1f} s"
-                      f"{', resumed' if out.resumed else ''}]", flush=True)
+                print(
+                    f"{gc}{label}: {b.tuned_config}  speedup {b.speedup:.3f}x  [worker {index} "
+                    f"({owner}), {out.trials} trials, {out.wall_seconds:.1f} s"
+                    f"{', resumed' if out.resumed else ''}]",
+                    flush=True,
+                )
             pending = busy
             if pending:  # held by live workers: wait, and take over any whose worker died
                 time.sleep(max(1.0, studies.HEARTBEAT_SECONDS))
@@ -128,13 +144,22 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="sssp-parent-watch", daemon=True).start()
 
 
-def _child(index: int, device: int | None, classes: list[GraphClass], opts: Any, db: str,
-           cache_dir: str | None, level: int, parent: int | None = None) -> None:
+def _child(
+    index: int,
+    device: int | None,
+    classes: list[GraphClass],
+    opts: Any,
+    db: str,
+    cache_dir: str | None,
+    level: int,
+    parent: int | None = None,
+) -> None:
     interrupt.install()  # before anything long: a signal must find the policy in place
     if parent is not None:
         die_with_parent(parent)
-    logging.basicConfig(level=level, format=f"%(levelname)s worker {index} %(name)s: %(message)s",
-                        stream=sys.stderr)
+    logging.basicConfig(
+        level=level, format=f"%(levelname)s worker {index} %(name)s: %(message)s", stream=sys.stderr
+    )
     try:
         worker(index, device, classes, opts, db, cache_dir)
     except SSSPError as err:
@@ -145,8 +170,15 @@ def _child(index: int, device: int | None, classes: list[GraphClass], opts: Any,
         sys.exit(getattr(err, "exit_status", 130))
 
 
-def run_pool(classes: list[GraphClass], opts: Any, db: str, *, workers: int | None,
-             devices: list[int], cache_dir: str | None = None) -> None:
+def run_pool(
+    classes: list[GraphClass],
+    opts: Any,
+    db: str,
+    *,
+    workers: int | None,
+    devices: list[int],
+    cache_dir: str | None = None,
+) -> None:
     """Run the workers (one per device when ``devices`` are given) and wait for them.
 
     Raises
@@ -159,14 +191,29 @@ def run_pool(classes: list[GraphClass], opts: Any, db: str, *, workers: int | No
         raise TuningError(f"--workers {n} with {len(devices)} devices: give one worker per device")
     if n > 1 and not devices and not opts.replay:
         # Workers that share a GPU time their kernels while the other's run on the same device.
-        log.warning("%d workers share GPU %d: their kernel timings disturb each other; give them "
-                    "one GPU each with --devices (several hosts: one PostgreSQL --db)", n, opts.device)
+        log.warning(
+            "%d workers share GPU %d: their kernel timings disturb each other; give them "
+            "one GPU each with --devices (several hosts: one PostgreSQL --db)",
+            n,
+            opts.device,
+        )
     ctx = multiprocessing.get_context("spawn")  # no CUDA or database state is inherited
     level = logging.getLogger().getEffectiveLevel()
     procs = [
-        ctx.Process(target=_child, name=f"tune-worker-{i}",
-                    args=(i, devices[i] if devices else None, classes, opts, db, cache_dir, level,
-                          os.getpid()))
+        ctx.Process(
+            target=_child,
+            name=f"tune-worker-{i}",
+            args=(
+                i,
+                devices[i] if devices else None,
+                classes,
+                opts,
+                db,
+                cache_dir,
+                level,
+                os.getpid(),
+            ),
+        )
         for i in range(n)
     ]
     try:
@@ -181,8 +228,11 @@ def run_pool(classes: list[GraphClass], opts: Any, db: str, *, workers: int | No
     if any(code is not None and code > 128 for _, code in failed):
         interrupt.check()  # a signal to this command too: say that, not "a worker failed"
     if failed:
-        raise TuningError("worker(s) failed: " + ", ".join(f"{name} (exit {code})" for name, code in failed)
-                          + "; run the same command again to resume")
+        raise TuningError(
+            "worker(s) failed: "
+            + ", ".join(f"{name} (exit {code})" for name, code in failed)
+            + "; run the same command again to resume"
+        )
 
 
 def stop(procs: list[Any]) -> None:

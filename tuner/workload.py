@@ -82,7 +82,9 @@ def class_instance(gc: GraphClass, *, seed: int = 0) -> tuple[Graph, str]:
     if gc.degree == "deg20":
         g = generate("geometric", size=gc.nodes, degree=GEOMETRIC_DEGREE, seed=seed)
         return g, f"geometric n={gc.nodes} degree={GEOMETRIC_DEGREE} seed={seed}"
-    raise UnknownClassError(f"no high-diameter instance for {gc}: high-diameter classes are deg2 and deg20")
+    raise UnknownClassError(
+        f"no high-diameter instance for {gc}: high-diameter classes are deg2 and deg20"
+    )
 
 
 def normalise(settled_at: np.ndarray, iteration: int) -> np.ndarray:
@@ -125,9 +127,14 @@ def capture(
         raise TuningError("a workload needs at least one source")
     solver = GPUSolver(graph, algorithm=algorithm, variant=variant, device=device)
     wl = Workload(
-        graph=graph, graph_class=graph_class or graph.graph_class(), instance=instance or graph.name,
-        algorithm=algorithm, variant=variant, dist_dtype=solver.dist_dtype,
-        weight_dtype=solver.weight_dtype, sources=list(sources),
+        graph=graph,
+        graph_class=graph_class or graph.graph_class(),
+        instance=instance or graph.name,
+        algorithm=algorithm,
+        variant=variant,
+        dist_dtype=solver.dist_dtype,
+        weight_dtype=solver.weight_dtype,
+        sources=list(sources),
         states={"relax": [], "min": [], "update": []},
     )
     try:
@@ -139,15 +146,25 @@ def capture(
 
             def keep(snap: Snapshot, s: int = s, weights: dict = weights) -> None:
                 w = weights[snap.iteration] / len(sources)
-                st = KernelState(w, normalise(snap.settled_at, snap.iteration), snap.dist, snap.delta,
-                                 s, snap.iteration)
+                st = KernelState(
+                    w,
+                    normalise(snap.settled_at, snap.iteration),
+                    snap.dist,
+                    snap.delta,
+                    s,
+                    snap.iteration,
+                )
                 wl.states[snap.phase].append(st)
 
             solver.solve(s, capture=list(weights), on_snapshot=keep)
     finally:
         solver.close()
-    log.info("captured %d states per kernel from %d sources of %s", len(wl.states["relax"]),
-             len(sources), wl.instance)
+    log.info(
+        "captured %d states per kernel from %d sources of %s",
+        len(wl.states["relax"]),
+        len(sources),
+        wl.instance,
+    )
     return wl
 
 
@@ -165,7 +182,9 @@ def relax_reference(graph: Graph, settled: np.ndarray, dist: np.ndarray) -> np.n
     return tmp.astype(dist.dtype)
 
 
-def min_reference(settled: np.ndarray, dist: np.ndarray, omega: np.ndarray, inf: int, crauser: bool) -> int:
+def min_reference(
+    settled: np.ndarray, dist: np.ndarray, omega: np.ndarray, inf: int, crauser: bool
+) -> int:
     un = (settled == UNSETTLED) & (dist != inf)
     if crauser:
         un &= omega != inf

@@ -20,11 +20,19 @@ class BestsMixin:
     # -- best configurations -------------------------------------------------------------------
 
     @staticmethod
-    def _best_row(session: Session, dev: Device, kv: KernelVersion, gc: GraphClassRow,
-                  algorithm: str, variant: str) -> BestConfig | None:
+    def _best_row(
+        session: Session,
+        dev: Device,
+        kv: KernelVersion,
+        gc: GraphClassRow,
+        algorithm: str,
+        variant: str,
+    ) -> BestConfig | None:
         stmt = select(BestConfig).where(
-            BestConfig.device_id == dev.id, BestConfig.kernel_version_id == kv.id,
-            BestConfig.graph_class_id == gc.id, BestConfig.algorithm == algorithm,
+            BestConfig.device_id == dev.id,
+            BestConfig.kernel_version_id == kv.id,
+            BestConfig.graph_class_id == gc.id,
+            BestConfig.algorithm == algorithm,
             BestConfig.variant == variant,
         )
         return session.scalars(stmt).one_or_none()
@@ -39,8 +47,13 @@ class BestsMixin:
             gc = self._class_row(session, best.graph_class)
             row = self._best_row(session, dev, kv, gc, best.algorithm, best.variant)
             if row is None:
-                row = BestConfig(device=dev, kernel_version=kv, graph_class=gc,
-                                 algorithm=best.algorithm, variant=best.variant)
+                row = BestConfig(
+                    device=dev,
+                    kernel_version=kv,
+                    graph_class=gc,
+                    algorithm=best.algorithm,
+                    variant=best.variant,
+                )
                 session.add(row)
             fill_best(row, best, best.run_id)
             session.flush()
@@ -49,29 +62,47 @@ class BestsMixin:
 
     def _bests(self, *clauses: Any) -> list[BestRecord]:
         def work(session: Session) -> list[BestRecord]:
-            stmt = (select(BestConfig).join(BestConfig.device).join(BestConfig.kernel_version)
-                    .join(BestConfig.graph_class).where(*clauses))
+            stmt = (
+                select(BestConfig)
+                .join(BestConfig.device)
+                .join(BestConfig.kernel_version)
+                .join(BestConfig.graph_class)
+                .where(*clauses)
+            )
             return [best_record(r) for r in session.scalars(stmt).unique()]
 
         return self._transact(work, retries=0)
 
-    def best(self, device_uuid: str, digest: str, graph_class: GraphClass, algorithm: str,
-             variant: str) -> BestRecord | None:
+    def best(
+        self, device_uuid: str, digest: str, graph_class: GraphClass, algorithm: str, variant: str
+    ) -> BestRecord | None:
         """The stored best configuration of exactly this key, or ``None`` (when the digest was
         tuned under several compile-option sets, the newest)."""
-        out = self._bests(Device.uuid == device_uuid, KernelVersion.digest == digest,
-                          GraphClassRow.size == graph_class.size,
-                          GraphClassRow.degree == graph_class.degree,
-                          GraphClassRow.diameter == graph_class.diameter,
-                          BestConfig.algorithm == algorithm, BestConfig.variant == variant)
+        out = self._bests(
+            Device.uuid == device_uuid,
+            KernelVersion.digest == digest,
+            GraphClassRow.size == graph_class.size,
+            GraphClassRow.degree == graph_class.degree,
+            GraphClassRow.diameter == graph_class.diameter,
+            BestConfig.algorithm == algorithm,
+            BestConfig.variant == variant,
+        )
         return max(out, key=lambda b: b.updated_at, default=None)
 
-    def best_for_device(self, device_uuid: str, digest: str | None = None,
-                        algorithm: str = "crauser", variant: str = "successors") -> list[BestRecord]:
+    def best_for_device(
+        self,
+        device_uuid: str,
+        digest: str | None = None,
+        algorithm: str = "crauser",
+        variant: str = "successors",
+    ) -> list[BestRecord]:
         """Every class's best configuration on one device (all kernel versions with
         ``digest=None``), by class size, then degree, newest first within a class."""
-        clauses = [Device.uuid == device_uuid, BestConfig.algorithm == algorithm,
-                   BestConfig.variant == variant]
+        clauses = [
+            Device.uuid == device_uuid,
+            BestConfig.algorithm == algorithm,
+            BestConfig.variant == variant,
+        ]
         if digest is not None:
             clauses.append(KernelVersion.digest == digest)
         out = self._bests(*clauses)
@@ -83,9 +114,18 @@ class BestsMixin:
         """All best configurations (of one device name when given), for reports; by device,
         class (size, degree), algorithm, variant."""
         out = self._bests(*([] if device_name is None else [Device.name == device_name]))
-        out.sort(key=lambda b: (b.device.name, b.device.uuid, b.graph_class.nodes,
-                                b.graph_class.mean_degree, b.algorithm, b.variant,
-                                b.kernel_version.digest, b.kernel_version.compile_options))
+        out.sort(
+            key=lambda b: (
+                b.device.name,
+                b.device.uuid,
+                b.graph_class.nodes,
+                b.graph_class.mean_degree,
+                b.algorithm,
+                b.variant,
+                b.kernel_version.digest,
+                b.kernel_version.compile_options,
+            )
+        )
         return out
 
     def devices(self) -> list[DeviceRecord]:

@@ -38,7 +38,6 @@ EXPORT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 
-
 class Malformed(ValueError):
     """An export document that does not have the expected shape."""
 
@@ -139,13 +138,20 @@ def _parse_kv(obj: Any, where: str) -> KernelVersionRecord:
 
 
 def _parse_class(obj: Any, where: str) -> GraphClass:
-    diameter = _field(obj, "diameter", str, where) if isinstance(obj, dict) and "diameter" in obj else "lowdiam"
+    diameter = (
+        _field(obj, "diameter", str, where)
+        if isinstance(obj, dict) and "diameter" in obj
+        else "lowdiam"
+    )
     return GraphClass(_field(obj, "size", str, where), _field(obj, "degree", str, where), diameter)
 
 
 def _labels(obj: Any, where: str) -> tuple[str, str, str]:
-    return (_field(obj, "relax", str, where), _field(obj, "min", str, where),
-            _field(obj, "update", str, where))
+    return (
+        _field(obj, "relax", str, where),
+        _field(obj, "min", str, where),
+        _field(obj, "update", str, where),
+    )
 
 
 def _parse_document(doc: Any) -> ExportDoc:
@@ -264,8 +270,11 @@ def _parse_trial(t: Any, where: str) -> TrialDoc:
 
 def _parse_best(b: Any, where: str, devices: dict[str, DeviceRecord]) -> BestRecord:
     options = _field(b, "options", dict, where) if "options" in b else {}
-    config, tuned = _configs(_labels(_field(b, "config", dict, where), f"{where}.config"),
-                             _labels(_field(b, "tuned_config", dict, where), f"{where}.tuned_config"), options)
+    config, tuned = _configs(
+        _labels(_field(b, "config", dict, where), f"{where}.config"),
+        _labels(_field(b, "tuned_config", dict, where), f"{where}.tuned_config"),
+        options,
+    )
     return BestRecord(
         device=_device_ref(b, where, devices),
         kernel_version=_parse_kv(

@@ -43,12 +43,18 @@ def read_schema_1(conn: Any) -> dict[str, Any]:
     classes = {r["id"]: r for r in _rows(conn, "SELECT * FROM sssp_graph_classes")}
     trials: dict[int, list[dict[str, Any]]] = {}
     for t in _rows(conn, "SELECT * FROM sssp_trials ORDER BY run_id, number, id"):
-        trials.setdefault(t["run_id"], []).append({
-            "number": t["number"], "kernel": t["kernel"], "config": t["config_label"],
-            "status": t["status"], "times_ms": json.loads(t["times_ms"]),
-            "applied_l1": t["applied_l1"], "message": t["message"],
-            "created_at": _iso(t["created_at"]),
-        })
+        trials.setdefault(t["run_id"], []).append(
+            {
+                "number": t["number"],
+                "kernel": t["kernel"],
+                "config": t["config_label"],
+                "status": t["status"],
+                "times_ms": json.loads(t["times_ms"]),
+                "applied_l1": t["applied_l1"],
+                "message": t["message"],
+                "created_at": _iso(t["created_at"]),
+            }
+        )
 
     def kv(i: int) -> dict[str, str]:
         return {"digest": kvs[i]["digest"], "compile_options": kvs[i]["compile_options"]}
@@ -58,27 +64,43 @@ def read_schema_1(conn: Any) -> dict[str, Any]:
 
     runs = [
         {
-            "id": r["id"], "device": devices[r["device_id"]]["uuid"],
-            "kernel_version": kv(r["kernel_version_id"]), "graph_class": gc(r["graph_class_id"]),
-            "algorithm": r["algorithm"], "variant": r["variant"], "kernel": r["kernel"],
-            "strategy": r["strategy"], "instance": r["instance"], "replay": bool(r["replay"]),
-            "status": r["status"], "budget": r["budget"], "seed": r["seed"],
-            "started_at": _iso(r["started_at"]), "finished_at": _iso(r["finished_at"]),
-            "wall_seconds": r["wall_seconds"], "trials": trials.get(r["id"], []),
+            "id": r["id"],
+            "device": devices[r["device_id"]]["uuid"],
+            "kernel_version": kv(r["kernel_version_id"]),
+            "graph_class": gc(r["graph_class_id"]),
+            "algorithm": r["algorithm"],
+            "variant": r["variant"],
+            "kernel": r["kernel"],
+            "strategy": r["strategy"],
+            "instance": r["instance"],
+            "replay": bool(r["replay"]),
+            "status": r["status"],
+            "budget": r["budget"],
+            "seed": r["seed"],
+            "started_at": _iso(r["started_at"]),
+            "finished_at": _iso(r["finished_at"]),
+            "wall_seconds": r["wall_seconds"],
+            "trials": trials.get(r["id"], []),
         }
         for r in _rows(conn, "SELECT * FROM sssp_tuning_runs ORDER BY id")
     ]
     bests = [
         {
-            "device": devices[b["device_id"]]["uuid"], "kernel_version": kv(b["kernel_version_id"]),
-            "graph_class": gc(b["graph_class_id"]), "algorithm": b["algorithm"],
+            "device": devices[b["device_id"]]["uuid"],
+            "kernel_version": kv(b["kernel_version_id"]),
+            "graph_class": gc(b["graph_class_id"]),
+            "algorithm": b["algorithm"],
             "variant": b["variant"],
             "config": {k: b[f"{k}_label"] for k in ("relax", "min", "update")},
             "tuned_config": {k: b[f"tuned_{k}_label"] for k in ("relax", "min", "update")},
-            "tuned_median_ms": b["tuned_median_ms"], "default_median_ms": b["default_median_ms"],
-            "speedup": b["speedup"], "n_sources": b["n_sources"],
-            "kept_default": bool(b["kept_default"]), "replay": bool(b["replay"]),
-            "run": b["run_id"], "updated_at": _iso(b["updated_at"]),
+            "tuned_median_ms": b["tuned_median_ms"],
+            "default_median_ms": b["default_median_ms"],
+            "speedup": b["speedup"],
+            "n_sources": b["n_sources"],
+            "kept_default": bool(b["kept_default"]),
+            "replay": bool(b["replay"]),
+            "run": b["run_id"],
+            "updated_at": _iso(b["updated_at"]),
         }
         for b in _rows(conn, "SELECT * FROM sssp_best_configs ORDER BY id")
     ]

@@ -90,8 +90,9 @@ def parse_options(text: str) -> dict[str, str | int | float]:
     return value
 
 
-def configs(config: tuple[str, str, str], tuned: tuple[str, str, str], options: dict
-            ) -> tuple[LaunchConfig, LaunchConfig]:
+def configs(
+    config: tuple[str, str, str], tuned: tuple[str, str, str], options: dict
+) -> tuple[LaunchConfig, LaunchConfig]:
     """(configuration in effect, the search's picks) from their relax/min/update labels and the
     record's options. The unprefixed options describe the first; a search that kept the default
     stores its own structural picks under ``tuned.``-prefixed keys, otherwise they are the same."""
@@ -103,8 +104,11 @@ def configs(config: tuple[str, str, str], tuned: tuple[str, str, str], options: 
 def best_record(row: BestConfig) -> BestRecord:
     with _row(BestConfig.__tablename__, row.id):
         options = parse_options(row.options)
-        config, tuned = configs((row.relax_label, row.min_label, row.update_label),
-                                (row.tuned_relax_label, row.tuned_min_label, row.tuned_update_label), options)
+        config, tuned = configs(
+            (row.relax_label, row.min_label, row.update_label),
+            (row.tuned_relax_label, row.tuned_min_label, row.tuned_update_label),
+            options,
+        )
         return BestRecord(
             device=device_record(row.device),
             kernel_version=kernel_version_record(row.kernel_version),

@@ -102,7 +102,9 @@ class GraphClassRow(Base):
     """A (size, degree, diameter) graph class such as ``49k``/``deg200``/``lowdiam``."""
 
     __tablename__ = "sssp_graph_classes"
-    __table_args__ = (UniqueConstraint("size", "degree", "diameter", name="uq_sssp_graph_classes_key"),)
+    __table_args__ = (
+        UniqueConstraint("size", "degree", "diameter", name="uq_sssp_graph_classes_key"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     size: Mapped[str] = mapped_column(String(16))
@@ -156,7 +158,9 @@ class TrialSlot(Base):
     """
 
     __tablename__ = "sssp_trial_slots"
-    __table_args__ = (UniqueConstraint("run_id", "kernel", "config", name="uq_sssp_trial_slots_key"),)
+    __table_args__ = (
+        UniqueConstraint("run_id", "kernel", "config", name="uq_sssp_trial_slots_key"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("sssp_tuning_runs.id", ondelete="CASCADE"))

@@ -132,7 +132,11 @@ class BestRecord:
     def __post_init__(self) -> None:
         for key, value in self.options.items():
             ok = isinstance(value, str | int | float) and not isinstance(value, bool)
-            if not isinstance(key, str) or not ok or (isinstance(value, float) and not math.isfinite(value)):
+            if (
+                not isinstance(key, str)
+                or not ok
+                or (isinstance(value, float) and not math.isfinite(value))
+            ):
                 raise ValueError(
                     f"option {key!r}={value!r} is invalid: options map names to strings or finite numbers"
                 )

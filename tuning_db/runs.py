@@ -33,8 +33,9 @@ class RunsMixin:
         return row
 
     @staticmethod
-    def _key_clauses(key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow,
-                     device: Any = None) -> list[Any]:
+    def _key_clauses(
+        key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow, device: Any = None
+    ) -> list[Any]:
         """The clauses that select ``key``'s runs (``device``: another clause for the device)."""
         return [
             TuningRun.device_id == dev.id if device is None else device,
@@ -48,7 +49,9 @@ class RunsMixin:
             TuningRun.replay == key.replay,
         ]
 
-    def _key_rows(self, session: Session, key: RunKey) -> tuple[Device, KernelVersion, GraphClassRow]:
+    def _key_rows(
+        self, session: Session, key: RunKey
+    ) -> tuple[Device, KernelVersion, GraphClassRow]:
         return (
             self._device_row(session, key.device, update=True),
             self._kernel_version_row(session, key.kernel_version),
@@ -56,15 +59,32 @@ class RunsMixin:
         )
 
     @staticmethod
-    def _new_run(key: RunKey, rows: tuple[Device, KernelVersion, GraphClassRow], *, budget: int | None,
-                 seed: int, owner: str) -> TuningRun:
+    def _new_run(
+        key: RunKey,
+        rows: tuple[Device, KernelVersion, GraphClassRow],
+        *,
+        budget: int | None,
+        seed: int,
+        owner: str,
+    ) -> TuningRun:
         dev, kv, gc = rows
         now = utcnow()
         return TuningRun(
-            device=dev, kernel_version=kv, graph_class=gc, algorithm=key.algorithm,
-            variant=key.variant, kernel=key.kernel, strategy=key.strategy, instance=key.instance,
-            replay=key.replay, budget=budget, seed=seed, status=RunStatus.RUNNING.value,
-            started_at=now, owner=owner, heartbeat_at=now,
+            device=dev,
+            kernel_version=kv,
+            graph_class=gc,
+            algorithm=key.algorithm,
+            variant=key.variant,
+            kernel=key.kernel,
+            strategy=key.strategy,
+            instance=key.instance,
+            replay=key.replay,
+            budget=budget,
+            seed=seed,
+            status=RunStatus.RUNNING.value,
+            started_at=now,
+            owner=owner,
+            heartbeat_at=now,
         )
 
     # -- runs ---------------------------------------------------------------------------------
@@ -75,11 +95,32 @@ class RunsMixin:
         every transaction takes up front (``BEGIN IMMEDIATE``)."""
         if self._url.get_backend_name() == "postgresql":
             model = (key.device.name, key.device.compute_capability, key.device.sm_count)
-            advisory_lock(session, repr((model, key.kernel_version, key.graph_class, key.algorithm,
-                                         key.variant, key.kernel, key.strategy, key.instance, key.replay)))
+            advisory_lock(
+                session,
+                repr(
+                    (
+                        model,
+                        key.kernel_version,
+                        key.graph_class,
+                        key.algorithm,
+                        key.variant,
+                        key.kernel,
+                        key.strategy,
+                        key.instance,
+                        key.replay,
+                    )
+                ),
+            )
 
-    def open_run(self, key: RunKey, *, budget: int | None, seed: int, owner: str = "",
-                 stale_after: float = studies.GRACE_SECONDS) -> tuple[RunRecord, bool]:
+    def open_run(
+        self,
+        key: RunKey,
+        *,
+        budget: int | None,
+        seed: int,
+        owner: str = "",
+        stale_after: float = studies.GRACE_SECONDS,
+    ) -> tuple[RunRecord, bool]:
         """Take over the newest unfinished run of ``key`` that no live process holds, or start a
         new run (a plain ``tune``).
 
@@ -103,10 +144,14 @@ class RunsMixin:
                 .where(*self._key_clauses(key, *rows), TuningRun.status.in_(_OPEN_STATUSES))
                 .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
             )
-            row = next((r for r in session.scalars(stmt).unique()
-                        if not _held(r, owner, stale_after)), None)
+            row = next(
+                (r for r in session.scalars(stmt).unique() if not _held(r, owner, stale_after)),
+                None,
+            )
             if row is not None:
-                logger.info("resuming tuning run %d (%s) after %r", row.id, key.graph_class, row.owner)
+                logger.info(
+                    "resuming tuning run %d (%s) after %r", row.id, key.graph_class, row.owner
+                )
                 _take(row, budget, owner)
                 session.flush()
                 return run_record(row), True
@@ -121,8 +166,15 @@ class RunsMixin:
             self.reclaim_run(run)
         return run, resumed
 
-    def claim_run(self, key: RunKey, *, budget: int | None, seed: int, owner: str,
-                  stale_after: float = studies.GRACE_SECONDS) -> tuple[RunRecord, bool] | str:
+    def claim_run(
+        self,
+        key: RunKey,
+        *,
+        budget: int | None,
+        seed: int,
+        owner: str,
+        stale_after: float = studies.GRACE_SECONDS,
+    ) -> tuple[RunRecord, bool] | str:
         """Claim the work of ``key`` for worker ``owner`` (``tune --workers``).
 
         ``"finished"`` when a run of ``key`` has finished, ``"busy"`` when another worker holds
@@ -140,8 +192,11 @@ class RunsMixin:
             # Identical GPUs (same model, compute capability and SM count; e.g. the two H200s of
             # `--devices 0,1`) share the work: a class tuned on one is done for all of them. A
             # run taken over keeps the device it started on, and with it its Optuna study.
-            peers = select(Device.id).where(Device.name == model[0], Device.compute_capability == model[1],
-                                            Device.sm_count == model[2])
+            peers = select(Device.id).where(
+                Device.name == model[0],
+                Device.compute_capability == model[1],
+                Device.sm_count == model[2],
+            )
             stmt = (
                 select(TuningRun)
                 .where(*self._key_clauses(key, *rows, device=TuningRun.device_id.in_(peers)))
@@ -154,8 +209,9 @@ class RunsMixin:
             if row is not None:
                 if _held(row, owner, stale_after):
                     return "busy"
-                logger.info("taking over tuning run %d (%s) from %r", row.id, key.graph_class,
-                            row.owner)
+                logger.info(
+                    "taking over tuning run %d (%s) from %r", row.id, key.graph_class, row.owner
+                )
                 _take(row, budget, owner)
                 session.flush()
                 return run_record(row), True
@@ -185,8 +241,14 @@ class RunsMixin:
         """The run with id ``run_id``; :class:`StoreError` when there is none."""
         return self._transact(lambda s: run_record(self._run_row(s, run_id)), retries=0)
 
-    def finish_run(self, run_id: int, status: RunStatus, wall_seconds: float | None = None, *,
-                   owner: str | None = None) -> RunRecord:
+    def finish_run(
+        self,
+        run_id: int,
+        status: RunStatus,
+        wall_seconds: float | None = None,
+        *,
+        owner: str | None = None,
+    ) -> RunRecord:
         """Close a run with ``status`` (``FINISHED``, ``INTERRUPTED``, ``FAILED``).
 
         With ``owner``, only while ``owner`` holds the run: a process whose run was taken over
@@ -198,8 +260,12 @@ class RunsMixin:
         def work(session: Session) -> RunRecord:
             row = self._run_row(session, run_id)
             if owner is not None and row.owner != owner:
-                logger.warning("tuning run %d is held by %r now, not %r: left as it is", run_id,
-                               row.owner, owner)
+                logger.warning(
+                    "tuning run %d is held by %r now, not %r: left as it is",
+                    run_id,
+                    row.owner,
+                    owner,
+                )
                 return run_record(row)
             row.status = status.value
             row.finished_at = None if status is RunStatus.RUNNING else utcnow()
@@ -210,8 +276,13 @@ class RunsMixin:
 
         return self._transact(work, retries=0)
 
-    def runs(self, device_name: str | None = None, graph_class: GraphClass | None = None, *,
-             status: RunStatus | None = None) -> list[RunRecord]:
+    def runs(
+        self,
+        device_name: str | None = None,
+        graph_class: GraphClass | None = None,
+        *,
+        status: RunStatus | None = None,
+    ) -> list[RunRecord]:
         """Runs, oldest first, optionally only of one device name, class or status."""
 
         def work(session: Session) -> list[RunRecord]:
@@ -219,9 +290,11 @@ class RunsMixin:
             if device_name is not None:
                 stmt = stmt.where(Device.name == device_name)
             if graph_class is not None:
-                stmt = stmt.where(GraphClassRow.size == graph_class.size,
-                                  GraphClassRow.degree == graph_class.degree,
-                                  GraphClassRow.diameter == graph_class.diameter)
+                stmt = stmt.where(
+                    GraphClassRow.size == graph_class.size,
+                    GraphClassRow.degree == graph_class.degree,
+                    GraphClassRow.diameter == graph_class.diameter,
+                )
             if status is not None:
                 stmt = stmt.where(TuningRun.status == RunStatus(status).value)
             stmt = stmt.order_by(TuningRun.started_at, TuningRun.id)

@@ -57,7 +57,9 @@ def head_revision() -> str:
 def known_revisions() -> frozenset[str]:
     from alembic.script import ScriptDirectory
 
-    return frozenset(s.revision for s in ScriptDirectory.from_config(_config(None)).walk_revisions())
+    return frozenset(
+        s.revision for s in ScriptDirectory.from_config(_config(None)).walk_revisions()
+    )
 
 
 def tables(connection: Any) -> set[str]:

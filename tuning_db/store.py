@@ -99,14 +99,23 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
     complete database, never an empty one; one of them creates it, the others open it.
     """
 
-    def __init__(self, url: str | os.PathLike[str] | None = None, *, seed: bool | None = None,
-                 upgrade: bool = False, create: bool = True, _in_place: bool = False):
+    def __init__(
+        self,
+        url: str | os.PathLike[str] | None = None,
+        *,
+        seed: bool | None = None,
+        upgrade: bool = False,
+        create: bool = True,
+        _in_place: bool = False,
+    ):
         is_default = url is None
         text_url = default_url() if url is None else _url_text(url)
         try:
             self._url = make_url(text_url)
         except (SQLAlchemyError, ValueError) as err:
-            raise StoreError(f"tuning database {text_url!r}: not a valid database URL ({err})") from err
+            raise StoreError(
+                f"tuning database {text_url!r}: not a valid database URL ({err})"
+            ) from err
         self.url = self._url.render_as_string(hide_password=True)
         self._where = f"tuning database {self.url}"
         seed = is_default if seed is None else seed
@@ -116,8 +125,10 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             if is_default and not os.environ.get(ENV_VAR, "").strip():
                 default_path().parent.mkdir(parents=True, exist_ok=True)
             elif not create:
-                raise StoreError(f"{self._where}: no such file {path} (this command only reads a "
-                                 "database and creates none: check the path)")
+                raise StoreError(
+                    f"{self._where}: no such file {path} (this command only reads a "
+                    "database and creates none: check the path)"
+                )
             if not is_read_only(self._url):
                 made = self._create_sqlite_file(path, seed=seed)
         if path is not None and path.exists() and not _in_place:
@@ -155,13 +166,18 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         checks rightly refuse. A hard link appears whole, and only if nothing is there yet.
         """
         if not path.parent.is_dir():
-            raise StoreError(f"{self._where}: cannot open the database file: its directory "
-                             f"{path.parent} does not exist")
+            raise StoreError(
+                f"{self._where}: cannot open the database file: its directory "
+                f"{path.parent} does not exist"
+            )
         tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.new")
         try:
             try:
-                Store(self._url.set(database=str(tmp)).render_as_string(hide_password=False),
-                      seed=seed, _in_place=True).close()
+                Store(
+                    self._url.set(database=str(tmp)).render_as_string(hide_password=False),
+                    seed=seed,
+                    _in_place=True,
+                ).close()
             except StoreError as err:
                 raise StoreError(str(err).replace(str(tmp), str(path))) from err
             # One self-contained file: the write-ahead log folded back in and removed.
@@ -184,8 +200,9 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
                 os.replace(tmp, path)
             return True
         except OSError as err:
-            raise StoreError(f"{self._where}: cannot create the database file: "
-                             f"{err.strerror or err}") from err
+            raise StoreError(
+                f"{self._where}: cannot create the database file: {err.strerror or err}"
+            ) from err
         finally:
             for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
                 with contextlib.suppress(OSError):
@@ -334,7 +351,9 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             try:
                 backup.write_text(text_doc + "\n", encoding="utf-8")
             except OSError as err:
-                raise StoreError(f"cannot write the copy {backup} before converting: {err}") from err
+                raise StoreError(
+                    f"cannot write the copy {backup} before converting: {err}"
+                ) from err
             logger.warning("schema-1 tables of %s copied to %s", self.url, backup)
 
         def convert(session: Session) -> list:
@@ -372,8 +391,10 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
                     schema.upgrade(conn)
                     broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
                     if broken:
-                        raise StoreError(f"{self._where}: the upgrade would break {len(broken)} references "
-                                         f"(first: {tuple(broken[0])}); nothing was changed")
+                        raise StoreError(
+                            f"{self._where}: the upgrade would break {len(broken)} references "
+                            f"(first: {tuple(broken[0])}); nothing was changed"
+                        )
             except SQLAlchemyError as err:
                 raise StoreError(f"{self._where}: {describe(err)}") from err
             finally:
@@ -430,7 +451,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
     @staticmethod
     def _class_row(session: Session, gc: GraphClass) -> GraphClassRow:
         stmt = select(GraphClassRow).where(
-            GraphClassRow.size == gc.size, GraphClassRow.degree == gc.degree,
+            GraphClassRow.size == gc.size,
+            GraphClassRow.degree == gc.degree,
             GraphClassRow.diameter == gc.diameter,
         )
         row = session.scalars(stmt).one_or_none()
@@ -452,8 +474,10 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
 
     def seed_from_package(self) -> int:
         """Import the runs and best configurations of every shipped ``tuning_db/data/*.json``."""
-        return sum(transfer.import_document(self, doc, trials=False)
-                   for _, doc in transfer.shipped_documents())
+        return sum(
+            transfer.import_document(self, doc, trials=False)
+            for _, doc in transfer.shipped_documents()
+        )
 
 
 def _url_text(url: str | os.PathLike[str]) -> str:

@@ -65,8 +65,9 @@ def study_name(run: RunRecord, kernel: str) -> str:
     )
 
 
-def structure_study_name(device_uuid: str, digest: str, graph_class: str, algorithm: str, variant: str,
-                         started: str) -> str:
+def structure_study_name(
+    device_uuid: str, digest: str, graph_class: str, algorithm: str, variant: str, started: str
+) -> str:
     """The study of one engine-2 structure search (``tune engine``), e.g.
     ``sssp/GPU-1234/251de4c8d3f33bc8/49k-deg200/crauser-successors/engine/2026-12-01T01:02:03Z``:
     the same key as the best configuration it produced, plus when the search started."""
@@ -104,7 +105,9 @@ def search_space(kernel: str, scope: str) -> tuple[dict[str, Any], Any]:
 
     from tuner import space
 
-    dists = {k: CategoricalDistribution(list(v)) for k, v in space.tune_params(kernel, scope).items()}
+    dists = {
+        k: CategoricalDistribution(list(v)) for k, v in space.tune_params(kernel, scope).items()
+    }
     return dists, lambda config: space.from_config(config, kernel, scope)
 
 
@@ -126,12 +129,18 @@ def check_times(times: tuple[float, ...]) -> tuple[float, ...]:
     out = tuple(float(t) for t in times)
     for t in out:
         if not math.isfinite(t) or t < 0:
-            raise ValueError(f"trial time {t!r} ms is invalid: times must be finite and non-negative")
+            raise ValueError(
+                f"trial time {t!r} ms is invalid: times must be finite and non-negative"
+            )
     return out
 
 
-def frozen_trial(trial: TrialRecord, params: dict[str, Any], dists: dict[str, Any],
-                 done: dt.datetime | None = None) -> FrozenTrial:
+def frozen_trial(
+    trial: TrialRecord,
+    params: dict[str, Any],
+    dists: dict[str, Any],
+    done: dt.datetime | None = None,
+) -> FrozenTrial:
     """A finished Optuna trial holding ``trial``, completed at ``done`` (for imports)."""
     from optuna.trial import TrialState, create_trial
 
@@ -154,8 +163,9 @@ def running_trial(trial: TrialRecord, params: dict[str, Any], dists: dict[str, A
     from optuna.trial import TrialState, create_trial
 
     check_times(trial.times_ms)
-    return create_trial(state=TrialState.RUNNING, params=params, distributions=dists,
-                        user_attrs=trial_attrs(trial))
+    return create_trial(
+        state=TrialState.RUNNING, params=params, distributions=dists, user_attrs=trial_attrs(trial)
+    )
 
 
 def final_state(trial: TrialRecord) -> tuple[Any, list[float] | None]:

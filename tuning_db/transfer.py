@@ -56,8 +56,14 @@ def export_json(store: Store, target: Path) -> None:
                 select(KernelVersion).order_by(KernelVersion.digest, KernelVersion.compile_options)
             )
         ]
-        runs = [run_record(r) for r in session.scalars(select(TuningRun).order_by(TuningRun.id)).unique()]
-        bests = [best_record(b) for b in session.scalars(select(BestConfig).order_by(BestConfig.id)).unique()]
+        runs = [
+            run_record(r)
+            for r in session.scalars(select(TuningRun).order_by(TuningRun.id)).unique()
+        ]
+        bests = [
+            best_record(b)
+            for b in session.scalars(select(BestConfig).order_by(BestConfig.id)).unique()
+        ]
         return devices, kvs, runs, bests
 
     devices, kvs, runs, bests = store._transact(work, retries=0)
@@ -151,8 +157,11 @@ def import_rows(store: Store, session: Session, doc: export.ExportDoc) -> tuple[
         row = store._best_row(session, dev, kv, gc, best.algorithm, best.variant)
         if row is None:
             row = BestConfig(
-                device=dev, kernel_version=kv, graph_class=gc,
-                algorithm=best.algorithm, variant=best.variant,
+                device=dev,
+                kernel_version=kv,
+                graph_class=gc,
+                algorithm=best.algorithm,
+                variant=best.variant,
             )
             session.add(row)
         elif row.updated_at >= best.updated_at:

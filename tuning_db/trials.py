@@ -36,14 +36,20 @@ class TrialsMixin:
         import optuna
 
         with self._optuna():
-            study = optuna.create_study(storage=self.storage, study_name=studies.study_name(run, kernel),
-                                        direction="minimize", load_if_exists=True)
+            study = optuna.create_study(
+                storage=self.storage,
+                study_name=studies.study_name(run, kernel),
+                direction="minimize",
+                load_if_exists=True,
+            )
             if not study.user_attrs:
                 for k, v in studies.study_attrs(run, kernel).items():
                     study.set_user_attr(k, v)
         return study
 
-    def study_trials(self, run: RunRecord, kernel: str) -> list[tuple[TrialRecord, dt.datetime | None]]:
+    def study_trials(
+        self, run: RunRecord, kernel: str
+    ) -> list[tuple[TrialRecord, dt.datetime | None]]:
         """The measured trials of one kernel of ``run`` with their completion times."""
         import optuna
 
@@ -51,7 +57,9 @@ class TrialsMixin:
             return []
         with self._optuna():
             try:
-                study = optuna.load_study(storage=self.storage, study_name=studies.study_name(run, kernel))
+                study = optuna.load_study(
+                    storage=self.storage, study_name=studies.study_name(run, kernel)
+                )
             except KeyError:
                 return []
             out = []
@@ -65,8 +73,12 @@ class TrialsMixin:
         """The measured trials of run ``run_id`` (of one ``kernel`` when given), by kernel and
         Optuna trial number; trials a killed worker left unfinished are not among them."""
         run = self.run(run_id)
-        return [t for k in self.run_kernels(run) if kernel in (None, k)
-                for t, _ in self.study_trials(run, k)]
+        return [
+            t
+            for k in self.run_kernels(run)
+            if kernel in (None, k)
+            for t, _ in self.study_trials(run, k)
+        ]
 
     def run_kernels(self, run: RunRecord) -> list[str]:
         """The kernels that have a study in ``run``, in the order relax, min, update."""
@@ -89,8 +101,9 @@ class TrialsMixin:
         found = [t for t in self.trials(run_id, trial.kernel) if t.config == trial.config]
         return found[0]
 
-    def reserve_trials(self, run_id: int, kernel: str, configs: Iterable[KernelConfig],
-                       owner: str | None = None) -> list[KernelConfig]:
+    def reserve_trials(
+        self, run_id: int, kernel: str, configs: Iterable[KernelConfig], owner: str | None = None
+    ) -> list[KernelConfig]:
         """Take the slots of ``configs`` in run ``run_id`` (one transaction); returns those taken,
         in order. A configuration the run already holds a slot for is left out: it was stored
         (or is being stored) by whoever took its slot first, so storing it again would be a
@@ -104,8 +117,9 @@ class TrialsMixin:
 
         def work(session: Session) -> list[KernelConfig]:
             if owner is not None:  # two columns, not the run with its joined rows: once a trial
-                run = session.execute(select(TuningRun.owner, TuningRun.status)
-                                      .where(TuningRun.id == run_id)).one_or_none()
+                run = session.execute(
+                    select(TuningRun.owner, TuningRun.status).where(TuningRun.id == run_id)
+                ).one_or_none()
                 if run is None:
                     raise StoreError(f"{self._where} has no tuning run with id {run_id}")
                 if run.owner != owner or run.status != RunStatus.RUNNING.value:
@@ -114,24 +128,42 @@ class TrialsMixin:
                         f"({owner}; now {run.status}, held by {run.owner or 'nobody'}): it was taken "
                         "over after this process stopped renewing its heartbeat, so it stops here"
                     )
-            taken = set(session.scalars(select(TrialSlot.config).where(
-                TrialSlot.run_id == run_id, TrialSlot.kernel == kernel,
-                TrialSlot.config.in_([c.label for c in wanted]))))
+            taken = set(
+                session.scalars(
+                    select(TrialSlot.config).where(
+                        TrialSlot.run_id == run_id,
+                        TrialSlot.kernel == kernel,
+                        TrialSlot.config.in_([c.label for c in wanted]),
+                    )
+                )
+            )
             fresh = [c for c in wanted if c.label not in taken]
-            session.add_all(TrialSlot(run_id=run_id, kernel=kernel, config=c.label, owner=owner or "")
-                            for c in fresh)
+            session.add_all(
+                TrialSlot(run_id=run_id, kernel=kernel, config=c.label, owner=owner or "")
+                for c in fresh
+            )
             session.flush()  # a slot another process took meanwhile fails here: retried once
             return fresh
 
         return self._transact(work)
 
-    def reserve_trial(self, run_id: int, kernel: str, config: KernelConfig, owner: str | None = None) -> bool:
+    def reserve_trial(
+        self, run_id: int, kernel: str, config: KernelConfig, owner: str | None = None
+    ) -> bool:
         """Take the slot of one configuration (see :meth:`reserve_trials`); whether it was free."""
         return bool(self.reserve_trials(run_id, kernel, [config], owner))
 
-    def store_measurement(self, study: optuna.Study, run_id: int, trial: TrialRecord, owner: str, *,
-                          trial_id: int | None = None, params: dict | None = None,
-                          dists: dict | None = None) -> bool:
+    def store_measurement(
+        self,
+        study: optuna.Study,
+        run_id: int,
+        trial: TrialRecord,
+        owner: str,
+        *,
+        trial_id: int | None = None,
+        params: dict | None = None,
+        dists: dict | None = None,
+    ) -> bool:
         """Store one measured configuration of run ``run_id`` (held by ``owner``) in ``study``.
 
         The trial is written ``RUNNING`` (or is ``trial_id``, a trial Optuna asked for), then its
@@ -196,25 +228,43 @@ class TrialsMixin:
         for kernel in self.run_kernels(run):
             study = self.study(run, kernel)
             with self._optuna():
-                for ft in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
+                for ft in study.get_trials(
+                    deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)
+                ):
                     self._abandon(ft._trial_id)
-                measured = {rec.config.label for rec in map(studies.to_record, study.get_trials(deepcopy=False))
-                            if rec is not None}
+                measured = {
+                    rec.config.label
+                    for rec in map(studies.to_record, study.get_trials(deepcopy=False))
+                    if rec is not None
+                }
 
             def work(session: Session, kernel: str = kernel, measured: set[str] = measured) -> int:
-                stale = [s for s in session.scalars(select(TrialSlot).where(
-                    TrialSlot.run_id == run.id, TrialSlot.kernel == kernel)) if s.config not in measured]
+                stale = [
+                    s
+                    for s in session.scalars(
+                        select(TrialSlot).where(
+                            TrialSlot.run_id == run.id, TrialSlot.kernel == kernel
+                        )
+                    )
+                    if s.config not in measured
+                ]
                 for slot in stale:
                     session.delete(slot)
                 return len(stale)
 
             freed += self._transact(work, retries=0)
         if freed:
-            logger.info("run %d: %d configuration(s) its last holder did not finish storing are "
-                        "measured again", run.id, freed)
+            logger.info(
+                "run %d: %d configuration(s) its last holder did not finish storing are "
+                "measured again",
+                run.id,
+                freed,
+            )
         return freed
 
-    def add_trials(self, run: RunRecord, trials: list[tuple[TrialRecord, dt.datetime | None]]) -> int:
+    def add_trials(
+        self, run: RunRecord, trials: list[tuple[TrialRecord, dt.datetime | None]]
+    ) -> int:
         """Add the (trial, completion time) pairs whose configuration ``run`` does not hold yet
         as finished Optuna trials; returns how many were added. Each takes its slot first
         (:meth:`reserve_trials`), so concurrent imports of one run add each trial once."""

@@ -122,13 +122,23 @@ def solve_cpu(
         Source out of range, or weights too large for exact arithmetic.
     """
     if algorithm not in ALGORITHMS:
-        raise InvalidArgumentError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
+        raise InvalidArgumentError(
+            f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}"
+        )
     if variant not in VARIANTS:
-        raise InvalidArgumentError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+        raise InvalidArgumentError(
+            f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}"
+        )
     if delta is not None and algorithm != "near-far":
         raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
     if algorithm in ("dijkstra", "near-far"):
         if variant != "successors":
-            raise InvalidArgumentError(f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'")
-        return dijkstra(graph, source) if algorithm == "dijkstra" else near_far(graph, source, delta=delta)
+            raise InvalidArgumentError(
+                f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'"
+            )
+        return (
+            dijkstra(graph, source)
+            if algorithm == "dijkstra"
+            else near_far(graph, source, delta=delta)
+        )
     return parallel_dijkstra(graph, source, criterion=algorithm, variant=variant)  # type: ignore[arg-type]

@@ -58,14 +58,27 @@ class CPURows:
 
     backend = "cpu"
 
-    def __init__(self, graph: Graph, *, algorithm: str, variant: str = "successors",
-                 delta: float | None = None, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        *,
+        algorithm: str,
+        variant: str = "successors",
+        delta: float | None = None,
+        workers: int | None = None,
+    ) -> None:
         if algorithm not in ALGORITHMS:
-            raise InvalidArgumentError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
+            raise InvalidArgumentError(
+                f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}"
+            )
         if variant not in VARIANTS:
-            raise InvalidArgumentError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+            raise InvalidArgumentError(
+                f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}"
+            )
         if algorithm in ("dijkstra", "near-far") and variant != "successors":
-            raise InvalidArgumentError(f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'")
+            raise InvalidArgumentError(
+                f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'"
+            )
         self.graph, self.algorithm, self.variant = graph, algorithm, variant
         self._delta_arg = delta
         self._pool: ThreadPoolExecutor | None = None
@@ -74,14 +87,18 @@ class CPURows:
             if not graph.is_float and bound > FLOAT_EXACT_LIMIT:
                 raise InvalidGraphError(
                     f"max_weight * n = {graph.max_weight} * {graph.n} = {bound} exceeds 2**53: SciPy's "
-                    "float64 Dijkstra would not be exact; use the near-far or crauser CPU solvers instead")
+                    "float64 Dijkstra would not be exact; use the near-far or crauser CPU solvers instead"
+                )
             self._mat = min_weight_csr(graph)
             self.workers = 1
             return
         self.workers = max(1, int(workers) if workers is not None else available_cores())
         if algorithm == "near-far":
-            self._delta = (nearfar.default_delta(graph) if delta is None
-                           else nearfar.effective_delta(graph, nearfar.check_delta(delta)))
+            self._delta = (
+                nearfar.default_delta(graph)
+                if delta is None
+                else nearfar.effective_delta(graph, nearfar.check_delta(delta))
+            )
             nearfar._warm(graph.weights.dtype)
         else:
             pull = variant == "predecessors"
@@ -98,7 +115,9 @@ class CPURows:
         return 0
 
     # -- one source -------------------------------------------------------------------------------
-    def _solve_one(self, s: int, want_pred: bool, flag: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, int]:
+    def _solve_one(
+        self, s: int, want_pred: bool, flag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None, int]:
         """One source's row; ``flag`` (:func:`~sssp.cpu.parallel.new_stop_flag`, shared by the
         batch) set ends the compiled loop between phases (the row is then discarded)."""
         g = self.graph
@@ -107,7 +126,11 @@ class CPURows:
             inf = dist[s]
             d = np.float64(self._delta) if g.is_float else np.int64(self._delta)
             counters = nearfar._solve(g.indptr, g.indices, g.weights, s, d, dist, flag)
-            pred = nearfar._tight_tree(g.indptr, g.indices, g.weights, dist, s, inf) if want_pred else None
+            pred = (
+                nearfar._tight_tree(g.indptr, g.indices, g.weights, dist, s, inf)
+                if want_pred
+                else None
+            )
             return dist, pred, int(counters[0])
         rev = self._rev
         pred, _, iterations, _ = parallel._solve(
@@ -127,8 +150,14 @@ class CPURows:
         return row
 
     # -- the seam -------------------------------------------------------------------------------
-    def fill(self, sources: np.ndarray, dist: np.ndarray, pred: np.ndarray | None,
-             limit: int | float | None, on_row: Callable[[int], None]) -> tuple[np.ndarray, float]:
+    def fill(
+        self,
+        sources: np.ndarray,
+        dist: np.ndarray,
+        pred: np.ndarray | None,
+        limit: int | float | None,
+        on_row: Callable[[int], None],
+    ) -> tuple[np.ndarray, float]:
         if self.algorithm == "dijkstra":
             return self._fill_scipy(sources, dist, pred, limit, on_row), 0.0
         iterations = np.zeros(sources.size, dtype=np.int64)
@@ -163,14 +192,22 @@ class CPURows:
             raise
         return iterations, 0.0
 
-    def _fill_scipy(self, sources: np.ndarray, dist: np.ndarray, pred: np.ndarray | None,
-                    limit: int | float | None, on_row: Callable[[int], None]) -> np.ndarray:
+    def _fill_scipy(
+        self,
+        sources: np.ndarray,
+        dist: np.ndarray,
+        pred: np.ndarray | None,
+        limit: int | float | None,
+        on_row: Callable[[int], None],
+    ) -> np.ndarray:
         lim = np.inf if limit is None else float(limit)
         iterations = np.zeros(sources.size, dtype=np.int64)
         for a in range(0, sources.size, SCIPY_BATCH):
-            ix = sources[a:a + SCIPY_BATCH]
+            ix = sources[a : a + SCIPY_BATCH]
             if pred is not None:
-                fd, fp = _scipy_dijkstra(self._mat, directed=True, indices=ix, return_predecessors=True, limit=lim)
+                fd, fp = _scipy_dijkstra(
+                    self._mat, directed=True, indices=ix, return_predecessors=True, limit=lim
+                )
             else:
                 fd, fp = _scipy_dijkstra(self._mat, directed=True, indices=ix, limit=lim), None
             for j in range(ix.size):
@@ -183,18 +220,31 @@ class CPURows:
             on_row(ix.size)
         return iterations
 
-    def nearest(self, sources: np.ndarray, limit: int | float | None,
-                want_pred: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
+    def nearest(
+        self, sources: np.ndarray, limit: int | float | None, want_pred: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float]:
         n = self.graph.n
         if self.algorithm == "dijkstra":
             lim = np.inf if limit is None else float(limit)
             # The sources as given: SciPy seeds its heap in this order, which settles ties.
-            fd, fp, fs = _scipy_dijkstra(self._mat, directed=True, indices=sources, min_only=True,
-                                         return_predecessors=True, limit=lim)
+            fd, fp, fs = _scipy_dijkstra(
+                self._mat,
+                directed=True,
+                indices=sources,
+                min_only=True,
+                return_predecessors=True,
+                limit=lim,
+            )
             dist = self._native(fd)
             nearest = np.where(fs < 0, -1, fs).astype(np.int32)
             pred = np.where(fp < 0, -1, fp).astype(np.int32)
-            return dist, nearest, pred if want_pred else None, int(np.count_nonzero(nearest >= 0)), 0.0
+            return (
+                dist,
+                nearest,
+                pred if want_pred else None,
+                int(np.count_nonzero(nearest >= 0)),
+                0.0,
+            )
         from . import solve_cpu
 
         big = super_source_graph(self.graph, sources)

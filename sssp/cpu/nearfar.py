@@ -411,8 +411,15 @@ def near_far(graph: Graph, source: int, *, delta: float | None = None) -> SSSPRe
         "max_frontier": int(max_frontier),
         "reached": reached,
     }
-    log.debug("near-far on %s from %d, delta %s: %d steps, %d buckets, %.3g s",
-              graph.name, s, d_eff, steps, buckets, total)
+    log.debug(
+        "near-far on %s from %d, delta %s: %d steps, %d buckets, %.3g s",
+        graph.name,
+        s,
+        d_eff,
+        steps,
+        buckets,
+        total,
+    )
     return SSSPResult(
         dist=dist,
         pred=pred,

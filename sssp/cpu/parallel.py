@@ -185,7 +185,9 @@ def _min_threshold(dist, settled_at, omega, criterion, inf):  # pragma: no cover
 
 
 @_jit
-def _update(dist, settled_at, delta_out, delta_min, iota, criterion, iteration, inf):  # pragma: no cover
+def _update(
+    dist, settled_at, delta_out, delta_min, iota, criterion, iteration, inf
+):  # pragma: no cover
     """Settle unsettled nodes that meet the criterion; returns how many were settled.
 
     OUT (1): dist <= Δ_out; IN (2): dist - ι <= Δ_min; IN+OUT (3): either; Martín (0):
@@ -233,7 +235,18 @@ def _predecessors(indptr, indices, weights, dist, settled_at, source, inf):  # p
 
 @_jit
 def _solve(
-    indptr, indices, weights, rindptr, rindices, rweights, omega, iota, source, criterion, pull, dist,
+    indptr,
+    indices,
+    weights,
+    rindptr,
+    rindices,
+    rweights,
+    omega,
+    iota,
+    source,
+    criterion,
+    pull,
+    dist,
     stop,
 ):  # pragma: no cover
     """The whole outer loop on ``dist`` (all :data:`INF`, int64, or ``inf``, float64, on entry).
@@ -259,7 +272,9 @@ def _solve(
         bound = delta_out if criterion == 1 else delta_min
         if bound == inf:
             break
-        counts[i] = _update(dist, settled_at, delta_out, delta_min, iota, criterion, np.int32(i), inf)
+        counts[i] = _update(
+            dist, settled_at, delta_out, delta_min, iota, criterion, np.int32(i), inf
+        )
         i += 1
     pred = _predecessors(indptr, indices, weights, dist, settled_at, source, inf)
     return pred, settled_at, i - 1, counts[:i]
@@ -387,7 +402,9 @@ def parallel_dijkstra(
     per_iter = counts[1:]
     stats = {
         "settled": int(counts.sum()),
-        "reached": int(np.count_nonzero(dist != dist.dtype.type(np.inf if graph.is_float else INF))),
+        "reached": int(
+            np.count_nonzero(dist != dist.dtype.type(np.inf if graph.is_float else INF))
+        ),
         "mean_frontier_share": float(per_iter.mean() / n) if iterations else 0.0,
         "max_frontier": int(per_iter.max()) if iterations else 0,
     }

@@ -121,7 +121,9 @@ _SNIFF_BYTES = 1 << 16
 def _canonical(format: str, path: str | Path) -> str:
     fmt = _ALIASES.get(str(format).lower())
     if fmt is None:
-        raise GraphFormatError(path, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+        raise GraphFormatError(
+            path, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}"
+        )
     return fmt
 
 
@@ -299,7 +301,9 @@ def _choose_weights(
 
 def _check_mode(weights: str) -> None:
     if weights not in WEIGHT_MODES:
-        raise InvalidGraphError(f"weights must be one of {', '.join(WEIGHT_MODES)}, got {weights!r}")
+        raise InvalidGraphError(
+            f"weights must be one of {', '.join(WEIGHT_MODES)}, got {weights!r}"
+        )
 
 
 # -- load / save --------------------------------------------------------------------------------
@@ -328,7 +332,9 @@ def _build(
     label = name if name is not None else (base_name(path) if path is not None else "graph")
     log.info("%s: %s graph, n=%d, %d arcs, weights=%s", where, fmt, edges.n, edges.src.size, how)
     try:
-        return Graph.from_edges(edges.n, edges.src, edges.dst, w, name=label, meta=meta, labels=edges.labels)
+        return Graph.from_edges(
+            edges.n, edges.src, edges.dst, w, name=label, meta=meta, labels=edges.labels
+        )
     except InvalidGraphError as err:
         raise GraphFormatError(path, str(err)) from err
 
@@ -352,8 +358,9 @@ def parse_bytes(
     return _build(_PARSERS[fmt](data, path), fmt, path, weights, seed, name)
 
 
-def _from_npz(source: bytes | str | Path, path: str | Path | None, weights: str, seed: int,
-              name: str | None) -> Graph:
+def _from_npz(
+    source: bytes | str | Path, path: str | Path | None, weights: str, seed: int, name: str | None
+) -> Graph:
     graph = npz.read(source, path)
     if weights in ("auto", "file"):
         return graph if name is None else _renamed(graph, name)
@@ -368,11 +375,15 @@ def _from_npz(source: bytes | str | Path, path: str | Path | None, weights: str,
         how = f"random[{WEIGHT_LOW},{WEIGHT_HIGH}] seed={seed}"
     log.info("%s: npz graph, weights=%s", path, how)
     meta = {**graph.meta, "weights": how}
-    return Graph(graph.indptr, graph.indices, w, name=name or graph.name, meta=meta, labels=graph.labels)
+    return Graph(
+        graph.indptr, graph.indices, w, name=name or graph.name, meta=meta, labels=graph.labels
+    )
 
 
 def _renamed(graph: Graph, name: str) -> Graph:
-    return Graph(graph.indptr, graph.indices, graph.weights, name=name, meta=graph.meta, labels=graph.labels)
+    return Graph(
+        graph.indptr, graph.indices, graph.weights, name=name, meta=graph.meta, labels=graph.labels
+    )
 
 
 def load(

@@ -171,8 +171,11 @@ def read_bytes(path: str | Path) -> bytes:
     if codec is None:
         codec = sniff_compression(raw)
     elif sniff_compression(raw) != codec:
-        raise GraphFormatError(path, f"the {Path(path).suffix!r} suffix promises {codec} data, "
-                               f"but the file does not start with the {codec} magic number")
+        raise GraphFormatError(
+            path,
+            f"the {Path(path).suffix!r} suffix promises {codec} data, "
+            f"but the file does not start with the {codec} magic number",
+        )
     return raw if codec is None else decompress(raw, codec, path)
 
 
@@ -191,8 +194,11 @@ def open_stream(path: str | Path) -> IO[bytes]:
         _, codec = split_suffixes(path)
         found = sniff_compression(head)
         if codec is not None and found != codec:
-            raise GraphFormatError(path, f"the {Path(path).suffix!r} suffix promises {codec} data, "
-                                   f"but the file does not start with the {codec} magic number")
+            raise GraphFormatError(
+                path,
+                f"the {Path(path).suffix!r} suffix promises {codec} data, "
+                f"but the file does not start with the {codec} magic number",
+            )
         return opener[codec or found](path, "rb")  # the caller closes it
     except OSError as err:
         raise GraphFormatError(path, f"cannot read file: {err.strerror or err}") from err
@@ -259,18 +265,23 @@ def iter_texts(
         if first:
             first = False
             if block.startswith(BOM):
-                block = block[len(BOM):]
+                block = block[len(BOM) :]
             cr_only = b"\r" in block and b"\n" not in block
         if cr_only:
             if b"\n" in block:
-                raise GraphFormatError(path, "mixed line endings: bare CR lines followed by LF lines",
-                                       line=line_base + carry.count(b"\r") + 1)
+                raise GraphFormatError(
+                    path,
+                    "mixed line endings: bare CR lines followed by LF lines",
+                    line=line_base + carry.count(b"\r") + 1,
+                )
             block = block.replace(b"\r", b"\n")
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n") + 1
         if cut == 0:
             if max_line is not None and len(buf) > max_line:
-                raise GraphFormatError(path, f"line longer than {max_line} bytes", line=line_base + 1)
+                raise GraphFormatError(
+                    path, f"line longer than {max_line} bytes", line=line_base + 1
+                )
             carry = buf
             continue
         carry = buf[cut:]
@@ -322,9 +333,16 @@ def check_node_count(n: int, path: str | Path | None, *, line: int | None) -> No
 _SINGULAR = {"arcs": "arc", "edges": "edge", "entries": "entry"}
 
 
-def check_declared(n: int, arcs: int, path: str | Path | None, *, line: int | None,
-                   arcs_word: str = "arcs", stored_arcs: int | None = None,
-                   budget: int | None = None) -> None:
+def check_declared(
+    n: int,
+    arcs: int,
+    path: str | Path | None,
+    *,
+    line: int | None,
+    arcs_word: str = "arcs",
+    stored_arcs: int | None = None,
+    budget: int | None = None,
+) -> None:
     """Check the sizes a header declares before anything is read or allocated for them.
 
     Parameters
@@ -497,11 +515,17 @@ class Tokens:
         if self.integral is not None:
             ok = self.integral[index]
             if not ok.all():
-                pos = int(self.starts[np.asarray(index).reshape(-1)[int(np.argmin(ok.reshape(-1)))]])
-                raise text.error(f"{what} must be an integer, got {text.token_text(pos)!r}", pos=pos)
+                pos = int(
+                    self.starts[np.asarray(index).reshape(-1)[int(np.argmin(ok.reshape(-1)))]]
+                )
+                raise text.error(
+                    f"{what} must be an integer, got {text.token_text(pos)!r}", pos=pos
+                )
             big = np.abs(vals) >= MAX_ABS_INT  # read as reals (exact_integers=False)
             if big.any():
-                pos = int(self.starts[np.asarray(index).reshape(-1)[int(np.argmax(big.reshape(-1)))]])
+                pos = int(
+                    self.starts[np.asarray(index).reshape(-1)[int(np.argmax(big.reshape(-1)))]]
+                )
                 raise text.error(f"{what} {text.token_text(pos)} is too large", pos=pos)
             vals = vals.astype(np.int64)
         return vals
@@ -614,13 +638,18 @@ class Text:
         self.arr[lo:hi][inside] = _SPACE
 
     # -- tokenizer --------------------------------------------------------------------------------
-    def error(self, message: str, *, pos: int | None = None, row: int | None = None) -> GraphFormatError:
+    def error(
+        self, message: str, *, pos: int | None = None, row: int | None = None
+    ) -> GraphFormatError:
         """A :class:`GraphFormatError` for this file at byte ``pos`` or 0-based line ``row``."""
         line = self.line_of(pos) if pos is not None else (None if row is None else int(row) + 1)
-        return GraphFormatError(self.path, message, line=None if line is None else line + self.line_base)
+        return GraphFormatError(
+            self.path, message, line=None if line is None else line + self.line_base
+        )
 
-    def tokenize(self, *, fast: bool = True, allow_float: bool = False,
-                 exact_integers: bool = True) -> Tokens:
+    def tokenize(
+        self, *, fast: bool = True, allow_float: bool = False, exact_integers: bool = True
+    ) -> Tokens:
         """Split the buffer into whitespace-separated numbers.
 
         Parameters
@@ -682,7 +711,9 @@ class Text:
         if values is None and fast and hasattr(np, "fromstring"):
             values = self._fromstring(ntok)
         if values is None:
-            values = self._convert(starts, tok, digit, signed, exact=exact_integers or not allow_float)
+            values = self._convert(
+                starts, tok, digit, signed, exact=exact_integers or not allow_float
+            )
         big = None if values is None else (values >= MAX_ABS_INT) | (values <= -MAX_ABS_INT)
         if values is None or big.any():
             if not exact_integers and allow_float:
@@ -722,7 +753,9 @@ class Text:
             raise self.error(f"expected a number, got {self.token_text(pos)!r}", pos=pos)
         return state == _REAL_INT
 
-    def _reals(self, starts: np.ndarray, integral: np.ndarray, exact_integers: bool = True) -> Tokens:
+    def _reals(
+        self, starts: np.ndarray, integral: np.ndarray, exact_integers: bool = True
+    ) -> Tokens:
         buf = self.arr.tobytes() if self._blanked else self.data
         values = None
         if hasattr(np, "fromstring"):
@@ -740,7 +773,9 @@ class Text:
         if bad.any():
             pos = int(starts[int(np.argmax(bad))])
             raise self.error(f"number {self.token_text(pos)} is too large", pos=pos)
-        return Tokens(values, starts.astype(np.int64, copy=False), self._line_counts(starts), integral)
+        return Tokens(
+            values, starts.astype(np.int64, copy=False), self._line_counts(starts), integral
+        )
 
     def _check_signs(self, bad_pos: np.ndarray, tok: np.ndarray, digit: np.ndarray) -> None:
         arr = self.arr
@@ -768,8 +803,14 @@ class Text:
             return None
         return values if values.size == ntok else None
 
-    def _convert(self, starts: np.ndarray, tok: np.ndarray, digit: np.ndarray, signed: bool,
-                 exact: bool = True) -> np.ndarray | None:
+    def _convert(
+        self,
+        starts: np.ndarray,
+        tok: np.ndarray,
+        digit: np.ndarray,
+        signed: bool,
+        exact: bool = True,
+    ) -> np.ndarray | None:
         """Pure NumPy conversion: add digit * 10**k for the k-th digit from the right of every
         token still that long (one pass per decimal place). A token beyond int64: an error, or
         None when not ``exact`` (the caller reads the block as reals)."""

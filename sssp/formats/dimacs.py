@@ -79,7 +79,9 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         is_a = (first == _A) & sep_ok
         bad = first_bad(~(is_c | is_p | is_a | np.isin(first, _WS)))
         if bad is not None:
-            raise text.error(f"expected a 'c', 'p sp' or 'a' line, got {text.line_text(bad)!r}", row=bad)
+            raise text.error(
+                f"expected a 'c', 'p sp' or 'a' line, got {text.line_text(bad)!r}", row=bad
+            )
         p_rows = np.flatnonzero(is_p)
         if p_rows.size and (n >= 0 or p_rows.size > 1):
             row = int(p_rows[0] if n >= 0 else p_rows[1])
@@ -119,17 +121,22 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
             raise text.error(f"negative arc weight {weights[bad].item()}", row=int(a_rows[bad]))
         count += a_rows.size
         if count > m:
-            raise text.error(f"more arcs than the m = {m} declared on the problem line (line {p_line})",
-                             row=int(a_rows[a_rows.size - (count - m)]))
+            raise text.error(
+                f"more arcs than the m = {m} declared on the problem line (line {p_line})",
+                row=int(a_rows[a_rows.size - (count - m)]),
+            )
         src_parts.append(compact_ids(ids[:, 0] - 1))
         dst_parts.append(compact_ids(ids[:, 1] - 1))
         w_parts.append(weights)
         heaviest.update(text, weights, a_rows)
     if n < 0:
-        raise GraphFormatError(path, "empty file: no problem line 'p sp n m' (only comments or blanks)")
+        raise GraphFormatError(
+            path, "empty file: no problem line 'p sp n m' (only comments or blanks)"
+        )
     if count != m:
-        raise GraphFormatError(path, f"the problem line declares m = {m} arcs but the file has {count}",
-                               line=p_line)
+        raise GraphFormatError(
+            path, f"the problem line declares m = {m} arcs but the file has {count}", line=p_line
+        )
     heaviest.check(n, path)
     return EdgeList(
         n=n,
@@ -147,7 +154,9 @@ def _problem_line(text, row: int) -> tuple[int, int]:
     if len(fields) != 4 or fields[1] != b"sp":
         raise text.error(f"problem line must be 'p sp n m', got {text.line_text(row)!r}", row=row)
     if not all(f.isdigit() and len(f) < 19 for f in fields[2:]):
-        raise text.error(f"problem line must be 'p sp n m' with integers, got {text.line_text(row)!r}", row=row)
+        raise text.error(
+            f"problem line must be 'p sp n m' with integers, got {text.line_text(row)!r}", row=row
+        )
     n, m = int(fields[2]), int(fields[3])
     check_declared(n, m, text.path, line=text.line_base + row + 1)
     return n, m

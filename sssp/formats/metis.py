@@ -74,7 +74,9 @@ class _Header:
 def _header(text: Text, toks: Tokens, h: int) -> _Header:
     k = int(toks.line_counts[h])
     if k < 2 or k > 4:
-        raise text.error(f"header must be 'n m [fmt [ncon]]', got {k} field(s): {text.line_text(h)!r}", row=h)
+        raise text.error(
+            f"header must be 'n m [fmt [ncon]]', got {k} field(s): {text.line_text(h)!r}", row=h
+        )
     values = toks.check_integral(text, np.arange(k), "header field")
     header = [int(v) for v in values]
     n, m = header[0], header[1]
@@ -168,7 +170,8 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         raise GraphFormatError(path, "empty file: no METIS header line 'n m [fmt [ncon]]'")
     if seen < hd.n:
         raise GraphFormatError(
-            path, f"truncated: the header declares n = {hd.n} vertex lines but only {seen} follow",
+            path,
+            f"truncated: the header declares n = {hd.n} vertex lines but only {seen} follow",
             line=hd.line,
         )
     dst = join(dst_parts)

@@ -51,19 +51,29 @@ def _banner(text: Text, path: str | Path | None) -> tuple[str, str]:
     except UnicodeDecodeError:
         raise GraphFormatError(path, f"banner must be ASCII, got {line!r}", line=1) from None
     if not text.data.startswith(BANNER) or not words or words[0] != BANNER.decode():
-        raise GraphFormatError(path, "not a Matrix Market file: missing '%%MatrixMarket' banner", line=1)
+        raise GraphFormatError(
+            path, "not a Matrix Market file: missing '%%MatrixMarket' banner", line=1
+        )
     if len(words) != 5:
         raise GraphFormatError(
-            path, f"banner must be '%%MatrixMarket matrix coordinate <field> <symmetry>', got {line!r}", line=1
+            path,
+            f"banner must be '%%MatrixMarket matrix coordinate <field> <symmetry>', got {line!r}",
+            line=1,
         )
     obj, layout, field, symmetry = (w.lower() for w in words[1:])
     if obj != "matrix":
-        raise GraphFormatError(path, f"object '{words[1]}' is not supported; expected 'matrix'", line=1)
+        raise GraphFormatError(
+            path, f"object '{words[1]}' is not supported; expected 'matrix'", line=1
+        )
     if layout != "coordinate":
-        raise GraphFormatError(path, f"'{words[2]}' (dense) matrices are not graphs; expected 'coordinate'", line=1)
+        raise GraphFormatError(
+            path, f"'{words[2]}' (dense) matrices are not graphs; expected 'coordinate'", line=1
+        )
     if field not in _FIELDS:
         raise GraphFormatError(
-            path, f"field '{words[3]}' cannot hold edge weights; expected pattern, integer or real", line=1
+            path,
+            f"field '{words[3]}' cannot hold edge weights; expected pattern, integer or real",
+            line=1,
         )
     if symmetry not in ("general", "symmetric"):
         raise GraphFormatError(
@@ -125,15 +135,25 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
                 continue
             s = int(lines[0])
             if counts[s] != 3:
-                raise text.error(f"size line must be 'rows cols entries', got {text.line_text(s)!r}", row=s)
-            rows, cols, entries = (int(v) for v in toks.check_integral(text, np.arange(3), "matrix size"))
+                raise text.error(
+                    f"size line must be 'rows cols entries', got {text.line_text(s)!r}", row=s
+                )
+            rows, cols, entries = (
+                int(v) for v in toks.check_integral(text, np.arange(3), "matrix size")
+            )
             size_line = text.line_base + s + 1
             if rows != cols:
                 raise text.error(f"adjacency matrix must be square, got {rows} x {cols}", row=s)
             if entries < 0:
                 raise text.error(f"entry count {entries} is negative", row=s)
-            check_declared(rows, entries, path, line=size_line, arcs_word="entries",
-                           stored_arcs=2 * entries if symmetry == "symmetric" else entries)
+            check_declared(
+                rows,
+                entries,
+                path,
+                line=size_line,
+                arcs_word="entries",
+                stored_arcs=2 * entries if symmetry == "symmetric" else entries,
+            )
             lines, tok0 = lines[1:], 3
         if lines.size == 0:
             continue
@@ -158,7 +178,10 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         out = (ij < 1) | (ij > rows)
         bad = first_bad(out.any(axis=1))
         if bad is not None:
-            raise text.error(f"index {int(ij[bad][out[bad]][0])} is out of range [1, {rows}]", row=int(lines[bad]))
+            raise text.error(
+                f"index {int(ij[bad][out[bad]][0])} is out of range [1, {rows}]",
+                row=int(lines[bad]),
+            )
         if width == 3:
             if field == "integer":
                 vals = toks.check_integral(text, index[:, 2], "integer value")
@@ -172,12 +195,15 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         src_parts.append(compact_ids(ij[:, 0] - 1))
         dst_parts.append(compact_ids(ij[:, 1] - 1))
     if first:
-        raise GraphFormatError(path, "empty file: not a Matrix Market file (no '%%MatrixMarket' banner)")
+        raise GraphFormatError(
+            path, "empty file: not a Matrix Market file (no '%%MatrixMarket' banner)"
+        )
     if rows < 0:
         raise GraphFormatError(path, "truncated: no size line 'rows cols entries' after the banner")
     if count != entries:
         raise GraphFormatError(
-            path, f"truncated: the size line declares {entries} entries but the file has {count}",
+            path,
+            f"truncated: the size line declares {entries} entries but the file has {count}",
             line=size_line,
         )
     heaviest.check(rows, path)

@@ -78,14 +78,18 @@ class _Counted:
             self._header = False
             return self._member.write(view)
         for start in range(0, len(view), _PIECE):
-            piece = view[start:start + _PIECE]
+            piece = view[start : start + _PIECE]
             self._member.write(piece)
             self._done(len(piece))
         return len(view)
 
 
-def _savez(fh: Any, arrays: dict[str, np.ndarray], compress: bool,
-           progress: Callable[[int, int], None] | None) -> None:
+def _savez(
+    fh: Any,
+    arrays: dict[str, np.ndarray],
+    compress: bool,
+    progress: Callable[[int, int], None] | None,
+) -> None:
     """``np.savez``'s archive (members ``NAME.npy`` in NumPy's own format, zip64), written
     here for the Deflate level and the progress callback ``np.savez`` has no parameter for."""
     total = sum(a.nbytes for a in arrays.values())
@@ -98,16 +102,27 @@ def _savez(fh: Any, arrays: dict[str, np.ndarray], compress: bool,
             progress(done, total)
 
     method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
-    with zipfile.ZipFile(fh, "w", compression=method, allowZip64=True,
-                         compresslevel=COMPRESSLEVEL if compress else None) as zf:
+    with zipfile.ZipFile(
+        fh,
+        "w",
+        compression=method,
+        allowZip64=True,
+        compresslevel=COMPRESSLEVEL if compress else None,
+    ) as zf:
         for name, array in arrays.items():
             with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(_Counted(member, advance), np.asanyarray(array),
-                                          allow_pickle=False)
+                np.lib.format.write_array(
+                    _Counted(member, advance), np.asanyarray(array), allow_pickle=False
+                )
 
 
-def write(graph: Graph, path: str | Path, *, compress: bool = True,
-          progress: Callable[[int, int], None] | None = None) -> None:
+def write(
+    graph: Graph,
+    path: str | Path,
+    *,
+    compress: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
     """Write ``graph`` to ``path`` (which must end in ``.npz``).
 
     Parameters
@@ -136,7 +151,9 @@ def write(graph: Graph, path: str | Path, *, compress: bool = True,
             raise GraphFormatError(path, f"meta key {key!r} is not a string")
         if isinstance(value, np.ndarray):
             if value.dtype.kind not in "biufU":
-                raise GraphFormatError(path, f"meta[{key!r}] has dtype {value.dtype}, which needs pickle")
+                raise GraphFormatError(
+                    path, f"meta[{key!r}] has dtype {value.dtype}, which needs pickle"
+                )
             arrays[key] = value
         else:
             plain[key] = value
@@ -159,7 +176,9 @@ def write(graph: Graph, path: str | Path, *, compress: bool = True,
         labels = graph.labels
         if labels.dtype == object:
             if not all(isinstance(v, str) for v in labels.tolist()):
-                raise GraphFormatError(path, "node labels other than integers and strings cannot be saved")
+                raise GraphFormatError(
+                    path, "node labels other than integers and strings cannot be saved"
+                )
             labels = np.array(labels.tolist(), dtype=np.str_)
         payload["labels"] = labels
     try:
@@ -202,7 +221,9 @@ class _Members:
             elif version == (2, 0):
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
             else:
-                raise self.error(f"member {key!r} is a .npy file of version {version}, not 1.0 or 2.0")
+                raise self.error(
+                    f"member {key!r} is a .npy file of version {version}, not 1.0 or 2.0"
+                )
             header_bytes = fh.tell()
         if dtype.hasobject:
             raise self.error(f"member {key!r} holds Python objects ({dtype}), which need pickle")
@@ -210,16 +231,25 @@ class _Members:
         data = info.file_size - header_bytes
         what = f"member {key!r} declares {'x'.join(map(str, shape)) or 'a scalar'} {dtype} ({format_bytes(nbytes)})"
         if nbytes != data:
-            raise self.error(f"{what}, but the archive says {format_bytes(max(data, 0))} of data follow its header")
-        if info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > DEFLATE_MAX_RATIO * info.compress_size + 1024:
-            raise self.error(f"{what} in {format_bytes(info.compress_size)} of compressed data: more "
-                             f"than deflate can expand to ({DEFLATE_MAX_RATIO} to 1)")
+            raise self.error(
+                f"{what}, but the archive says {format_bytes(max(data, 0))} of data follow its header"
+            )
+        if (
+            info.compress_type == zipfile.ZIP_DEFLATED
+            and info.file_size > DEFLATE_MAX_RATIO * info.compress_size + 1024
+        ):
+            raise self.error(
+                f"{what} in {format_bytes(info.compress_size)} of compressed data: more "
+                f"than deflate can expand to ({DEFLATE_MAX_RATIO} to 1)"
+            )
         if info.compress_type == zipfile.ZIP_STORED and info.compress_size < info.file_size:
             raise self.error(f"{what}, but only {format_bytes(info.compress_size)} are stored")
         self.planned += nbytes
         if self.planned > self.budget:
-            raise self.error(f"{what}: the archive's arrays need more than the "
-                             f"{format_bytes(self.budget)} this process may use")
+            raise self.error(
+                f"{what}: the archive's arrays need more than the "
+                f"{format_bytes(self.budget)} this process may use"
+            )
         return tuple(int(d) for d in shape), dtype
 
     def array(self, key: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -260,8 +290,11 @@ def _open_archive(source: bytes | str | Path, path: str | Path | None) -> tuple[
             while block := stream.read(1 << 20):
                 total += len(block)
                 if total > limit:
-                    raise GraphFormatError(path, f"the archive decompresses to more than the "
-                                           f"{format_bytes(limit)} this process may use")
+                    raise GraphFormatError(
+                        path,
+                        f"the archive decompresses to more than the "
+                        f"{format_bytes(limit)} this process may use",
+                    )
                 out.write(block)
     except STREAM_ERRORS as err:
         out.close()
@@ -316,14 +349,23 @@ def read(source: bytes | str | Path, path: str | Path | None = None) -> Graph:
                 missing = [k for k in _REQUIRED if k not in npz.files]
                 if missing:
                     raise GraphFormatError(
-                        path, f"not an sssp graph archive: missing member(s) {missing} (sssp.load reads "
-                              "the archives of sssp.save and of scipy.sparse.save_npz)")
-                version = int(npz.array("format_version")) if "format_version" in npz.files else FORMAT_VERSION
+                        path,
+                        f"not an sssp graph archive: missing member(s) {missing} (sssp.load reads "
+                        "the archives of sssp.save and of scipy.sparse.save_npz)",
+                    )
+                version = (
+                    int(npz.array("format_version"))
+                    if "format_version" in npz.files
+                    else FORMAT_VERSION
+                )
                 if version != FORMAT_VERSION:
                     raise GraphFormatError(path, f"unsupported graph archive version {version}")
                 indptr = npz.array("indptr")
                 if indptr.ndim != 1 or indptr.size == 0:
-                    raise GraphFormatError(path, f"member 'indptr' must hold n + 1 >= 1 entries, got shape {indptr.shape}")
+                    raise GraphFormatError(
+                        path,
+                        f"member 'indptr' must hold n + 1 >= 1 entries, got shape {indptr.shape}",
+                    )
                 n = indptr.size - 1
                 m = _last(indptr)
                 # The edge arrays' headers against indptr before their data is decompressed.
@@ -331,9 +373,15 @@ def read(source: bytes | str | Path, path: str | Path | None = None) -> Graph:
                 weights = npz.array("weights", None if m is None else (m,))
                 name = str(npz.array("name", ())[()])
                 meta = json.loads(str(npz.array("meta", ())[()]))
-                keys = json.loads(str(npz.array("meta_arrays", ())[()])) if "meta_arrays" in npz.files else []
+                keys = (
+                    json.loads(str(npz.array("meta_arrays", ())[()]))
+                    if "meta_arrays" in npz.files
+                    else []
+                )
                 if not isinstance(meta, dict) or not isinstance(keys, list):
-                    raise GraphFormatError(path, "meta must be a JSON object and meta_arrays a JSON list")
+                    raise GraphFormatError(
+                        path, "meta must be a JSON object and meta_arrays a JSON list"
+                    )
                 for i, key in enumerate(keys):
                     arr = npz.array(f"meta_array_{i}")
                     arr.flags.writeable = False
@@ -345,8 +393,19 @@ def read(source: bytes | str | Path, path: str | Path | None = None) -> Graph:
                     raise GraphFormatError(path, f"labels of dtype {labels.dtype} are not node ids")
     except GraphFormatError:
         raise
-    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError, zipfile.BadZipFile,
-            json.JSONDecodeError, NotImplementedError, RuntimeError, OverflowError) as err:
+    except (
+        ValueError,
+        KeyError,
+        OSError,
+        EOFError,
+        TypeError,
+        IndexError,
+        zipfile.BadZipFile,
+        json.JSONDecodeError,
+        NotImplementedError,
+        RuntimeError,
+        OverflowError,
+    ) as err:
         raise GraphFormatError(path, f"corrupt .npz graph archive: {err}") from err
     try:
         return Graph(indptr, indices, weights, name=name, meta=meta, labels=labels)
@@ -363,17 +422,27 @@ def _read_scipy(npz: _Members, path: str | Path | None) -> Graph:
 
     raw = npz.array("format", ())[()]
     fmt = raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)
-    members = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"),
-               "bsr": ("data", "indices", "indptr"), "coo": ("data", "row", "col"), "dia": ("data", "offsets")}
+    members = {
+        "csr": ("data", "indices", "indptr"),
+        "csc": ("data", "indices", "indptr"),
+        "bsr": ("data", "indices", "indptr"),
+        "coo": ("data", "row", "col"),
+        "dia": ("data", "offsets"),
+    }
     if fmt not in members:
         raise GraphFormatError(path, f"scipy.sparse.save_npz archive of unknown format {fmt!r}")
     missing = [k for k in members[fmt] if k not in npz.files]
     if missing:
-        raise GraphFormatError(path, f"corrupt scipy.sparse.save_npz archive: missing member(s) {missing}")
+        raise GraphFormatError(
+            path, f"corrupt scipy.sparse.save_npz archive: missing member(s) {missing}"
+        )
     shape = tuple(int(d) for d in npz.array("shape"))
     if len(shape) != 2 or shape[0] != shape[1]:
-        raise GraphFormatError(path, f"a scipy.sparse matrix of shape {' x '.join(map(str, shape))} is not an "
-                                     "adjacency matrix: a graph needs a square one")
+        raise GraphFormatError(
+            path,
+            f"a scipy.sparse matrix of shape {' x '.join(map(str, shape))} is not an "
+            "adjacency matrix: a graph needs a square one",
+        )
     a = {k: npz.array(k) for k in members[fmt]}
     try:
         if fmt == "coo":

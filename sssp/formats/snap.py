@@ -50,7 +50,9 @@ def remap_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         present[ids] = True
         node_ids = np.flatnonzero(present).astype(np.int64)
         # int32 ranks when they fit: rank[ids] is the largest array of the reader (one per id)
-        rank = np.cumsum(present, dtype=np.int32 if node_ids.size <= np.iinfo(np.int32).max else np.int64)
+        rank = np.cumsum(
+            present, dtype=np.int32 if node_ids.size <= np.iinfo(np.int32).max else np.int64
+        )
         rank -= 1
         del present
         return node_ids, rank[ids]
@@ -114,7 +116,9 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         neg = ends < 0
         bad = first_bad(neg.any(axis=1))
         if bad is not None:
-            raise text.error(f"node id {int(ends[bad][neg[bad]][0])} is negative", row=int(rows[bad]))
+            raise text.error(
+                f"node id {int(ends[bad][neg[bad]][0])} is negative", row=int(rows[bad])
+            )
         id_parts.append(compact_ids(ends.reshape(-1)))
         del ends, index
         if width == 3:

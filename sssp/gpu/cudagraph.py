@@ -25,7 +25,8 @@ def _driver() -> Any:
         from cuda.bindings import driver as cu
     except ImportError as err:
         raise BackendUnavailableError(
-            "gpu", f"the CUDA-graph loop needs NVIDIA's cuda-bindings ({err})",
+            "gpu",
+            f"the CUDA-graph loop needs NVIDIA's cuda-bindings ({err})",
             hint="pip install cuda-bindings, or use loop='persistent' or loop='host'",
         ) from err
     return cu
@@ -37,13 +38,17 @@ def _check(result: Any) -> Any:
     status, *values = result if isinstance(result, tuple) else (result,)
     if status != cu.CUresult.CUDA_SUCCESS:
         name = cu.cuGetErrorName(status)[1]
-        raise RuntimeError(f"CUDA driver call failed: {name.decode() if isinstance(name, bytes) else name}")
+        raise RuntimeError(
+            f"CUDA driver call failed: {name.decode() if isinstance(name, bytes) else name}"
+        )
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def occupancy(cubin: bytes, name: str, block: int, dynamic_smem: int, pref: str, carveout: int | None) -> int | None:
+def occupancy(
+    cubin: bytes, name: str, block: int, dynamic_smem: int, pref: str, carveout: int | None
+) -> int | None:
     """Blocks of kernel ``name`` resident per multiprocessor, from the driver's occupancy
     calculator with the same cache preference, carveout and dynamic shared memory as the launch;
     None when cuda-bindings is not installed (the caller then uses its own rule)."""
@@ -58,9 +63,17 @@ def occupancy(cubin: bytes, name: str, block: int, dynamic_smem: int, pref: str,
         _check(cu.cuFuncSetCacheConfig(f, getattr(cu.CUfunc_cache, f"CU_FUNC_CACHE_{pref}")))
         attr = cu.CUfunction_attribute
         if carveout is not None:
-            _check(cu.cuFuncSetAttribute(f, attr.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout))
+            _check(
+                cu.cuFuncSetAttribute(
+                    f, attr.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout
+                )
+            )
         if dynamic_smem:
-            _check(cu.cuFuncSetAttribute(f, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem))
+            _check(
+                cu.cuFuncSetAttribute(
+                    f, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem
+                )
+            )
         return int(_check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(f, block, dynamic_smem)))
     finally:
         cu.cuModuleUnload(module)
@@ -80,17 +93,27 @@ class PhaseGraph:
         self._keep: list[Any] = []  # argument storage must outlive the instantiated graph
         funcs = {}
         for name in ("relax", "settle"):
-            f = _check(cu.cuModuleGetFunction(self.module, ENGINE_KERNELS[name].cuda_name(solver.variant).encode()))
+            f = _check(
+                cu.cuModuleGetFunction(
+                    self.module, ENGINE_KERNELS[name].cuda_name(solver.variant).encode()
+                )
+            )
             pref, carveout = L1_STATES[solver._kernel_config(name).l1]
             _check(cu.cuFuncSetCacheConfig(f, getattr(cu.CUfunc_cache, f"CU_FUNC_CACHE_{pref}")))
             if carveout is not None:
-                _check(cu.cuFuncSetAttribute(
-                    f, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout))
+                _check(
+                    cu.cuFuncSetAttribute(
+                        f,
+                        cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                        carveout,
+                    )
+                )
             funcs[name] = f
 
         self.graph = _check(cu.cuGraphCreate(0))
-        handle = _check(cu.cuGraphConditionalHandleCreate(
-            self.graph, ctx, 1, cu.CU_GRAPH_COND_ASSIGN_DEFAULT))
+        handle = _check(
+            cu.cuGraphConditionalHandleCreate(self.graph, ctx, 1, cu.CU_GRAPH_COND_ASSIGN_DEFAULT)
+        )
         params = cu.CUgraphNodeParams()
         params.type = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
         params.conditional.handle = handle
@@ -106,11 +129,21 @@ class PhaseGraph:
         base = [int(a) for a in solver.args()[:-1]]
         n = int(solver.args()[-1])
         relax = self._kernel_node(body, funcs["relax"], solver._shapes["relax"], base, n, None, [])
-        self._kernel_node(body, funcs["settle"], solver._shapes["settle"], base, n, int(handle), [relax])
+        self._kernel_node(
+            body, funcs["settle"], solver._shapes["settle"], base, n, int(handle), [relax]
+        )
         self.exec = _check(cu.cuGraphInstantiate(self.graph, 0))
 
-    def _kernel_node(self, body: Any, func: Any, shape: tuple, pointers: list[int], n: int,
-                     cond: int | None, deps: list) -> Any:
+    def _kernel_node(
+        self,
+        body: Any,
+        func: Any,
+        shape: tuple,
+        pointers: list[int],
+        n: int,
+        cond: int | None,
+        deps: list,
+    ) -> Any:
         cu = self.cu
         values: list[Any] = [ctypes.c_void_p(p) for p in pointers] + [ctypes.c_int(n)]
         if cond is not None:
@@ -132,9 +165,11 @@ class PhaseGraph:
 
     def close(self) -> None:
         cu = self.cu
-        for call, obj in ((cu.cuGraphExecDestroy, "exec"), (cu.cuGraphDestroy, "graph"),
-                          (cu.cuModuleUnload, "module")):
+        for call, obj in (
+            (cu.cuGraphExecDestroy, "exec"),
+            (cu.cuGraphDestroy, "graph"),
+            (cu.cuModuleUnload, "module"),
+        ):
             if getattr(self, obj, None) is not None:
                 call(getattr(self, obj))
                 setattr(self, obj, None)
-

@@ -49,7 +49,9 @@ def driver() -> Any:
         cuda.init()
         count = cuda.Device.count()
     except Exception as err:  # pycuda raises its own LogicError/RuntimeError subclasses
-        raise BackendUnavailableError("gpu", f"the CUDA driver failed to initialise ({err})") from err
+        raise BackendUnavailableError(
+            "gpu", f"the CUDA driver failed to initialise ({err})"
+        ) from err
     if count == 0:
         raise BackendUnavailableError("gpu", "no CUDA device is visible")
     return cuda
@@ -101,7 +103,10 @@ def _uuid(pci_bus_id: str) -> str:
         try:
             out = subprocess.run(
                 [smi, f"--id={pci_bus_id}", "--query-gpu=uuid", "--format=csv,noheader"],
-                capture_output=True, text=True, timeout=20, check=True,
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=True,
             )
             if out.stdout.strip():
                 return out.stdout.strip()

@@ -48,8 +48,13 @@ class _Lane:
     d_scratch: Any
 
 
-CRITERION = {"crauser": "out", "crauser-in": "in", "crauser-inout": "inout", "martin": "martin",
-             "near-far": "out"}
+CRITERION = {
+    "crauser": "out",
+    "crauser-in": "in",
+    "crauser-inout": "inout",
+    "martin": "martin",
+    "near-far": "out",
+}
 """GPU algorithm name -> settling criterion of engine 2 (near-far has none; its kernels sit in
 every module, so it takes the Crauser build's)."""
 
@@ -79,11 +84,14 @@ def engine_params_for(graph: Graph, algorithm: str, variant: str, lanes: int) ->
         except kernels.KernelContractError as err:
             raise InvalidGraphError(str(err)) from err
         floating = False
-    return EngineParams(dist_bits, weight_bits, floating, CRITERION[algorithm], lanes,
-                        variant == "predecessors")
+    return EngineParams(
+        dist_bits, weight_bits, floating, CRITERION[algorithm], lanes, variant == "predecessors"
+    )
 
 
-def resident_blocks(func: Any, info: DeviceInfo, block: int, cuda: Any, dynamic_smem: int = 0) -> int:
+def resident_blocks(
+    func: Any, info: DeviceInfo, block: int, cuda: Any, dynamic_smem: int = 0
+) -> int:
     """Blocks of ``func`` (``block`` threads each) that fit on one multiprocessor at once, from
     its registers and static shared memory and the device's limits (the occupancy rule; the
     persistent loop's grid barrier deadlocks on a grid that is not resident at once)."""
@@ -145,12 +153,16 @@ class EngineSolver(DeviceBuffers):
         host_mapped: bool | None = None,
     ) -> None:
         if variant not in ("successors", "predecessors"):
-            raise InvalidGraphError(f"unknown variant {variant!r}: expected successors or predecessors")
+            raise InvalidGraphError(
+                f"unknown variant {variant!r}: expected successors or predecessors"
+            )
         if graph.n == 0:
             raise InvalidGraphError("the graph has no nodes")
         self.config = config or LaunchConfig.default()
         if self.config.loop == "legacy":
-            raise InvalidGraphError("loop 'legacy' runs on sssp.gpu.runtime.GPUSolver, not engine 2")
+            raise InvalidGraphError(
+                "loop 'legacy' runs on sssp.gpu.runtime.GPUSolver, not engine 2"
+            )
         self.cuda = cuda = driver()
         activate(device)
         self.info: DeviceInfo = device_info(device)
@@ -173,8 +185,14 @@ class EngineSolver(DeviceBuffers):
             if variant != "successors":
                 raise InvalidGraphError("near-far runs the successors variant only")
             if self.loop not in ("persistent", "cluster"):
-                raise InvalidGraphError(f"near-far runs on the persistent or cluster loop, not {self.loop!r}")
-            self.delta = default_delta(graph) if delta is None else effective_delta(graph, check_delta(delta))
+                raise InvalidGraphError(
+                    f"near-far runs on the persistent or cluster loop, not {self.loop!r}"
+                )
+            self.delta = (
+                default_delta(graph)
+                if delta is None
+                else effective_delta(graph, check_delta(delta))
+            )
         elif delta is not None:
             raise InvalidGraphError(f"delta applies to near-far only, not {algorithm!r}")
         relax_cfg = self.config.relax
@@ -206,7 +224,9 @@ class EngineSolver(DeviceBuffers):
         inf_val = np.inf if self.params.floating else np.iinfo(val_dt).max
         crit = None if self.nearfar else self.params.criterion
         self.d_omega = self._node_minima(graph, inf_val) if crit in ("out", "inout") else None
-        self.d_iota = self._node_minima(graph.reverse(), inf_val) if crit in ("in", "inout") else None
+        self.d_iota = (
+            self._node_minima(graph.reverse(), inf_val) if crit in ("in", "inout") else None
+        )
         # Node state, queues and the per-phase history (near-far: its counter rings only; the
         # cluster loop keeps its node state in shared memory: the keys and counters only).
         hist = kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(n)
@@ -218,8 +238,11 @@ class EngineSolver(DeviceBuffers):
         self.d_qF = None if self.cluster else self._alloc(8 * n)
         self.d_qR = None if self.cluster else self._alloc(8 * n)
         self.d_cnt = self._alloc(4 * hist)
-        self.d_thr = None if self.cluster else self._alloc(
-            val_dt.itemsize * hist if not self.params.floating else 8 * hist)
+        self.d_thr = (
+            None
+            if self.cluster
+            else self._alloc(val_dt.itemsize * hist if not self.params.floating else 8 * hist)
+        )
         self.d_ctrl = self._alloc(4 * kernels.CTRL_WORDS)
         # The fused cluster loop's placement: each node's slot, and each slot's node.
         self.d_place = self.d_slots = None
@@ -229,23 +252,33 @@ class EngineSolver(DeviceBuffers):
         self.d_pushed = self._alloc(val_dt.itemsize * n) if grid_nf else None
         self.d_infar = self._alloc(4 * kernels.nearfar_flag_words(n)) if grid_nf else None
         self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)  # the host loop's polls
-        self.ctrl0 = cuda.pagelocked_zeros(kernels.CTRL_WORDS, np.uint32)  # an async copy, no staging
+        self.ctrl0 = cuda.pagelocked_zeros(
+            kernels.CTRL_WORDS, np.uint32
+        )  # an async copy, no staging
         self.ctrl0[kernels.CTRL_PHASE] = 1
-        self.ctrl0[kernels.CTRL_LIMIT] = (kernels.nearfar_step_limit(n) if self.nearfar
-                                          else kernels.engine_phase_limit(n))
+        self.ctrl0[kernels.CTRL_LIMIT] = (
+            kernels.nearfar_step_limit(n) if self.nearfar else kernels.engine_phase_limit(n)
+        )
         self.stream = cuda.Stream()
         self._shapes = self._launch_shapes()
         self.rows_sorted = self._sort_rows(g)
         self._setup_result_pass(host_mapped)
-        self._lane0 = _Lane(self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch)
+        self._lane0 = _Lane(
+            self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch
+        )
         self._lanes: list[_Lane] | None = None
         self._copy_stream: Any = None
         self._stage_cache: dict[tuple, list[dict[str, Any]]] = {}
         self._spares: dict[str, tuple[np.ndarray, int]] = {}
         self._copier: Any = None
-        self._delta_bits = (kernels.nearfar_delta_bits(self.delta, self.params.floating)
-                            if self.nearfar else 0)
-        self._events = (cuda.Event(), cuda.Event(), cuda.Event())  # start, loop done, result in host memory
+        self._delta_bits = (
+            kernels.nearfar_delta_bits(self.delta, self.params.floating) if self.nearfar else 0
+        )
+        self._events = (
+            cuda.Event(),
+            cuda.Event(),
+            cuda.Event(),
+        )  # start, loop done, result in host memory
         self._graph = None
         if self.loop == "graph":
             from .cudagraph import PhaseGraph
@@ -268,14 +301,23 @@ class EngineSolver(DeviceBuffers):
             self.cluster_fallback = "the cluster solver keeps 32-bit integer distances"
         else:
             optin = cuda.Device(self.info.ordinal).get_attribute(
-                cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+                cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+            )
             self._non_portable = _non_portable_clusters(cuda)
             largest = kernels.CLUSTER_SIZES[-1] if self._non_portable is not None else 8
-            lq, order = (kernels.CLUSTER_LOCAL_QUEUE, band_order(g)) if self.config.fuse else (0, None)
+            lq, order = (
+                (kernels.CLUSTER_LOCAL_QUEUE, band_order(g)) if self.config.fuse else (0, None)
+            )
+
             def fit(lq: int, order: np.ndarray | None) -> tuple[int, int] | None:
-                return kernels.cluster_layout(np.diff(g.indptr), optin - kernels.CLUSTER_STATIC_SMEM,
-                                              at_least=max(1, self.config.cluster), largest=largest,
-                                              lq=lq, order=order)
+                return kernels.cluster_layout(
+                    np.diff(g.indptr),
+                    optin - kernels.CLUSTER_STATIC_SMEM,
+                    at_least=max(1, self.config.cluster),
+                    largest=largest,
+                    lq=lq,
+                    order=order,
+                )
 
             layout = fit(lq, order)
             if layout is not None and order is not None:
@@ -285,8 +327,10 @@ class EngineSolver(DeviceBuffers):
                     lq, order = 0, None
                     layout = fit(lq, order)
             if layout is None:
-                self.cluster_fallback = (f"{g.n} nodes and {g.m} edges do not fit in the shared memory "
-                                         f"of {largest} blocks of {optin} bytes")
+                self.cluster_fallback = (
+                    f"{g.n} nodes and {g.m} edges do not fit in the shared memory "
+                    f"of {largest} blocks of {optin} bytes"
+                )
         if layout is None:
             log.info("cluster loop: %s; running the persistent loop", self.cluster_fallback)
             self.loop = "persistent"
@@ -304,14 +348,18 @@ class EngineSolver(DeviceBuffers):
         mapped summary of :data:`kernels.RESULT_WORDS` words. Where the device cannot map host
         memory, the pass writes device buffers and three copies follow it."""
         cuda = self.cuda
-        self.result_module = cuda.module_from_buffer(compile_cubin(kernels.ResultParams(), self.info.arch))
+        self.result_module = cuda.module_from_buffer(
+            compile_cubin(kernels.ResultParams(), self.info.arch)
+        )
         self._result_func = self.result_module.get_function(kernels.RESULT_KERNEL.cuda_name())
         self._result_func.prepare(kernels.RESULT_KERNEL.arg_format)
         self.d_result_scratch = self._alloc(8 * kernels.RESULT_SCRATCH_WORDS)
         cuda.memset_d8(self.d_result_scratch, 0, 8 * kernels.RESULT_SCRATCH_WORDS)
         dev = cuda.Device(self.info.ordinal)
         a = cuda.device_attribute
-        can = bool(dev.get_attribute(a.CAN_MAP_HOST_MEMORY)) and bool(dev.get_attribute(a.UNIFIED_ADDRESSING))
+        can = bool(dev.get_attribute(a.CAN_MAP_HOST_MEMORY)) and bool(
+            dev.get_attribute(a.UNIFIED_ADDRESSING)
+        )
         self.mapped = can if host_mapped is None else bool(host_mapped) and can
         self._host = HostArrays(cuda, mapped=self.mapped)
         self.h_info, info_ptr = self._host.take(kernels.RESULT_WORDS, np.uint32)
@@ -323,11 +371,23 @@ class EngineSolver(DeviceBuffers):
             self._d_out = (self._alloc(8 * self.n), self._alloc(4 * self.n))
             self._d_info = self._alloc(4 * kernels.RESULT_WORDS)
         self._dist_dtype = np.dtype(np.float64 if self.params.floating else np.int64)
-        self._layout = (kernels.RES_PACKED if self.params.packed
-                        else kernels.RES_F64 if self.params.floating else kernels.RES_U64)
-        self._counters = kernels.RES_COUNTERS_NEARFAR if self.nearfar else kernels.RES_COUNTERS_PHASES
-        self._history_len = kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(self.n)
-        self._result_grid = ((kernels.result_blocks(self.n, self.info.sm_count), 1, 1), (kernels.RESULT_BLOCK, 1, 1))
+        self._layout = (
+            kernels.RES_PACKED
+            if self.params.packed
+            else kernels.RES_F64
+            if self.params.floating
+            else kernels.RES_U64
+        )
+        self._counters = (
+            kernels.RES_COUNTERS_NEARFAR if self.nearfar else kernels.RES_COUNTERS_PHASES
+        )
+        self._history_len = (
+            kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(self.n)
+        )
+        self._result_grid = (
+            (kernels.result_blocks(self.n, self.info.sm_count), 1, 1),
+            (kernels.RESULT_BLOCK, 1, 1),
+        )
         # Packed Crauser keys carry the predecessor already; the others build it in a tree pass.
         self._tree_pass = self.nearfar or not self.params.packed
         self._poison_host: int | None = None
@@ -336,10 +396,16 @@ class EngineSolver(DeviceBuffers):
         """Sort the device copy of every row by weight once (``kernels.sorts_rows`` says when),
         and tell every solve so (``CTRL_SORTED``): Crauser's bounded relax then stops at a
         frontier node's first edge above the bound."""
-        if "sort" not in self.funcs or g.m == 0 or not kernels.sorts_rows(self.params, int(np.diff(g.indptr).max())):
+        if (
+            "sort" not in self.funcs
+            or g.m == 0
+            or not kernels.sorts_rows(self.params, int(np.diff(g.indptr).max()))
+        ):
             return False
         grid, block = self._shapes["sort"]
-        self.funcs["sort"].prepared_call(grid, block, self.d_indptr, self.d_indices, self.d_weights, np.int32(self.n))
+        self.funcs["sort"].prepared_call(
+            grid, block, self.d_indptr, self.d_indices, self.d_weights, np.int32(self.n)
+        )
         self.cuda.Context.synchronize()
         self.ctrl0[kernels.CTRL_SORTED] = 1
         return True
@@ -370,7 +436,8 @@ class EngineSolver(DeviceBuffers):
         self.local_smem = kernels.local_queue_bytes(self.local_cap, self.val_dtype.itemsize)
         if self.local_smem:  # static plus dynamic may pass the 48 KB default: always opt in
             self.funcs["persistent"].set_attribute(
-                self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem)
+                self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem
+            )
         self.degree = max(1, -(-self.graph.m // self.n))
         shapes = {}
         sms = self.info.sm_count
@@ -383,8 +450,13 @@ class EngineSolver(DeviceBuffers):
                 per_sm = self._persistent_blocks(fits, bs)
                 blocks = sms * per_sm
             else:
-                blocks = kernels.blocks_for(spec, self.n, bs, kc.lanes if name in ("relax", "tree") else 1,
-                                            resident=sms * max(fits, 1))
+                blocks = kernels.blocks_for(
+                    spec,
+                    self.n,
+                    bs,
+                    kc.lanes if name in ("relax", "tree") else 1,
+                    resident=sms * max(fits, 1),
+                )
             shapes[name] = ((blocks, 1, 1), (bs, 1, 1))
         return shapes
 
@@ -395,7 +467,9 @@ class EngineSolver(DeviceBuffers):
         fa = cuda.function_attribute
         self.local_limit = self.local_cap = 0
         self.nb = kernels.cluster_slots(self.n, self.cluster)
-        self.local_smem = kernels.cluster_smem_bytes(self.n, self.cluster, mb=self.cluster_mb, lq=self.cluster_lq)
+        self.local_smem = kernels.cluster_smem_bytes(
+            self.n, self.cluster, mb=self.cluster_mb, lq=self.cluster_lq
+        )
         func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem)
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
         if self.cluster > 8:
@@ -404,7 +478,10 @@ class EngineSolver(DeviceBuffers):
         bs = self.config.relax.block_size
         tree_bs = self._kernel_config("tree").block_size
         tree = kernels.blocks_for(self.kernel_set["tree"], self.n, tree_bs, kernels.CLUSTER_LANES)
-        return {"solve": ((self.cluster, 1, 1), (bs, 1, 1)), "tree": ((tree, 1, 1), (tree_bs, 1, 1))}
+        return {
+            "solve": ((self.cluster, 1, 1), (bs, 1, 1)),
+            "tree": ((tree, 1, 1), (tree_bs, 1, 1)),
+        }
 
     def _persistent_blocks(self, fits: int, block: int) -> int:
         """Blocks per multiprocessor of the persistent kernel, every one of them resident.
@@ -416,7 +493,9 @@ class EngineSolver(DeviceBuffers):
         (cuda-bindings) confirms the count when it is installed.
         """
         if fits == 0:
-            raise InvalidGraphError(f"the persistent kernel does not fit at {block} threads per block")
+            raise InvalidGraphError(
+                f"the persistent kernel does not fit at {block} threads per block"
+            )
         per_sm = fits if self.config.blocks_per_sm == 0 else min(fits, self.config.blocks_per_sm)
         cuda, func = self.cuda, self.funcs["persistent"]
         fa = cuda.function_attribute
@@ -430,16 +509,28 @@ class EngineSolver(DeviceBuffers):
         pref = L1_STATES[l1][0]
         carveout = 100 if l1 == "S" else pct
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
-        self.l1_applied["persistent"] = f"{pref} carveout={func.get_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT)}"
+        self.l1_applied["persistent"] = (
+            f"{pref} carveout={func.get_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT)}"
+        )
         from .cudagraph import occupancy
 
-        driver_count = occupancy(compile_cubin(self.params, self.info.arch), self.kernel_set["persistent"].cuda_name(
-            self.variant), block, self.local_smem, pref, carveout)
+        driver_count = occupancy(
+            compile_cubin(self.params, self.info.arch),
+            self.kernel_set["persistent"].cuda_name(self.variant),
+            block,
+            self.local_smem,
+            pref,
+            carveout,
+        )
         if driver_count is not None and driver_count < per_sm:
-            log.warning("occupancy calculator: %d resident blocks per SM, not %d", driver_count, per_sm)
+            log.warning(
+                "occupancy calculator: %d resident blocks per SM, not %d", driver_count, per_sm
+            )
             per_sm = driver_count
         if per_sm < 1:
-            raise InvalidGraphError(f"the persistent kernel does not fit at {block} threads per block")
+            raise InvalidGraphError(
+                f"the persistent kernel does not fit at {block} threads per block"
+            )
         return per_sm
 
     def args(self, lane: _Lane | None = None) -> tuple:
@@ -447,15 +538,30 @@ class EngineSolver(DeviceBuffers):
         the per-solve buffers of ``lane`` (default: the solver's own)."""
         null = np.uintp(0)
         ln = lane or self._lane0
-        return (self.d_indptr, self.d_indices, self.d_weights, self.d_omega or null, self.d_iota or null,
-                self.d_settled or null, ln.d_key, ln.d_pred or null, self.d_qF or null, self.d_qR or null,
-                ln.d_cnt, self.d_thr or null, ln.d_ctrl, np.int32(self.n))
+        return (
+            self.d_indptr,
+            self.d_indices,
+            self.d_weights,
+            self.d_omega or null,
+            self.d_iota or null,
+            self.d_settled or null,
+            ln.d_key,
+            ln.d_pred or null,
+            self.d_qF or null,
+            self.d_qR or null,
+            ln.d_cnt,
+            self.d_thr or null,
+            ln.d_ctrl,
+            np.int32(self.n),
+        )
 
     def _launch(self, name: str, *extra: Any, lane: _Lane | None = None) -> None:
         grid, block = self._shapes[name]
         shared = self.local_smem if name in ("persistent", "solve") else 0
         ln = lane or self._lane0
-        self.funcs[name].prepared_async_call(grid, block, ln.stream, *self.args(ln), *extra, shared_size=shared)
+        self.funcs[name].prepared_async_call(
+            grid, block, ln.stream, *self.args(ln), *extra, shared_size=shared
+        )
 
     def memory_bytes(self) -> int:
         """Device memory held by this solver (graph, node state, queues, per-phase history)."""
@@ -490,17 +596,36 @@ class EngineSolver(DeviceBuffers):
         cuda, stream = self.cuda, self.stream
         ln = lane or self._lane0
         if self.cluster:
-            self._launch("solve", np.uint64(self._delta_bits),
-                         np.int32(self._source), np.int32(self.nb), np.int32(kernels.CLUSTER_LIST_CAP),
-                         np.int32(self.ctrl0[kernels.CTRL_LIMIT]), np.int32(self.cluster_mb),
-                         np.int32(self.cluster_lq), self.d_place or np.uintp(0), self.d_slots or np.uintp(0),
-                         lane=ln)
+            self._launch(
+                "solve",
+                np.uint64(self._delta_bits),
+                np.int32(self._source),
+                np.int32(self.nb),
+                np.int32(kernels.CLUSTER_LIST_CAP),
+                np.int32(self.ctrl0[kernels.CTRL_LIMIT]),
+                np.int32(self.cluster_mb),
+                np.int32(self.cluster_lq),
+                self.d_place or np.uintp(0),
+                self.d_slots or np.uintp(0),
+                lane=ln,
+            )
         elif self.nearfar:
-            self._launch("persistent", self.d_pushed, self.d_infar, np.uint64(self._delta_bits),
-                         np.int32(self.local_limit), lane=ln)
+            self._launch(
+                "persistent",
+                self.d_pushed,
+                self.d_infar,
+                np.uint64(self._delta_bits),
+                np.int32(self.local_limit),
+                lane=ln,
+            )
         elif self.loop == "persistent":
-            self._launch("persistent", np.int32(self.local_limit), np.int32(self.local_cap),
-                         np.int32(self.degree), lane=ln)
+            self._launch(
+                "persistent",
+                np.int32(self.local_limit),
+                np.int32(self.local_cap),
+                np.int32(self.degree),
+                lane=ln,
+            )
         elif self.loop == "graph":
             self._graph.launch(stream)
         else:
@@ -516,8 +641,14 @@ class EngineSolver(DeviceBuffers):
                 if self.h_ctrl[kernels.CTRL_DONE] or launched > limit:
                     break
 
-    def solve(self, source: int, *, profile: bool = False, return_predecessors: bool = True,
-              t0: float | None = None) -> SSSPResult:
+    def solve(
+        self,
+        source: int,
+        *,
+        profile: bool = False,
+        return_predecessors: bool = True,
+        t0: float | None = None,
+    ) -> SSSPResult:
         """Distances and, with ``return_predecessors``, the predecessor tree from ``source``.
 
         The result pass writes both straight into page-locked host arrays that the result owns
@@ -534,8 +665,11 @@ class EngineSolver(DeviceBuffers):
         source = int(source)
         fill, self._poison_host = self._poison_host, None
         dist, dist_ptr, dist_spare = self._result_array(n, self._dist_dtype, fill)
-        pred, pred_ptr, pred_spare = (self._result_array(n, np.dtype(np.int32), fill) if return_predecessors
-                                      else (None, 0, False))
+        pred, pred_ptr, pred_spare = (
+            self._result_array(n, np.dtype(np.int32), fill)
+            if return_predecessors
+            else (None, 0, False)
+        )
         stream = self.stream
         ev_start, ev_loop, ev_end = self._events
         ev_start.record(stream)
@@ -553,7 +687,9 @@ class EngineSolver(DeviceBuffers):
         info, info64 = self.h_info, self._info64
         c = kernels.RES_CTRL
         if info[c + kernels.CTRL_ABORT]:
-            raise SolverError("the persistent loop's grid barrier timed out: the grid was not resident")
+            raise SolverError(
+                "the persistent loop's grid barrier timed out: the grid was not resident"
+            )
         if not info[c + kernels.CTRL_DONE]:
             limit = kernels.nearfar_step_limit(n) if self.nearfar else kernels.engine_phase_limit(n)
             raise SolverError(f"no termination within {limit} steps (n = {n})")
@@ -580,12 +716,26 @@ class EngineSolver(DeviceBuffers):
         wall = t_end - t0
         # Where the host's share of the wall time goes: before the first command was queued
         # (checks, result arrays), and from the end of the device's work to the result.
-        timings = {"total": wall, "wall": wall, "gpu": gpu_ms * 1e-3, "loop": loop_ms * 1e-3,
-                   "host_before": t_queued - t0, "host_after": t_end - t_done}
+        timings = {
+            "total": wall,
+            "wall": wall,
+            "gpu": gpu_ms * 1e-3,
+            "loop": loop_ms * 1e-3,
+            "host_before": t_queued - t0,
+            "host_after": t_end - t_done,
+        }
         return SSSPResult(
-            dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
-            backend="gpu", iterations=iterations, timings=timings, config=self.config,
-            config_source=self.config_source, stats=stats,
+            dist=dist,
+            pred=pred,
+            source=source,
+            algorithm=self.algorithm,
+            variant=self.variant,
+            backend="gpu",
+            iterations=iterations,
+            timings=timings,
+            config=self.config,
+            config_source=self.config_source,
+            stats=stats,
         )
 
     HELD_RESULTS = 4
@@ -593,7 +743,9 @@ class EngineSolver(DeviceBuffers):
     holds; past them a solve writes the solver's own block and returns a copy (allocating
     page-locked memory per solve costs more than copying: 3 ms for a 435k-node graph's result)."""
 
-    def _result_array(self, n: int, dtype: np.dtype, fill: int | None) -> tuple[np.ndarray, int, bool]:
+    def _result_array(
+        self, n: int, dtype: np.dtype, fill: int | None
+    ) -> tuple[np.ndarray, int, bool]:
         """(array, its device address, whether it is the solver's spare block and must be copied
         out before the next solve)."""
         got = self._host.take(n, dtype, fill=fill, limit=self.HELD_RESULTS)
@@ -612,17 +764,34 @@ class EngineSolver(DeviceBuffers):
         self._copy_rows(out, spare)
         return out
 
-    def _result_pass(self, lane: _Lane, source: int, d_dist: Any, d_pred: Any, d_info: Any,
-                     out_kind: int) -> None:
+    def _result_pass(
+        self, lane: _Lane, source: int, d_dist: Any, d_pred: Any, d_info: Any, out_kind: int
+    ) -> None:
         null = np.uintp(0)
         grid, block = self._result_grid
         self._result_func.prepared_async_call(
-            grid, block, lane.stream, lane.d_key, lane.d_pred or null, lane.d_cnt, lane.d_ctrl, d_dist, d_pred,
-            d_info, lane.d_scratch, np.int32(self.n), np.int32(source), np.int32(self._layout),
-            np.int32(self._counters), np.int32(self._history_len), np.int32(out_kind))
+            grid,
+            block,
+            lane.stream,
+            lane.d_key,
+            lane.d_pred or null,
+            lane.d_cnt,
+            lane.d_ctrl,
+            d_dist,
+            d_pred,
+            d_info,
+            lane.d_scratch,
+            np.int32(self.n),
+            np.int32(source),
+            np.int32(self._layout),
+            np.int32(self._counters),
+            np.int32(self._history_len),
+            np.int32(out_kind),
+        )
 
-    def _deliver(self, source: int, dist: np.ndarray, dist_ptr: int, pred: np.ndarray | None,
-                 pred_ptr: int) -> None:
+    def _deliver(
+        self, source: int, dist: np.ndarray, dist_ptr: int, pred: np.ndarray | None, pred_ptr: int
+    ) -> None:
         """Queue the result pass (and, without mapped host memory, the copies after it)."""
         cuda, stream = self.cuda, self.stream
         null = np.uintp(0)
@@ -658,21 +827,37 @@ class EngineSolver(DeviceBuffers):
             dev = cuda.Device(self.info.ordinal)
             smem_sm = dev.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
             func = self.funcs["solve"]
-            per_block = func.get_attribute(cuda.function_attribute.SHARED_SIZE_BYTES) + self.local_smem + 1024
+            per_block = (
+                func.get_attribute(cuda.function_attribute.SHARED_SIZE_BYTES)
+                + self.local_smem
+                + 1024
+            )
             per_sm = max(1, smem_sm // per_block)
             count = max(1, min(self.MAX_LANES, self.info.sm_count * per_sm // self.cluster))
             for _ in range(count - 1):
                 scratch = self._alloc(8 * kernels.RESULT_SCRATCH_WORDS)
                 cuda.memset_d8(scratch, 0, 8 * kernels.RESULT_SCRATCH_WORDS)
-                lanes.append(_Lane(cuda.Stream(), self._alloc(self.key_dtype.itemsize * self.n), None,
-                                   self._alloc(4 * kernels.NEARFAR_WORDS), self._alloc(4 * kernels.CTRL_WORDS),
-                                   scratch))
+                lanes.append(
+                    _Lane(
+                        cuda.Stream(),
+                        self._alloc(self.key_dtype.itemsize * self.n),
+                        None,
+                        self._alloc(4 * kernels.NEARFAR_WORDS),
+                        self._alloc(4 * kernels.CTRL_WORDS),
+                        scratch,
+                    )
+                )
             self._stats = None  # memory_bytes changed
         self._lanes = lanes
         return lanes
 
-    def solve_rows(self, sources: np.ndarray, dist_out: np.ndarray, pred_out: np.ndarray | None = None,
-                   iterations_out: np.ndarray | None = None) -> float:
+    def solve_rows(
+        self,
+        sources: np.ndarray,
+        dist_out: np.ndarray,
+        pred_out: np.ndarray | None = None,
+        iterations_out: np.ndarray | None = None,
+    ) -> float:
         """Solve from every source and write row ``i`` of ``dist_out`` (and of ``pred_out``) for
         ``sources[i]``; ``iterations_out[i]`` gets its phases or steps.
 
@@ -705,13 +890,20 @@ class EngineSolver(DeviceBuffers):
         if self.loop == "host":
             return self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
         lanes = self.lanes()
-        row_bytes = n * (dist_out.dtype.itemsize + (4 if want_pred else 0)) + 4 * kernels.RESULT_WORDS
+        row_bytes = (
+            n * (dist_out.dtype.itemsize + (4 if want_pred else 0)) + 4 * kernels.RESULT_WORDS
+        )
         capacity = max(1, self.STAGE_BYTES // row_bytes)
         # At least a row per lane in a chunk, and about six chunks, so that copying one chunk
         # into the caller's array overlaps with solving the next.
         rows = max(1, min(capacity, k, max(len(lanes), -(-k // 6))))
-        stages = self._stages(min(capacity, 1 << (rows - 1).bit_length()), rows, dist_out.dtype, want_pred,
-                              min(3, -(-k // rows)))
+        stages = self._stages(
+            min(capacity, 1 << (rows - 1).bit_length()),
+            rows,
+            dist_out.dtype,
+            want_pred,
+            min(3, -(-k // rows)),
+        )
         starts = list(range(0, k, rows))
         began = self.cuda.Event()
         began.record(self._lane0.stream)
@@ -730,18 +922,29 @@ class EngineSolver(DeviceBuffers):
                     flats += copies[si].result()  # the chunk that used this stage before is copied
                     copies[si] = None
                 count = min(rows, k - first)
-                self._queue_chunk(stages[si], sources[first:first + count], lanes, kind, want_pred)
+                self._queue_chunk(
+                    stages[si], sources[first : first + count], lanes, kind, want_pred
+                )
                 queued.append((si, first, count))
                 if len(queued) > 1:
                     psi, pfirst, pcount = queued.pop(0)
                     self._wait(stages[psi])
-                    copies[psi] = pool.submit(self._finish_chunk, stages[psi], sources, pfirst, pcount,
-                                              dist_out, pred_out, iterations_out)
+                    copies[psi] = pool.submit(
+                        self._finish_chunk,
+                        stages[psi],
+                        sources,
+                        pfirst,
+                        pcount,
+                        dist_out,
+                        pred_out,
+                        iterations_out,
+                    )
             while queued:
                 psi, pfirst, pcount = queued.pop(0)
                 self._wait(stages[psi])
-                flats += self._finish_chunk(stages[psi], sources, pfirst, pcount, dist_out, pred_out,
-                                            iterations_out)
+                flats += self._finish_chunk(
+                    stages[psi], sources, pfirst, pcount, dist_out, pred_out, iterations_out
+                )
         finally:
             # Whatever stops the batch (an error, Ctrl-C), the copies under way finish whole and
             # the device stops writing the staging memory before it goes back to the pool.
@@ -762,7 +965,9 @@ class EngineSolver(DeviceBuffers):
             pred_out[i] = self.solve(int(sources[i])).pred
         return device
 
-    def _stages(self, size: int, rows: int, dtype: np.dtype, want_pred: bool, count: int) -> list[dict[str, Any]]:
+    def _stages(
+        self, size: int, rows: int, dtype: np.dtype, want_pred: bool, count: int
+    ) -> list[dict[str, Any]]:
         """``count`` stagings of at least ``rows`` rows: kept ones of the same kind if any hold
         that many, else new ones of ``size`` rows (a power of two, so that batches of similar
         sizes share them). Their device memory is the solver's until it closes."""
@@ -782,14 +987,28 @@ class EngineSolver(DeviceBuffers):
         n, cuda = self.n, self.cuda
         dist = self._host.take(rows * n, dtype)[0].reshape(rows, n)
         pred = self._host.take(rows * n, np.int32)[0].reshape(rows, n) if want_pred else None
-        info = self._host.take(rows * kernels.RESULT_WORDS, np.uint32)[0].reshape(rows, kernels.RESULT_WORDS)
-        return {"dist": dist, "pred": pred, "info": info,
-                "d_dist": self._alloc(dist.nbytes), "d_pred": self._alloc(pred.nbytes) if want_pred else None,
-                "d_info": self._alloc(info.nbytes),
-                "events": [], "copied": cuda.Event()}
+        info = self._host.take(rows * kernels.RESULT_WORDS, np.uint32)[0].reshape(
+            rows, kernels.RESULT_WORDS
+        )
+        return {
+            "dist": dist,
+            "pred": pred,
+            "info": info,
+            "d_dist": self._alloc(dist.nbytes),
+            "d_pred": self._alloc(pred.nbytes) if want_pred else None,
+            "d_info": self._alloc(info.nbytes),
+            "events": [],
+            "copied": cuda.Event(),
+        }
 
-    def _queue_chunk(self, stage: dict[str, Any], chunk: np.ndarray, lanes: list[_Lane], kind: int,
-                     want_pred: bool) -> None:
+    def _queue_chunk(
+        self,
+        stage: dict[str, Any],
+        chunk: np.ndarray,
+        lanes: list[_Lane],
+        kind: int,
+        want_pred: bool,
+    ) -> None:
         n, item = self.n, stage["dist"].dtype.itemsize
         null = np.uintp(0)
         for j, s in enumerate(chunk):
@@ -799,9 +1018,14 @@ class EngineSolver(DeviceBuffers):
             self.run_phases(lane)
             if want_pred and self._tree_pass:
                 self._launch("tree", lane=lane)
-            self._result_pass(lane, s, np.uintp(int(stage["d_dist"]) + j * n * item),
-                              np.uintp(int(stage["d_pred"]) + j * n * 4) if want_pred else null,
-                              np.uintp(int(stage["d_info"]) + j * 4 * kernels.RESULT_WORDS), kind)
+            self._result_pass(
+                lane,
+                s,
+                np.uintp(int(stage["d_dist"]) + j * n * item),
+                np.uintp(int(stage["d_pred"]) + j * n * 4) if want_pred else null,
+                np.uintp(int(stage["d_info"]) + j * 4 * kernels.RESULT_WORDS),
+                kind,
+            )
         # One copy stream brings the chunk to host memory once every lane has written its rows.
         if self._copy_stream is None:
             self._copy_stream = self.cuda.Stream()
@@ -821,19 +1045,30 @@ class EngineSolver(DeviceBuffers):
     def _wait(self, stage: dict[str, Any]) -> None:
         stage["copied"].synchronize()
 
-    def _finish_chunk(self, stage: dict[str, Any], sources: np.ndarray, first: int, count: int,
-                      dist_out: np.ndarray, pred_out: np.ndarray | None,
-                      iterations_out: np.ndarray | None) -> list[int]:
+    def _finish_chunk(
+        self,
+        stage: dict[str, Any],
+        sources: np.ndarray,
+        first: int,
+        count: int,
+        dist_out: np.ndarray,
+        pred_out: np.ndarray | None,
+        iterations_out: np.ndarray | None,
+    ) -> list[int]:
         """Check a solved chunk and copy it into the caller's arrays; the rows whose trees need
         the host's completion."""
         info = stage["info"][:count]
         c = kernels.RES_CTRL
         bad = np.flatnonzero(info[:, c + kernels.CTRL_ABORT] != 0)
         if bad.size:
-            raise SolverError(f"source {int(sources[first + bad[0]])}: the persistent loop's grid barrier timed out")
+            raise SolverError(
+                f"source {int(sources[first + bad[0]])}: the persistent loop's grid barrier timed out"
+            )
         bad = np.flatnonzero(info[:, c + kernels.CTRL_DONE] == 0)
         if bad.size:
-            raise SolverError(f"source {int(sources[first + bad[0]])}: no termination within the step limit")
+            raise SolverError(
+                f"source {int(sources[first + bad[0]])}: no termination within the step limit"
+            )
         pred = stage["pred"]
         flats: list[int] = []
         if pred is not None and self.nearfar:
@@ -841,11 +1076,13 @@ class EngineSolver(DeviceBuffers):
             # (the device's context is current there), as solve() completes them.
             flat = info[:, kernels.RES_FLAT] | info[:, kernels.RES_FLAT + 1]
             flats = [first + int(j) for j in np.flatnonzero(flat)]
-        self._copy_rows(dist_out[first:first + count], stage["dist"][:count])
+        self._copy_rows(dist_out[first : first + count], stage["dist"][:count])
         if pred_out is not None:
-            self._copy_rows(pred_out[first:first + count], pred[:count])
+            self._copy_rows(pred_out[first : first + count], pred[:count])
         if iterations_out is not None:
-            iterations_out[first:first + count] = info[:, c + kernels.CTRL_PHASE].astype(np.int64) - 1
+            iterations_out[first : first + count] = (
+                info[:, c + kernels.CTRL_PHASE].astype(np.int64) - 1
+            )
         return flats
 
     COPY_THREADS = 8
@@ -863,10 +1100,15 @@ class EngineSolver(DeviceBuffers):
             dst[...] = src
             return
         if self._copier is None:
-            self._copier = ThreadPoolExecutor(max_workers=self.COPY_THREADS, thread_name_prefix="sssp-copy")
+            self._copier = ThreadPoolExecutor(
+                max_workers=self.COPY_THREADS, thread_name_prefix="sssp-copy"
+            )
         bounds = np.linspace(0, len(src), parts + 1).astype(int)
-        futures = [self._copier.submit(dst.__setitem__, slice(a, b), src[a:b])
-                   for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+        futures = [
+            self._copier.submit(dst.__setitem__, slice(a, b), src[a:b])
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+            if b > a
+        ]
         try:
             for f in futures:
                 f.result()
@@ -874,8 +1116,13 @@ class EngineSolver(DeviceBuffers):
             wait(futures)
             raise
 
-    def _solve_rows_one_by_one(self, sources: np.ndarray, dist_out: np.ndarray, pred_out: np.ndarray | None,
-                               iterations_out: np.ndarray | None) -> None:
+    def _solve_rows_one_by_one(
+        self,
+        sources: np.ndarray,
+        dist_out: np.ndarray,
+        pred_out: np.ndarray | None,
+        iterations_out: np.ndarray | None,
+    ) -> None:
         """The rows through :meth:`solve` (host loop, or no mapped host memory)."""
         device = 0.0
         for i, s in enumerate(sources):
@@ -924,11 +1171,20 @@ class EngineSolver(DeviceBuffers):
             self._stats = stats
         return self._stats
 
-    def _nearfar_stats(self, source: int, info: np.ndarray, info64: np.ndarray, dist: np.ndarray,
-                       pred: np.ndarray | None, reached: int) -> tuple[dict[str, Any], np.ndarray | None]:
+    def _nearfar_stats(
+        self,
+        source: int,
+        info: np.ndarray,
+        info64: np.ndarray,
+        dist: np.ndarray,
+        pred: np.ndarray | None,
+        reached: int,
+    ) -> tuple[dict[str, Any], np.ndarray | None]:
         steps = int(info[kernels.RES_CTRL + kernels.CTRL_PHASE]) - 1
         if steps >= kernels.nearfar_step_limit(self.n):
-            raise SolverError(f"near-far did not end within {kernels.nearfar_step_limit(self.n)} steps")
+            raise SolverError(
+                f"near-far did not end within {kernels.nearfar_step_limit(self.n)} steps"
+            )
         w = kernels.RES_NF
         # Nodes reached only through flat tight edges (zero weights, or real sums that round the
         # weight away) have no strict parent: the reference's level rule completes them.

@@ -57,8 +57,9 @@ class HostArrays:
         self.allocations = 0
         """Blocks allocated so far (a test and benchmark aid: reuse keeps it flat)."""
 
-    def take(self, n: int, dtype: np.dtype | type, *, fill: int | None = None,
-             limit: int | None = None) -> tuple[np.ndarray, int] | None:
+    def take(
+        self, n: int, dtype: np.dtype | type, *, fill: int | None = None, limit: int | None = None
+    ) -> tuple[np.ndarray, int] | None:
         """A writable array of ``n`` elements of ``dtype`` and the device address of its first
         byte (0 when the pool is not mapped). ``fill``: set every byte first (a testing aid:
         an element the device fails to write then shows). ``limit``: None instead of a new

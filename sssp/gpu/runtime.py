@@ -45,7 +45,9 @@ def compile_cubin(params: CompileParams | kernels.EngineParams, arch: str) -> by
         except CompileError as err:
             raise KernelCompileError(
                 f"the kernels failed to compile for {params.key} on {arch}",
-                source=text, options=tuple(options), log=str(getattr(err, "stderr", err)),
+                source=text,
+                options=tuple(options),
+                log=str(getattr(err, "stderr", err)),
             ) from err
     return _cubins[key]
 
@@ -63,8 +65,10 @@ def apply_l1(func: Any, l1: str) -> str:
 
 def device_dtypes(params: CompileParams) -> tuple[type, type]:
     """(distance dtype, weight dtype) on the device for these compile parameters."""
-    return (np.uint32 if params.dist_bits == 32 else np.uint64,
-            np.uint32 if params.weight_bits == 32 else np.uint64)
+    return (
+        np.uint32 if params.dist_bits == 32 else np.uint64,
+        np.uint32 if params.weight_bits == 32 else np.uint64,
+    )
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,13 @@ class DeviceBuffers:
         self._buffers.clear()
 
 
-def make_solver(graph: Graph, *, config: LaunchConfig | None = None, sync_every: int | None = None,
-                **kwargs: Any) -> Any:
+def make_solver(
+    graph: Graph,
+    *,
+    config: LaunchConfig | None = None,
+    sync_every: int | None = None,
+    **kwargs: Any,
+) -> Any:
     """The solver for ``config.loop``: engine 2 (:class:`sssp.gpu.engine.EngineSolver`) for the
     persistent, graph and host loops, :class:`GPUSolver` for the paper's legacy loop."""
     config = config or LaunchConfig.default()
@@ -154,12 +163,18 @@ class GPUSolver(DeviceBuffers):
         sync_every: int = 8,
     ) -> None:
         if algorithm not in ("crauser", "martin"):
-            raise BackendUnavailableError("gpu", f"algorithm {algorithm!r} has no legacy GPU version", hint="")
+            raise BackendUnavailableError(
+                "gpu", f"algorithm {algorithm!r} has no legacy GPU version", hint=""
+            )
         if graph.weights.dtype.kind == "f":
-            raise InvalidGraphError("the legacy kernels take integer weights only; use engine 2 "
-                                    "(any loop but 'legacy') for real-valued weights")
+            raise InvalidGraphError(
+                "the legacy kernels take integer weights only; use engine 2 "
+                "(any loop but 'legacy') for real-valued weights"
+            )
         if variant not in ("successors", "predecessors"):
-            raise InvalidGraphError(f"unknown variant {variant!r}: expected successors or predecessors")
+            raise InvalidGraphError(
+                f"unknown variant {variant!r}: expected successors or predecessors"
+            )
         if graph.n == 0:
             raise InvalidGraphError("the graph has no nodes")
         self.cuda = cuda = driver()
@@ -171,7 +186,9 @@ class GPUSolver(DeviceBuffers):
         self.config_source = config_source
         self.sync_every = max(1, int(sync_every))
         dist_bits, weight_bits = kernels.widths_for(graph.n, graph.max_weight)
-        self.params = CompileParams(dist_bits, weight_bits, algorithm == "crauser", self.config.relax.lanes)
+        self.params = CompileParams(
+            dist_bits, weight_bits, algorithm == "crauser", self.config.relax.lanes
+        )
         self.dist_dtype, self.weight_dtype = device_dtypes(self.params)
         self.inf = int(np.iinfo(self.dist_dtype).max)
 
@@ -211,7 +228,9 @@ class GPUSolver(DeviceBuffers):
         self.h_deltas = cuda.pagelocked_empty(self.max_iter + 1, self.dist_dtype)
         self.h_counts = cuda.pagelocked_empty(self.max_iter + 1, np.uint32)
         self.dsize = dsize
-        self.config_detail = ""  # why this configuration (set by sssp.Solver), in every result's stats
+        self.config_detail = (
+            ""  # why this configuration (set by sssp.Solver), in every result's stats
+        )
 
     # -- helpers ---------------------------------------------------------------------------------
     def kernel_config(self, kernel: str) -> KernelConfig:
@@ -241,8 +260,11 @@ class GPUSolver(DeviceBuffers):
     def poison(self, byte: int = 0xA5) -> None:
         """Fill every output buffer with a pattern (testing aid: an element the solve does not
         write keeps it and fails the comparison)."""
-        for buf, nbytes in ((self.d_dist, self.graph.n * self.dsize), (self.d_settled, self.graph.n * 4),
-                            (self.d_pred, self.graph.n * 4)):
+        for buf, nbytes in (
+            (self.d_dist, self.graph.n * self.dsize),
+            (self.d_settled, self.graph.n * 4),
+            (self.d_pred, self.graph.n * 4),
+        ):
             self.cuda.memset_d8(buf, byte, nbytes)
 
     # -- the solve -----------------------------------------------------------------------------
@@ -280,7 +302,9 @@ class GPUSolver(DeviceBuffers):
         cuda, stream = self.cuda, self.stream
         self._launch_shapes = {k: self._grid(k) for k in ("relax", "min", "update", "tree")}
         capture = set(int(i) for i in capture)
-        events: dict[str, list[tuple[Any, Any]]] = {k: [] for k in ("relax", "min", "update", "tree")}
+        events: dict[str, list[tuple[Any, Any]]] = {
+            k: [] for k in ("relax", "min", "update", "tree")
+        }
 
         def timed(kernel: str, *args: Any) -> None:
             if profile:
@@ -370,12 +394,22 @@ class GPUSolver(DeviceBuffers):
             stats["config_detail"] = self.config_detail
         timings["wall"] = timings["total"] = time.perf_counter() - t_wall
         return SSSPResult(
-            dist=dist, pred=pred, source=source, algorithm=self.algorithm, variant=self.variant,
-            backend="gpu", iterations=iterations, timings=timings, config=self.config,
-            config_source=self.config_source, stats=stats,
+            dist=dist,
+            pred=pred,
+            source=source,
+            algorithm=self.algorithm,
+            variant=self.variant,
+            backend="gpu",
+            iterations=iterations,
+            timings=timings,
+            config=self.config,
+            config_source=self.config_source,
+            stats=stats,
         )
 
-    def _snapshot(self, iteration: int, phase: str, callback: Callable[[Snapshot], None] | None) -> None:
+    def _snapshot(
+        self, iteration: int, phase: str, callback: Callable[[Snapshot], None] | None
+    ) -> None:
         if callback is None:
             return
         cuda, n = self.cuda, self.graph.n

@@ -31,8 +31,14 @@ class BackendGraph:
 
     __networkx_backend__ = "sssp"
 
-    def __init__(self, nodes: list, directed: bool, multigraph: bool, graphs: dict[Any, Graph],
-                 source: Any = None) -> None:
+    def __init__(
+        self,
+        nodes: list,
+        directed: bool,
+        multigraph: bool,
+        graphs: dict[Any, Graph],
+        source: Any = None,
+    ) -> None:
         self.nodes = nodes
         self.directed = directed
         self.multigraph = multigraph
@@ -41,7 +47,9 @@ class BackendGraph:
         self._index: dict[Any, int] | None = None
 
     @classmethod
-    def from_networkx(cls, G: Any, weights: dict[Any, Any] | None = None, *, keep: bool = False) -> BackendGraph:
+    def from_networkx(
+        cls, G: Any, weights: dict[Any, Any] | None = None, *, keep: bool = False
+    ) -> BackendGraph:
         """Convert ``G`` for the weight attributes ``weights`` (attribute -> default where
         missing; None for unit weights only). ``keep`` keeps ``G`` for later attributes and
         callables.
@@ -100,12 +108,15 @@ class BackendGraph:
             # Unit weights on the same edges (NetworkX hands a graph converted for some
             # attribute to a call that needs none).
             g = next(iter(self._graphs.values()))
-            unit = Graph(g.indptr, g.indices, np.ones(g.m, dtype=np.int32), name=g.name, labels=g.labels)
+            unit = Graph(
+                g.indptr, g.indices, np.ones(g.m, dtype=np.int32), name=g.name, labels=g.labels
+            )
             self._graphs[None] = unit
             return unit
         if self._source is None:
             raise NotImplementedError(
-                f"this sssp graph was converted without the edge weights {weight!r} asks for")
+                f"this sssp graph was converted without the edge weights {weight!r} asks for"
+            )
         g = _convert(self._source, weight, 1)
         if not callable(weight):
             self._graphs[weight] = g
@@ -118,15 +129,26 @@ class BackendGraph:
             return self._source
         import networkx as nx
 
-        G = nx.MultiDiGraph() if self.directed and self.multigraph else nx.DiGraph() if self.directed \
-            else nx.MultiGraph() if self.multigraph else nx.Graph()
+        G = (
+            nx.MultiDiGraph()
+            if self.directed and self.multigraph
+            else nx.DiGraph()
+            if self.directed
+            else nx.MultiGraph()
+            if self.multigraph
+            else nx.Graph()
+        )
         G.add_nodes_from(self.nodes)
         attr, g = next(iter(self._graphs.items()))
         src, dst, w = g.edges()
         key = "weight" if attr is None else attr
         G.add_weighted_edges_from(
-            ((self.nodes[u], self.nodes[v], x) for u, v, x in zip(src.tolist(), dst.tolist(), w.tolist(), strict=True)),
-            weight=key)
+            (
+                (self.nodes[u], self.nodes[v], x)
+                for u, v, x in zip(src.tolist(), dst.tolist(), w.tolist(), strict=True)
+            ),
+            weight=key,
+        )
         return G
 
     def __repr__(self) -> str:
@@ -142,5 +164,7 @@ def _convert(G: Any, weight: Any, default: Any) -> Graph:
         raise NotImplementedError(f"sssp cannot take this graph's weights: {err}") from err
     except Exception as err:  # a callable weight that raises: NetworkX will call it its own way
         if callable(weight):
-            raise NotImplementedError(f"the weight function raised {type(err).__name__}: {err}") from err
+            raise NotImplementedError(
+                f"the weight function raised {type(err).__name__}: {err}"
+            ) from err
         raise

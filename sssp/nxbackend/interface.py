@@ -38,9 +38,16 @@ _PATH_CHUNK_BYTES = 32 * 2**20
 
 
 # -- conversions ----------------------------------------------------------------------------------
-def convert_from_nx(G: Any, edge_attrs: Any = None, node_attrs: Any = None, preserve_edge_attrs: bool = False,
-                    preserve_node_attrs: bool = False, preserve_graph_attrs: bool = False, name: str | None = None,
-                    graph_name: str | None = None) -> BackendGraph:
+def convert_from_nx(
+    G: Any,
+    edge_attrs: Any = None,
+    node_attrs: Any = None,
+    preserve_edge_attrs: bool = False,
+    preserve_node_attrs: bool = False,
+    preserve_graph_attrs: bool = False,
+    name: str | None = None,
+    graph_name: str | None = None,
+) -> BackendGraph:
     """NetworkX's conversion hook: ``G`` as a :class:`BackendGraph`.
 
     ``edge_attrs`` maps the weight attributes the call needs to their defaults (NetworkX
@@ -166,7 +173,9 @@ def _solve(B: BackendGraph, idx: list[int], cutoff: Any, weight: Any) -> Any:
 
 
 # -- the functions ---------------------------------------------------------------------------------
-def multi_source_dijkstra(G: Any, sources: Any, target: Any = None, cutoff: Any = None, weight: Any = "weight") -> Any:
+def multi_source_dijkstra(
+    G: Any, sources: Any, target: Any = None, cutoff: Any = None, weight: Any = "weight"
+) -> Any:
     """``networkx.multi_source_dijkstra``: (distances, paths), or (distance, path) to ``target``."""
     B = _backend_graph(G)
     if not sources:
@@ -189,12 +198,16 @@ def _is_reached(dist: np.ndarray, i: int) -> bool:
     return bool(np.isfinite(d)) if dist.dtype.kind == "f" else int(d) != np.iinfo(dist.dtype).max
 
 
-def multi_source_dijkstra_path(G: Any, sources: Any, cutoff: Any = None, weight: Any = "weight") -> dict:
+def multi_source_dijkstra_path(
+    G: Any, sources: Any, cutoff: Any = None, weight: Any = "weight"
+) -> dict:
     """``networkx.multi_source_dijkstra_path``: label -> path from the nearest source."""
     return multi_source_dijkstra(G, sources, cutoff=cutoff, weight=weight)[1]
 
 
-def multi_source_dijkstra_path_length(G: Any, sources: Any, cutoff: Any = None, weight: Any = "weight") -> dict:
+def multi_source_dijkstra_path_length(
+    G: Any, sources: Any, cutoff: Any = None, weight: Any = "weight"
+) -> dict:
     """``networkx.multi_source_dijkstra_path_length``: label -> distance from the nearest source."""
     B = _backend_graph(G)
     if not sources:
@@ -204,17 +217,23 @@ def multi_source_dijkstra_path_length(G: Any, sources: Any, cutoff: Any = None, 
     return _lengths(B, r.dist, _reached_order(r.dist))
 
 
-def single_source_dijkstra(G: Any, source: Any, target: Any = None, cutoff: Any = None, weight: Any = "weight") -> Any:
+def single_source_dijkstra(
+    G: Any, source: Any, target: Any = None, cutoff: Any = None, weight: Any = "weight"
+) -> Any:
     """``networkx.single_source_dijkstra``."""
     return multi_source_dijkstra(G, {source}, target=target, cutoff=cutoff, weight=weight)
 
 
-def single_source_dijkstra_path(G: Any, source: Any, cutoff: Any = None, weight: Any = "weight") -> dict:
+def single_source_dijkstra_path(
+    G: Any, source: Any, cutoff: Any = None, weight: Any = "weight"
+) -> dict:
     """``networkx.single_source_dijkstra_path``."""
     return multi_source_dijkstra_path(G, {source}, cutoff=cutoff, weight=weight)
 
 
-def single_source_dijkstra_path_length(G: Any, source: Any, cutoff: Any = None, weight: Any = "weight") -> dict:
+def single_source_dijkstra_path_length(
+    G: Any, source: Any, cutoff: Any = None, weight: Any = "weight"
+) -> dict:
     """``networkx.single_source_dijkstra_path_length``."""
     return multi_source_dijkstra_path_length(G, {source}, cutoff=cutoff, weight=weight)
 
@@ -254,7 +273,9 @@ def bidirectional_dijkstra(G: Any, source: Any, target: Any, weight: Any = "weig
     return r.dist[t].item(), _path_to(B, r.pred, t)
 
 
-def dijkstra_predecessor_and_distance(G: Any, source: Any, cutoff: Any = None, weight: Any = "weight") -> tuple:
+def dijkstra_predecessor_and_distance(
+    G: Any, source: Any, cutoff: Any = None, weight: Any = "weight"
+) -> tuple:
     """``networkx.dijkstra_predecessor_and_distance``: every predecessor on a shortest path
     (each in-neighbour ``u`` with ``dist[u] + w(u, v) == dist[v]``, nearest first), and the
     distances."""
@@ -276,13 +297,17 @@ def dijkstra_predecessor_and_distance(G: Any, source: Any, cutoff: Any = None, w
     su, sv, sw = src[live].astype(np.int64), dst[live].astype(np.int64), w[live]
     tight = dist[su] + sw == dist[sv]
     su, sv = su[tight], sv[tight]
-    pairs = np.unique(np.stack([sv, rank[su], su]), axis=1) if su.size else np.zeros((3, 0), np.int64)
+    pairs = (
+        np.unique(np.stack([sv, rank[su], su]), axis=1) if su.size else np.zeros((3, 0), np.int64)
+    )
     for v, u in zip(pairs[0].tolist(), pairs[2].tolist(), strict=True):
         preds[nodes[v]].append(nodes[u])
     return preds, _lengths(B, dist, order)
 
 
-def _row_chunks(B: BackendGraph, g: Graph, cutoff: Any, want_pred: bool) -> Iterator[tuple[int, np.ndarray, Any]]:
+def _row_chunks(
+    B: BackendGraph, g: Graph, cutoff: Any, want_pred: bool
+) -> Iterator[tuple[int, np.ndarray, Any]]:
     """(source index, distance row, predecessor row or None) for every node in order, solved
     a chunk of rows at a time on one solver."""
     n = g.n
@@ -290,7 +315,9 @@ def _row_chunks(B: BackendGraph, g: Graph, cutoff: Any, want_pred: bool) -> Iter
     with Solver(g, **_options()) as solver:
         for a in range(0, n, rows):
             chunk = range(a, min(a + rows, n))
-            r = solver.solve_many(chunk, limit=cutoff, return_predecessors=want_pred, progress=False)
+            r = solver.solve_many(
+                chunk, limit=cutoff, return_predecessors=want_pred, progress=False
+            )
             for i, s in enumerate(chunk):
                 yield s, r.dist[i], None if r.pred is None else r.pred[i]
 
@@ -342,8 +369,12 @@ def can_run(name: str, args: tuple, kwargs: dict) -> bool | str:
         return True  # the call itself raises NetworkX's TypeError
     arguments = bound.arguments
     cutoff = arguments.get("cutoff")
-    if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, numbers.Real)
-                               or math.isnan(cutoff) or cutoff < 0):
+    if cutoff is not None and (
+        isinstance(cutoff, bool)
+        or not isinstance(cutoff, numbers.Real)
+        or math.isnan(cutoff)
+        or cutoff < 0
+    ):
         return f"cutoff {cutoff!r} is not a non-negative number"
     G = arguments.get("G")
     weight = arguments.get("weight", "weight")
@@ -391,9 +422,11 @@ for _name, _func in _IMPLEMENTED.items():
     setattr(BackendInterface, _name, staticmethod(_func))
 
 
-_EQUAL_PATHS = ("a minimum cycle basis is built from shortest paths: among paths of equal "
-                "length sssp picks another, so a cycle comes back in another node order or another "
-                "cycle of the same weight takes its place")
+_EQUAL_PATHS = (
+    "a minimum cycle basis is built from shortest paths: among paths of equal "
+    "length sssp picks another, so a cycle comes back in another node order or another "
+    "cycle of the same weight takes its place"
+)
 EXPECTED_FAILURES: dict[tuple[str, str], str] = {
     ("test_cycles.py", "TestMinimumCycleBasis.test_unweighted_diamond"): _EQUAL_PATHS,
     ("test_cycles.py", "TestMinimumCycleBasis.test_weighted_diamond"): _EQUAL_PATHS,

@@ -41,9 +41,18 @@ def upgrade() -> None:
     op.create_table(
         "sssp_tuning_runs",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("device_id", sa.Integer, sa.ForeignKey("sssp_devices.id"), nullable=False, index=True),
-        sa.Column("kernel_version_id", sa.Integer, sa.ForeignKey("sssp_kernel_versions.id"), nullable=False),
-        sa.Column("graph_class_id", sa.Integer, sa.ForeignKey("sssp_graph_classes.id"), nullable=False),
+        sa.Column(
+            "device_id", sa.Integer, sa.ForeignKey("sssp_devices.id"), nullable=False, index=True
+        ),
+        sa.Column(
+            "kernel_version_id",
+            sa.Integer,
+            sa.ForeignKey("sssp_kernel_versions.id"),
+            nullable=False,
+        ),
+        sa.Column(
+            "graph_class_id", sa.Integer, sa.ForeignKey("sssp_graph_classes.id"), nullable=False
+        ),
         sa.Column("algorithm", sa.String(32), nullable=False),
         sa.Column("variant", sa.String(32), nullable=False),
         sa.Column("kernel", sa.String(16), nullable=False),
@@ -62,9 +71,18 @@ def upgrade() -> None:
     op.create_table(
         "sssp_best_configs",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("device_id", sa.Integer, sa.ForeignKey("sssp_devices.id"), nullable=False, index=True),
-        sa.Column("kernel_version_id", sa.Integer, sa.ForeignKey("sssp_kernel_versions.id"), nullable=False),
-        sa.Column("graph_class_id", sa.Integer, sa.ForeignKey("sssp_graph_classes.id"), nullable=False),
+        sa.Column(
+            "device_id", sa.Integer, sa.ForeignKey("sssp_devices.id"), nullable=False, index=True
+        ),
+        sa.Column(
+            "kernel_version_id",
+            sa.Integer,
+            sa.ForeignKey("sssp_kernel_versions.id"),
+            nullable=False,
+        ),
+        sa.Column(
+            "graph_class_id", sa.Integer, sa.ForeignKey("sssp_graph_classes.id"), nullable=False
+        ),
         sa.Column("algorithm", sa.String(32), nullable=False),
         sa.Column("variant", sa.String(32), nullable=False),
         *(

@@ -49,4 +49,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:  # pragma: no cover - the project never downgrades
-    raise NotImplementedError("revision 0002 is not reversible: high-diameter classes have no place in 0001")
+    raise NotImplementedError(
+        "revision 0002 is not reversible: high-diameter classes have no place in 0001"
+    )

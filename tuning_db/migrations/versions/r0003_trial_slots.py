@@ -24,8 +24,12 @@ def upgrade() -> None:
     op.create_table(
         "sssp_trial_slots",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("run_id", sa.Integer, sa.ForeignKey("sssp_tuning_runs.id", ondelete="CASCADE"),
-                  nullable=False),
+        sa.Column(
+            "run_id",
+            sa.Integer,
+            sa.ForeignKey("sssp_tuning_runs.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("kernel", sa.String(16), nullable=False),
         sa.Column("config", sa.String(32), nullable=False),
         sa.Column("owner", sa.String(200), nullable=False),
