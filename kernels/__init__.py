@@ -55,19 +55,22 @@ class KernelCompileFailure(KernelError):
 SOURCE_FILE = "sssp_kernels.cu"
 ENGINE_SOURCE_FILE = "sssp_engine.cu"
 RESULT_SOURCE_FILE = "sssp_result.cu"
+WIDE_SOURCE_FILE = "sssp_wide.cu"
 CONTRACT_HEADER = "sssp_contract.cuh"
 """The sizes and word layouts the kernels and the host share, as ``#define`` lines emitted from this
 module (:func:`contract_header`; the committed file must equal it, a test checks)."""
 SOURCE_PARTS: dict[str, tuple[str, ...]] = {
     ENGINE_SOURCE_FILE: (ENGINE_SOURCE_FILE, "sssp_nearfar.cu", "sssp_cluster.cu"),
     RESULT_SOURCE_FILE: (CONTRACT_HEADER, RESULT_SOURCE_FILE),
+    WIDE_SOURCE_FILE: (CONTRACT_HEADER, WIDE_SOURCE_FILE),
 }
 """Sources compiled as one translation unit, in this order: engine 2's core and Crauser/Martín
 steps, then near-far on the same queues and barriers, then near-far in one thread-block cluster
 (``sssp_nearfar.cu`` and ``sssp_cluster.cu`` continue ``sssp_engine.cu`` and do not compile
 alone); the result pass after the contract header it includes. The result pass is a module of
 its own, so its digest, not engine 2's, changes when it does: the tuning stored for engine 2's
-kernels stays theirs."""
+kernels stays theirs. The wide loop (near-far a kernel per move, for graphs of large steps) is a
+module of its own for the same reason."""
 KERNEL_NAMES = {
     # logical kernel -> CUDA function, per variant
     ("relax", "successors"): "sssp_relax",
@@ -609,6 +612,100 @@ RESULT_SCRATCH_WORDS = 4
 zero between solves: the pass's last block resets them."""
 
 
+WIDE_WORDS = 20
+"""uint32 control words of the wide loop (``sssp_wide.cu``, the ``SSSP_W_*`` names)."""
+(
+    W_MODE,
+    W_K,
+    W_R,
+    W_NL,
+    W_NEXT,
+    W_FAR,
+    W_KEPT,
+    W_HUBS,
+    W_T,
+    W_FMIN,
+    W_FMIN_NEXT,
+    W_PILE,
+    W_MAXL,
+    W_SEALED,
+    W_LIMIT,
+) = range(15)
+W_SUM = 16
+"""The wide loop's words: the current move (:data:`W_STEP`, :data:`W_RAISE`, :data:`W_DONE`),
+the next step k, the raises, |L_k|, the entries of the list being filled, the far pile's size and
+the other pile's, the hub chunks queued, the threshold T, the pile's minimum and the other pile's,
+which pile is current, the largest list, whether the end has been sealed (the stamps cleared),
+the step limit, and (64-bit, words 16-17) the list entries summed."""
+W_STEP, W_RAISE, W_DONE = 0, 1, 2
+WIDE_BLOCK = 256
+"""Threads per block of the wide loop's kernels."""
+WIDE_BATCH = 4
+"""Edges a lane of the wide loop has in flight at once (each round for all of them first)."""
+WIDE_HUB_DEGREE = 256
+"""A list entry with more out-edges goes to the hub queue in chunks of :data:`WIDE_CHUNK`."""
+WIDE_CHUNK = 1024
+"""Edges of one hub chunk (one warp walks it, 32 x :data:`WIDE_BATCH` at a time)."""
+WIDE_MOVES = ("step", "hubs", "advance_step", "raise", "advance_raise", "finish", "seal")
+"""One round of the wide loop, in queue order (each kernel returns at once unless its move is
+the current one)."""
+
+
+@dataclass(frozen=True, order=True)
+class WideParams:
+    """The wide loop's module (``sssp_wide.cu``): 32-bit distances in packed keys only, so one
+    build serves every solver that runs it."""
+
+    source_file = WIDE_SOURCE_FILE
+
+    def defines(self) -> dict[str, int]:
+        return {}
+
+    def nvcc_flags(self) -> list[str]:
+        return []
+
+    @property
+    def key(self) -> str:
+        return "wide"
+
+
+_WIDE_COMMON = (
+    "indptr",
+    "indices",
+    "weights",
+    "key",
+    "pushed",
+    "infar",
+    "lists",
+    "piles",
+    "hubs",
+    "w",
+    "n",
+)
+WIDE_KERNELS: dict[str, KernelSpec] = {
+    "init": KernelSpec(
+        "init",
+        _both("sssp_w_init"),
+        (*_WIDE_COMMON, "cnt", "delta", "source", "limit"),
+        "PPPPPPPPPPiPQii",
+        "resident",
+        strided=True,
+    ),
+    "step": KernelSpec("step", _both("sssp_w_step"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
+    "hubs": KernelSpec("hubs", _both("sssp_w_hubs"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
+    "raise": KernelSpec("raise", _both("sssp_w_raise"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
+    "advance": KernelSpec(
+        "advance", _both("sssp_w_advance"), ("w", "cnt", "ctrl", "delta", "after"), "PPPQi", "one"
+    ),
+    "finish": KernelSpec(
+        "finish", _both("sssp_w_finish"), ("key", "w", "n"), "PPi", "resident", strided=True
+    ),
+    "seal": KernelSpec("seal", _both("sssp_w_seal"), ("w",), "P", "one"),
+}
+"""The wide loop's kernels (``sssp_wide.cu``); the grids stride over their work, so every one
+runs at the resident blocks (``"one"``: a single thread's decision)."""
+
+
 def result_blocks(n: int, sm_count: int) -> int:
     """Blocks of the result pass: one thread per node, at most four blocks per multiprocessor
     (the pass strides over the nodes)."""
@@ -653,6 +750,22 @@ def contract_defines() -> dict[str, str]:
         "SSSP_RES_COUNTERS_PHASES": str(RES_COUNTERS_PHASES),
         "SSSP_RES_BLOCK": str(RESULT_BLOCK),
         "SSSP_RES_SCRATCH_WORDS": str(RESULT_SCRATCH_WORDS),
+        **{f"SSSP_W_{name}": str(value) for name, value in _wide_words().items()},
+    }
+
+
+def _wide_words() -> dict[str, int]:
+    names = (
+        "MODE K R NL NEXT FAR KEPT HUBS T FMIN FMIN_NEXT PILE MAXL SEALED LIMIT SUM STEP RAISE DONE"
+    ).split()
+    words = {name: globals()[f"W_{name}"] for name in names}
+    return {
+        **words,
+        "WORDS": WIDE_WORDS,
+        "BLOCK": WIDE_BLOCK,
+        "BATCH": WIDE_BATCH,
+        "HUB_DEGREE": WIDE_HUB_DEGREE,
+        "CHUNK": WIDE_CHUNK,
     }
 
 

@@ -44,11 +44,13 @@ L1_STATES: dict[str, tuple[str, int | None]] = {
     "S": ("PREFER_SHARED", 100),
 }
 KERNELS = ("relax", "min", "update")
-LOOPS = ("persistent", "graph", "host", "cluster", "legacy")
+LOOPS = ("persistent", "graph", "host", "cluster", "wide", "legacy")
 """Loop mechanisms: one persistent kernel with a grid barrier; a CUDA graph WHILE node; host
 launches per phase (engine 2); near-far in one thread-block cluster with the distances in its
-shared memory (near-far only, when they fit; otherwise the persistent loop runs); the paper's
-host-driven relax/min/update kernels."""
+shared memory (near-far only, when they fit; otherwise the persistent loop runs); near-far with
+a kernel per move at full occupancy, each step dealt out by edges (near-far with 32-bit integer
+distances only, otherwise the persistent loop runs: for graphs whose steps are large,
+:mod:`sssp.gpu.wide`); the paper's host-driven relax/min/update kernels."""
 MIN_BLOCK, MAX_BLOCK = 32, 1024
 from kernels import CLUSTER_SIZES, LANE_CHOICES  # noqa: E402  (the kernel contract owns them)
 
@@ -116,7 +118,7 @@ class LaunchConfig:
 
     Attributes
     ----------
-    loop : {"persistent", "graph", "host", "legacy"}
+    loop : {"persistent", "graph", "host", "cluster", "wide", "legacy"}
         How phases are driven (see :data:`LOOPS`).
     blocks_per_sm : int
         Persistent loop: blocks per multiprocessor (capped at what fits resident; 0 = all that fit).

@@ -387,3 +387,40 @@ def test_result_pass_grid():
     assert kernels.result_blocks(1, 132) == 1
     assert kernels.result_blocks(256 * 10, 132) == 10
     assert kernels.result_blocks(10**8, 132) == 4 * 132
+
+
+def test_wide_loop_arguments_match_the_source():
+    src = kernels.source(kernels.WIDE_SOURCE_FILE)
+    common = src[src.index("#define SSSP_W_ARGS") : src.index("__device__")]
+    names = [t.split()[-1].lstrip("*") for t in re.sub(r"\\\n", " ", common).split(",")]
+    names[0] = names[0].split()[-1]
+    for name, spec in kernels.WIDE_KERNELS.items():
+        start = src.index(f"{spec.cuda_name()}(")
+        sig = src[start + len(spec.cuda_name()) + 1 : src.index(")", start)]
+        args = [tok.strip().split()[-1].lstrip("*") for tok in sig.split(",")]
+        if args[0] == "SSSP_W_ARGS":
+            args = [*names, *args[1:]]
+        assert tuple(args) == spec.args, name
+        assert len(spec.arg_format) == len(spec.args), name
+    assert kernels.digest(kernels.WIDE_SOURCE_FILE) != kernels.digest(ENGINE_SOURCE_FILE)
+    # Its words fit in what the module allocates, and the 64-bit sum is word-aligned.
+    assert kernels.W_SUM % 2 == 0 and kernels.W_SUM + 1 < kernels.WIDE_WORDS
+    assert kernels.W_LIMIT < kernels.W_SUM
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_wide_loop_compiles_for_sm90():
+    cubin = kernels.nvcc_compile(kernels.WideParams())
+    for spec in kernels.WIDE_KERNELS.values():
+        assert spec.cuda_name().encode() in cubin
+
+
+def test_hub_capacity_counts_chunks():
+    import numpy as np
+
+    from sssp.gpu.wide import hub_capacity
+
+    deg = np.array([0, 256, 257, 1024, 1025, 5000])
+    indptr = np.concatenate([[0], np.cumsum(deg)])
+    assert hub_capacity(indptr) == 1 + 1 + 2 + 5
+    assert hub_capacity(np.array([0, 3, 5])) == 1  # never an empty allocation

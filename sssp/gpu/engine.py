@@ -30,6 +30,7 @@ from ..result import SSSPResult
 from .device import DeviceInfo, activate, device_info, driver
 from .hostmem import HostArrays
 from .runtime import DeviceBuffers, apply_l1, compile_cubin
+from .wide import WideLoop
 
 log = logging.getLogger(__name__)
 
@@ -184,9 +185,9 @@ class EngineSolver(DeviceBuffers):
 
             if variant != "successors":
                 raise InvalidGraphError("near-far runs the successors variant only")
-            if self.loop not in ("persistent", "cluster"):
+            if self.loop not in ("persistent", "cluster", "wide"):
                 raise InvalidGraphError(
-                    f"near-far runs on the persistent or cluster loop, not {self.loop!r}"
+                    f"near-far runs on the persistent, cluster or wide loop, not {self.loop!r}"
                 )
             self.delta = (
                 default_delta(graph)
@@ -195,8 +196,14 @@ class EngineSolver(DeviceBuffers):
             )
         elif delta is not None:
             raise InvalidGraphError(f"delta applies to near-far only, not {algorithm!r}")
+        if self.loop == "wide" and not self.nearfar:
+            raise InvalidGraphError(f"loop 'wide' runs near-far only, not {algorithm!r}")
         relax_cfg = self.config.relax
         self.params = engine_params_for(graph, algorithm, variant, relax_cfg.lanes)
+        self.loop_fallback = ""  # why a configuration that asked for the wide loop runs another
+        if self.loop == "wide" and not self.params.packed:
+            self.loop_fallback = "the wide loop takes 32-bit integer distances: persistent loop"
+            self.loop = "persistent"
         if self.loop == "cluster":
             self._choose_cluster()
         key_dt, val_dt, w_dt = (np.dtype(t) for t in self.params.dtypes())
@@ -279,6 +286,11 @@ class EngineSolver(DeviceBuffers):
             cuda.Event(),
             cuda.Event(),
         )  # start, loop done, result in host memory
+        self._wide: WideLoop | None = None
+        if self.loop == "wide":
+            self._wide = WideLoop(
+                self, lambda func, block: resident_blocks(func, self.info, block, cuda)
+            )
         self._graph = None
         if self.loop == "graph":
             from .cudagraph import PhaseGraph
@@ -585,7 +597,9 @@ class EngineSolver(DeviceBuffers):
         if self.cluster:  # the cluster kernel sets its own state and writes every control word
             return
         self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
-        if self.nearfar:
+        if self._wide is not None:
+            self._wide.start(ln, source)
+        elif self.nearfar:
             self._launch("init", self.d_pushed, self.d_infar, np.int32(source), lane=ln)
         else:
             self._launch("init", np.int32(source), lane=ln)
@@ -609,6 +623,8 @@ class EngineSolver(DeviceBuffers):
                 self.d_slots or np.uintp(0),
                 lane=ln,
             )
+        elif self._wide is not None:
+            self._wide.run(ln)
         elif self.nearfar:
             self._launch(
                 "persistent",
@@ -711,6 +727,8 @@ class EngineSolver(DeviceBuffers):
                 "reached": reached,
             }
         stats.update(self._static_stats())
+        if self._wide is not None:
+            stats["wide_rounds"] = self._wide.rounds  # queued; those past the end ran empty
         stats["phase_us"] = 1e3 * loop_ms / max(iterations, 1)
         t_end = time.perf_counter()
         wall = t_end - t0
@@ -887,7 +905,7 @@ class EngineSolver(DeviceBuffers):
         k, n = len(sources), self.n
         kind = kernels.OUT_KINDS[dist_out.dtype.name]
         want_pred = pred_out is not None
-        if self.loop == "host":
+        if self.loop in ("host", "wide"):  # the host waits on the device between moves
             return self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
         lanes = self.lanes()
         row_bytes = (
@@ -1166,6 +1184,8 @@ class EngineSolver(DeviceBuffers):
                         stats["fusion_gate"] = self.fusion_detail
                 if self.cluster_fallback:
                     stats["cluster_fallback"] = self.cluster_fallback
+            if self.loop_fallback:
+                stats["loop_fallback"] = self.loop_fallback
             if self.config_detail:
                 stats["config_detail"] = self.config_detail
             self._stats = stats

@@ -1,0 +1,118 @@
+"""The wide loop against the class's tuned configuration, over Δ, on large graphs.
+
+    python benchmarks/wide_probe.py --anchors A --out OUT.csv gap-kron-22 gap-urand-22 grid-1024
+
+Graph names as in ``result_path.py``. Per graph: SciPy's distances from each source (the
+reference, cached in ``--cache-dir``), then for the tuned configuration (``Solver(tuned=True)``)
+and for near-far on the wide loop at each Δ scale (times the default rule,
+:func:`sssp.cpu.nearfar.default_delta`): one warm-up solve and ``--repeat`` solves per source,
+``time.perf_counter()`` around each (``wall``) beside its CUDA-event time (``gpu``), medians,
+with the steps, raises and list entries of the last solve; every answer compared with SciPy's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import sssp
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.cpu.nearfar import default_delta
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_sssp import pick_sources  # noqa: E402
+from result_path import build, references  # noqa: E402
+
+COLUMNS = (
+    "graph",
+    "n",
+    "m",
+    "config",
+    "delta",
+    "loop",
+    "gpu_ms",
+    "wall_ms",
+    "steps",
+    "buckets",
+    "updates",
+    "us_per_step",
+    "verified",
+)
+WIDE = LaunchConfig(KernelConfig(256, "N", 8), loop="wide")
+
+
+def run(name: str, graph: sssp.Graph, solver: sssp.Solver, sources, refs, repeat: int) -> dict:
+    r = solver.solve(sources[0])
+    walls, gpus, ok = [], [], True
+    for _ in range(repeat):
+        for s in sources:
+            t = time.perf_counter()
+            r = solver.solve(s)
+            walls.append(time.perf_counter() - t)
+            gpus.append(r.timings["gpu"])
+            ok = ok and bool(np.array_equal(r.dist, refs[s]))
+    steps = r.iterations
+    return {
+        "graph": name,
+        "n": graph.n,
+        "m": graph.m,
+        "loop": r.stats.get("loop", "?"),
+        "delta": r.stats.get("delta", ""),
+        "gpu_ms": round(1e3 * float(np.median(gpus)), 3),
+        "wall_ms": round(1e3 * float(np.median(walls)), 3),
+        "steps": steps,
+        "buckets": r.stats.get("buckets", ""),
+        "updates": r.stats.get("updates", ""),
+        "us_per_step": round(1e3 * r.timings["loop"] / max(steps, 1) * 1e3, 2),
+        "verified": "yes" if ok else "NO",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("graphs", nargs="+")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--graphs-dir", type=Path)
+    ap.add_argument("--anchors", type=Path)
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/sssp-result-path"))
+    ap.add_argument("--sources", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--scales", type=float, nargs="+", default=[1, 4, 16, 64, 256])
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    args.cache_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.graphs:
+        t = time.perf_counter()
+        graph = build(name, args.graphs_dir, args.anchors, args.cache_dir, args.seed)
+        sources = pick_sources(graph, args.sources, args.seed)
+        refs = references(graph, name, sources, args.cache_dir)
+        print(
+            f"{name}: n={graph.n} m={graph.m} ready in {time.perf_counter() - t:.1f} s", flush=True
+        )
+        runs = [("tuned", dict(tuned=True))]
+        base = default_delta(graph)
+        for scale in args.scales:
+            delta = max(1, round(base * scale)) if not graph.is_float else base * scale
+            runs.append((f"wide x{scale:g}", dict(algorithm="near-far", config=WIDE, delta=delta)))
+        for label, kwargs in runs:
+            with sssp.Solver(graph, backend="gpu", **kwargs) as solver:
+                row = {"config": label, **run(name, graph, solver, sources, refs, args.repeat)}
+            rows.append(row)
+            print("  ".join(f"{k}={row[k]}" for k in COLUMNS), flush=True)
+        del graph, refs
+    if args.out:
+        with args.out.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+    return 0 if all(r["verified"] == "yes" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

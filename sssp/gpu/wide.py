@@ -1,0 +1,151 @@
+"""The wide loop (``kernels/sssp_wide.cu``): near-far with one kernel per move, for graphs whose
+steps are large.
+
+The persistent loop keeps one block per multiprocessor resident for its grid barrier and gives
+each list entry one lane group; on a graph of millions of nodes a step is millions of entries and
+a hub tens of thousands of edges, and the step's time is a few lanes' long chains of round trips.
+The wide loop launches every move at full occupancy and deals a step out by edges (see the
+source's header), and the host queues rounds of moves without waiting: every kernel returns at
+once when its move is not the current one. The host polls the mode word once per batch of rounds,
+two batches in flight, so the device never waits for it; a few empty rounds after the end are
+the price (microseconds each).
+
+Its state is near-far's (keys, pushed distances, far flags, lists and piles of the engine), so
+the engine's tree pass and the result pass read a wide solve as they read a persistent one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import kernels
+
+from .runtime import compile_cubin
+
+if TYPE_CHECKING:
+    from .engine import EngineSolver, _Lane
+
+
+def hub_capacity(indptr: np.ndarray) -> int:
+    """Hub-queue entries one step can need: each node with more than
+    :data:`kernels.WIDE_HUB_DEGREE` out-edges once (a step lists a node at most once), in chunks
+    of :data:`kernels.WIDE_CHUNK` edges."""
+    deg = np.diff(np.asarray(indptr, dtype=np.int64))
+    hubs = deg[deg > kernels.WIDE_HUB_DEGREE]
+    return max(1, int(((hubs + kernels.WIDE_CHUNK - 1) // kernels.WIDE_CHUNK).sum()))
+
+
+class WideLoop:
+    """The wide loop of one :class:`~sssp.gpu.engine.EngineSolver` (near-far, packed keys).
+
+    Parameters
+    ----------
+    solver : EngineSolver
+        Owns the graph, the near-far state this loop runs on, and the allocations.
+    blocks_per_sm : callable
+        ``blocks_per_sm(func, block)``: the resident blocks of a kernel (the engine's occupancy
+        rule); the strided kernels run at that grid.
+    """
+
+    FIRST_ROUNDS = 2
+    MAX_ROUNDS = 8
+    """Rounds queued per poll of the mode word: few at first (small graphs end in a few), then
+    more; at most this many run empty after the end."""
+
+    def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
+        self.solver = s = solver
+        cuda = s.cuda
+        self.module = cuda.module_from_buffer(compile_cubin(kernels.WideParams(), s.info.arch))
+        self.funcs: dict[str, Any] = {}
+        for name, spec in kernels.WIDE_KERNELS.items():
+            func = self.module.get_function(spec.cuda_name())
+            func.prepare(spec.arg_format)
+            self.funcs[name] = func
+        block = kernels.WIDE_BLOCK
+        fits = max(1, blocks_per_sm(self.funcs["step"], block))
+        self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
+        self.one = ((1, 1, 1), (32, 1, 1))
+        g = s.graph
+        self.d_hubs = s._alloc(16 * hub_capacity(g.indptr))
+        self.d_w = s._alloc(4 * kernels.WIDE_WORDS)
+        self._polls = [cuda.pagelocked_zeros(4, np.uint32) for _ in range(2)]
+        self._marks = [cuda.Event(), cuda.Event()]
+        self._delta = np.uint64(min(int(s._delta_bits), kernels.UINT64_INF))
+        self._limit = np.int32(kernels.nearfar_step_limit(s.n))
+        self.rounds = 0
+        """Rounds queued by the last solve (the ones past its end ran empty)."""
+
+    def _common(self) -> tuple:
+        s = self.solver
+        return (
+            s.d_indptr,
+            s.d_indices,
+            s.d_weights,
+            s.d_key,
+            s.d_pushed,
+            s.d_infar,
+            s.d_qF,
+            s.d_qR,
+            self.d_hubs,
+            self.d_w,
+            np.int32(s.n),
+        )
+
+    def start(self, lane: _Lane, source: int) -> None:
+        """Queue the initial state for ``source`` (keys, pushed distances, flags, words)."""
+        grid, block = self.grid
+        self.funcs["init"].prepared_async_call(
+            grid,
+            block,
+            lane.stream,
+            *self._common(),
+            lane.d_cnt,
+            self._delta,
+            np.int32(source),
+            self._limit,
+        )
+
+    def _round(self, lane: _Lane) -> None:
+        s, f, stream = self.solver, self.funcs, lane.stream
+        grid, block = self.grid
+        one, one_block = self.one
+        common = self._common()
+        f["step"].prepared_async_call(grid, block, stream, *common)
+        f["hubs"].prepared_async_call(grid, block, stream, *common)
+        f["advance"].prepared_async_call(
+            one, one_block, stream, self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
+            np.int32(kernels.W_STEP),
+        )  # fmt: skip
+        f["raise"].prepared_async_call(grid, block, stream, *common)
+        f["advance"].prepared_async_call(
+            one, one_block, stream, self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
+            np.int32(kernels.W_RAISE),
+        )  # fmt: skip
+        f["finish"].prepared_async_call(grid, block, stream, s.d_key, self.d_w, np.int32(s.n))
+        f["seal"].prepared_async_call(one, one_block, stream, self.d_w)
+
+    def run(self, lane: _Lane) -> None:
+        """Queue rounds until the device reports the end (the advance kernels also end the solve
+        at near-far's step limit, with the done word clear, which the solver reports)."""
+        cuda, stream = self.solver.cuda, lane.stream
+        batch, queued, pending = self.FIRST_ROUNDS, 0, []
+        # Every round takes at least one step or raise until the end, so this bounds the loop
+        # even if a defect kept the mode from ever reading done.
+        bound = 2 * int(self._limit) + 4
+        while True:
+            for _ in range(batch):
+                self._round(lane)
+            queued += batch
+            slot = 1 - pending[-1] if pending else 0
+            cuda.memcpy_dtoh_async(self._polls[slot], self.d_w, stream)
+            self._marks[slot].record(stream)
+            pending.append(slot)
+            if len(pending) == 2 or queued >= bound:
+                oldest = pending.pop(0)
+                self._marks[oldest].synchronize()
+                if self._polls[oldest][kernels.W_MODE] == kernels.W_DONE or queued >= bound:
+                    break
+            batch = min(2 * batch, self.MAX_ROUNDS)
+        self.rounds = queued
