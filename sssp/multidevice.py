@@ -58,15 +58,15 @@ Ctrl-C that the operating system delivered to another thread of the process."""
 
 
 # -- the devices argument -------------------------------------------------------------------------
-def check_devices(devices: Any, count: int) -> tuple[int, ...]:
+def check_devices(devices: Any, count: int | None) -> tuple[int, ...]:
     """The device ordinals of a ``devices=`` argument, checked against the devices visible.
 
     Parameters
     ----------
     devices : sequence of int
         CUDA ordinals, e.g. ``[0, 1]``; each at most once.
-    count : int
-        Devices visible to this process.
+    count : int or None
+        Devices visible to this process; None checks everything but the range.
 
     Returns
     -------
@@ -98,7 +98,7 @@ def check_devices(devices: Any, count: int) -> tuple[int, ...]:
             )
         seen.add(d)
     for d in ordinals:
-        if not 0 <= d < count:
+        if count is not None and not 0 <= d < count:
             raise InvalidArgumentError(
                 f"device {d} does not exist: {count} device{'s' if count != 1 else ''} visible "
                 f"(ordinals 0 to {count - 1})"
@@ -550,16 +550,17 @@ def solve_on_devices(
     """
     from .result import ALGORITHMS
 
+    ordinals = check_devices(devices, None)
     if solver.backend != "gpu":
         raise InvalidArgumentError(
-            f"devices={devices!r} applies to the GPU backend; this solver runs on the CPU "
+            f"devices={list(ordinals)} applies to the GPU backend; this solver runs on the CPU "
             "(which already spreads a batch over every core)"
         )
     if request.min_only:
         raise InvalidArgumentError("min_only=True is one solve: devices= does not apply")
     from .gpu.device import device_count
 
-    ordinals = check_devices(devices, device_count())
+    ordinals = check_devices(ordinals, device_count())
     key = ("devices", ordinals, tuple(sorted(options)))
     held = solver._rows.get(key)
     if held is None:
