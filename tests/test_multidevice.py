@@ -308,3 +308,25 @@ def test_gpu_devices_out_of_range():
     with sssp.Solver(g, backend="gpu") as solver:
         with pytest.raises(InvalidArgumentError, match=f"device {count} does not exist"):
             solver.solve_many([0, 1], devices=[0, count])
+
+
+# -- the many-sources record ----------------------------------------------------------------------
+def test_many_sources_record_counts_its_devices():
+    import csv
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        import many_sources
+    finally:
+        sys.path.remove(str(bench))
+    assert many_sources.COLUMNS[-1] == "devices"
+    records = sorted((bench / "results" / "h200").glob("many_sources*.csv"))
+    assert records
+    for path in records:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        assert rows and set(rows[0]) <= set(many_sources.COLUMNS), path
+        assert {r["devices"] for r in rows} == {"1"}, path  # every run so far used one GPU
