@@ -272,6 +272,104 @@ def test_devices_on_the_cpu_backend_is_refused_before_anything_is_written():
     np.testing.assert_array_equal(r.dist, reference(g, [0, 1, 2]))
 
 
+# -- the Solver's GPU path, with the device layer faked ---------------------------------------------
+class FakeGPU:
+    """Stands in for an engine-2 solver on device ``device``: rows from SciPy, and a record of
+    the threads that built and ran it."""
+
+    loop = "persistent"
+
+    def __init__(self, graph, device, config, config_source):
+        self.graph, self.device = graph, device
+        self.config, self.config_source = config, config_source
+        self.built_on = threading.get_ident()
+        self.ran_on: set[int] = set()
+        self.closed = False
+
+    def lanes(self):
+        return [None] * 3
+
+    def solve_rows(self, sources, dist_out, pred_out=None, iterations_out=None):
+        self.ran_on.add(threading.get_ident())
+        dist_out[...] = reference(self.graph, sources)
+        return 0.001 * len(sources)
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch):
+    """Two fake devices: make_solver, device_info, the tuned look-up and the context calls
+    replaced, recording what ran where."""
+    import types
+
+    import sssp.gpu
+    import sssp.gpu.device
+    import sssp.tuned
+    from sssp.config import ConfigSource, LaunchConfig
+
+    made: list[FakeGPU] = []
+    active: dict[int, int] = {}  # device -> the thread that made it current
+    left: list[int] = []
+
+    def make_solver(graph, *, device, config, config_source, **kwargs):
+        gpu = FakeGPU(graph, device, config, config_source)
+        made.append(gpu)
+        return gpu
+
+    def resolve_config(graph, info, *, algorithm, variant, db):
+        return LaunchConfig.default(), ConfigSource.TUNED_EXACT, f"record of device {info.ordinal}"
+
+    monkeypatch.setattr(sssp.Solver, "_resolve_backend", staticmethod(lambda b, a: "gpu"))
+    monkeypatch.setattr(sssp.gpu, "make_solver", make_solver, raising=False)
+    monkeypatch.setattr(sssp.gpu, "device_info", lambda d=0: types.SimpleNamespace(ordinal=d))
+    monkeypatch.setattr(sssp.tuned, "resolve_config", resolve_config)
+    monkeypatch.setattr(sssp.gpu.device, "device_count", lambda: 2)
+    monkeypatch.setattr(
+        sssp.gpu.device, "activate", lambda d=0: active.setdefault(d, threading.get_ident())
+    )
+    monkeypatch.setattr(sssp.gpu.device, "deactivate", lambda: left.append(threading.get_ident()))
+    return types.SimpleNamespace(made=made, active=active, left=left)
+
+
+def test_each_device_gets_its_own_record_thread_and_upload(fake_gpus):
+    g = random_graph()
+    sources = np.random.default_rng(3).integers(0, g.n, 50)
+    out = np.full((sources.size, g.n), MARK, dtype=np.int64)
+    solver = sssp.Solver(g, tuned=True, algorithm="crauser")
+    try:
+        r = solver.solve_many(sources, out=out, devices=[0, 1])
+        solver.solve_many(sources[:5], devices=[0, 1])  # the devices' solvers are kept
+    finally:
+        solver.close()
+    np.testing.assert_array_equal(out, reference(g, sources))
+    own, other = fake_gpus.made  # device 0 is the solver's own: its upload is reused
+    assert (own.device, other.device) == (0, 1) and len(fake_gpus.made) == 2
+    assert [p["config_detail"] for p in r.stats["per_device"]] == [
+        "record of device 0",
+        "record of device 1",
+    ]
+    assert other.built_on == fake_gpus.active[1]  # built on device 1's thread, with its context
+    assert own.ran_on == {fake_gpus.active[0]} and other.ran_on == {fake_gpus.active[1]}
+    assert fake_gpus.active[0] != fake_gpus.active[1] != threading.get_ident()
+    assert sorted(fake_gpus.left) == sorted(fake_gpus.active.values())  # each thread left
+    assert own.closed and other.closed
+    assert r.backend == "gpu" and r.timings["gpu"] == pytest.approx(0.05)
+    assert sum(r.stats["rows_per_device"].values()) == sources.size
+    assert r.stats["workers"] == 6  # three lanes per device: a chunk has at least that many rows
+
+
+def test_devices_out_of_range_with_the_device_count(fake_gpus):
+    g = random_graph()
+    with sssp.Solver(g, algorithm="crauser") as solver:
+        with pytest.raises(InvalidArgumentError, match="device 2 does not exist: 2 devices"):
+            solver.solve_many([0, 1], devices=[0, 2])
+        with pytest.raises(InvalidArgumentError, match="min_only=True is one solve"):
+            solver.solve_many([0, 1], devices=[0, 1], min_only=True)
+    assert len(fake_gpus.made) == 1  # nothing built for a refused call
+
+
 # -- GPU ------------------------------------------------------------------------------------------
 def _device_count() -> int:
     try:
