@@ -561,7 +561,8 @@ def solve_on_devices(
     from .gpu.device import device_count
 
     ordinals = check_devices(ordinals, device_count())
-    key = ("devices", ordinals, tuple(sorted(options)))
+    # The engines keep the solve options they were made with (profile=...): a key per value.
+    key = ("devices", ordinals, tuple(sorted((k, repr(v)) for k, v in options.items())))
     held = solver._rows.get(key)
     if held is None:
         held = solver._rows[key] = DeviceSet(gpu_workers(solver, ordinals, options))
