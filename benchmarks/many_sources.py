@@ -21,6 +21,10 @@ is timed), k = ``--k`` sources (``--big-k`` above a million nodes), distinct nod
 4. SciPy: ``dijkstra(indices=...)`` on ``--scipy-sources`` of the sources in one call, per source
    (``scipy_ms_per_source``); those rows must equal the GPU's exactly.
 
+With ``--devices 0,1`` the GPU batches run on those devices (``solve_many(..., devices=...)``,
+each device with its own tuned record) and ``devices`` says how many; ``lanes`` is then per
+device. 2-GPU throughput against one GPU's: the same graphs run with and without ``--devices``.
+
 ``verified`` is ``yes`` when every GPU row matched Boost's checksum and the SciPy rows exactly.
 Writes ``OUT/many_sources.csv`` (:data:`COLUMNS`, after a ``#`` line naming the device, driver,
 date and kernels), rewritten after every graph.
@@ -39,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import sssp
+from sssp.cliutil import device_list
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchors  # noqa: E402  (a sibling script module)
@@ -62,8 +67,10 @@ COLUMNS = (
     "boost16_vs_gpu",
     "gap_vs_gpu",
     "gpu_first_wall_ms_per_source",
+    "devices",
 )
-"""``boost16_vs_gpu`` and ``gap_vs_gpu`` divide by the GPU's wall time per source."""
+"""``boost16_vs_gpu`` and ``gap_vs_gpu`` divide by the GPU's wall time per source; ``devices``
+is the number of GPUs the batch ran on (``--devices``; 1 without it)."""
 DEFAULT_GRAPHS = (
     "random-24k-deg2",
     "random-98k-deg2",
@@ -109,12 +116,14 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
     row: dict = {"graph": name, "n": graph.n, "m": graph.m, "k": k}
     checks: list[str] = []
     table = np.empty((k, graph.n), np.int64)
+    spread = {} if args.devices is None else {"devices": args.devices}
     with sssp.Solver(graph, backend="gpu", tuned=True) as solver:
         t0 = time.perf_counter()
-        solver.solve_many(sources, out=table)  # the first batch: lanes and stagings made
+        # The first batch: lanes and stagings made (and with devices, the other uploads).
+        solver.solve_many(sources, out=table, **spread)
         first = time.perf_counter() - t0
         t0 = time.perf_counter()
-        res = solver.solve_many(sources, out=table)
+        res = solver.solve_many(sources, out=table, **spread)
         wall = time.perf_counter() - t0
         row["gpu_first_wall_ms_per_source"] = 1e3 * first / k
         row.update(
@@ -122,7 +131,8 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
             gpu_ms_per_source=1e3 * float(res.timings.get("gpu", NAN)) / k,
             algorithm=res.algorithm,
             loop=res.stats.get("loop", "?"),
-            lanes=res.stats.get("lanes", 1),
+            lanes=res.stats.get("lanes", res.stats.get("workers", 1) // len(args.devices or [0])),
+            devices=len(args.devices or [0]),
         )
         del res
     # SciPy on a few of the sources: exact rows.
@@ -196,6 +206,7 @@ def header(args: argparse.Namespace) -> str:
         f"# {device} date={dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} "
         f"kernels={kernels.digest(kernels.ENGINE_SOURCE_FILE)} cpu={anchors.cpu_model()} "
         f"boost_processes={args.processes}"
+        f"{'' if args.devices is None else ' devices=' + ','.join(map(str, args.devices))}"
     )
 
 
@@ -213,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gap-deltas", type=lambda s: [int(x) for x in s.split(",")], default=[8, 32])
     ap.add_argument("--gap-trials", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--devices",
+        type=device_list,
+        help="run the GPU batches on these device ordinals, e.g. 0,1 (default: device 0 alone)",
+    )
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     rows, head = [], header(args)
@@ -231,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             part.replace(args.out / "many_sources.csv")
             print(
                 f"many_sources: {name}: n {graph.n} k {row['k']} {row['algorithm']}/{row['loop']} lanes {row['lanes']}"
+                f" devices {row['devices']}"
                 f" gpu {row['gpu_ms_per_source']:.4f} wall {row['gpu_wall_ms_per_source']:.4f}"
                 f" boost16 {row['boost16_ms_per_source']:.4f} ({row['boost16_vs_gpu']:.1f}x)"
                 f" gap {row['gap_ms_per_source']:.3f} ({row['gap_vs_gpu']:.1f}x)"

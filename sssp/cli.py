@@ -25,6 +25,7 @@ from .cliutil import (
     ArgumentParser,
     atomic_output,
     check_writable_dir,
+    device_list,
     escape,
     is_stdout,
     is_stream,
@@ -84,6 +85,7 @@ examples:
   sssp solve g.npz --algorithm dijkstra --source 5 --json
   sssp solve g.npz --source 3 -o tree.npz      # distances and predecessors together
   sssp solve g.npz --sources 100 --seed 1 --backend gpu --tuned --db sqlite:///tuning.db
+  sssp solve g.npz --sources 1024 --backend gpu --tuned --devices 0,1   # one batch, two GPUs
 -o FILE.npy holds the distances: int64 with 2**63 - 1 (sssp.UNREACHABLE) for unreachable nodes
 on integer-weighted graphs, float64 with inf on real-weighted ones. -o FILE.npz holds the arrays
 'dist' (the same), 'dist_float' (float64, inf for unreachable), 'pred' (int32, -1 for the source
@@ -272,6 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=non_negative_int,
         default=0,
         help="CUDA device ordinal, as in nvidia-smi and CUDA_VISIBLE_DEVICES (default 0)",
+    )
+    p.add_argument(
+        "--devices",
+        type=device_list,
+        metavar="LIST",
+        help="GPU: solve the --sources as one batch spread over these device ordinals "
+        "(e.g. 0,1), each device with its own tuned configuration; reports the wall time "
+        "per source of the batch",
     )
     p.add_argument(
         "-o",
@@ -553,6 +563,8 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         check_writable_dir(args.output)
         if to_stdout:
             out = sys.stderr  # stdout carries the distances: the summary goes beside them
+    if args.devices is not None and args.sources is None:
+        args.parser.error("--devices spreads a batch of sources over GPUs: add --sources K")
     graph = _load(args)
     if args.sources is not None:
         sources = _draw_sources(graph, args.sources, args.seed)
@@ -569,6 +581,9 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         db=args.db,
         device=args.device,
     ) as solver:
+        if args.devices is not None:
+            batch = solver.solve_many(sources, devices=args.devices)
+            return _print_batch(args, graph, solver, batch, out)
         runs = []
         first: SSSPResult | None = None
         # tqdm(disable=None) draws the bar only when stderr is a terminal.
@@ -640,6 +655,56 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
             f"{r['reached']:>10}  {md:>12}\n"
         )
     out.write(f"\nmedian over {len(runs)} sources: {median_ms:.3f} ms\n")
+    return 0
+
+
+def _print_batch(args: argparse.Namespace, graph: Any, solver: Any, batch: Any, out: TextIO) -> int:
+    """``sssp solve --sources K --devices ...``: one batch, its wall time per source and what
+    each device solved."""
+    reached = batch.reached
+    runs = []
+    for i, s in enumerate(batch.sources.tolist()):
+        row = batch.dist[i][reached[i]]
+        runs.append(
+            {
+                "source": graph.label_of(s),
+                "iterations": int(batch.iterations[i]),
+                "reached": int(reached[i].sum()),
+                "max_dist": row.max().item() if row.size else None,
+            }
+        )
+    per_source_ms = batch.timings["wall"] * 1e3 / batch.k
+    rows = dict(batch.stats["rows_per_device"])
+    summary = {
+        "file": args.file,
+        "graph": graph.name,
+        "class": str(graph.graph_class()),
+        "n": graph.n,
+        "m": graph.m,
+        "algorithm": batch.algorithm,
+        "variant": args.variant,
+        "backend": batch.backend,
+        "devices": batch.stats["per_device"],
+        "rows_per_device": rows,
+        "wall_ms": batch.timings["wall"] * 1e3,
+        "wall_ms_per_source": per_source_ms,
+        "runs": runs,
+    }
+    if args.json:
+        _print_json(summary, out)
+        return 0
+    pairs: list[tuple[str, Any]] = [
+        ("graph", f"{graph.name} (n={graph.n}, m={graph.m}, class {summary['class']})"),
+        ("algorithm", f"{batch.algorithm}/{args.variant}"),
+        ("backend", batch.backend),
+    ]
+    for p in batch.stats["per_device"]:
+        label = f"cuda:{p['device']}"
+        pairs.append(
+            (label, f"{rows[label]} sources, {p['algorithm']}, config {p['config_source']}")
+        )
+    pairs.append(("wall time", f"{per_source_ms:.3f} ms per source ({batch.k} sources)"))
+    _print_pairs(pairs, out)
     return 0
 
 

@@ -220,6 +220,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def device_list(text: str) -> list[int]:
+    """Comma-separated device ordinals, e.g. ``0,1`` (each an integer >= 0; the library
+    checks them against the devices visible)."""
+    items = text.split(",")
+    if not text.strip() or any(not item.strip() for item in items):
+        raise argparse.ArgumentTypeError(
+            f"invalid value {escape(text)!r}: expected device ordinals separated by commas, e.g. 0,1"
+        )
+    return [non_negative_int(item.strip()) for item in items]
+
+
 def escape(text: object) -> str:
     """``text`` with control characters (terminal escape sequences, newlines, NUL...) shown as
     Python escapes, for strings that come from files: names and metadata of ``.npz`` graphs."""

@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -40,7 +40,15 @@ BACKENDS = ("auto", "cpu", "gpu")
 GraphLike = Any
 """A :class:`Graph`, a SciPy sparse matrix or array, or a NetworkX graph (:func:`sssp.as_graph`)."""
 
-_MANY_ONLY = ("out", "pred_out", "return_predecessors", "min_only", "progress", "memory_budget")
+_MANY_ONLY = (
+    "out",
+    "pred_out",
+    "return_predecessors",
+    "min_only",
+    "progress",
+    "memory_budget",
+    "devices",
+)
 
 
 class Solver:
@@ -150,6 +158,17 @@ class Solver:
         self._gpu_options: dict[str, Any] = {}
         self._rows: dict[str, Any] = {}  # the CPU many-source engines, made on first use
         self._device = device
+        # How each GPU of solve_many(devices=...) finds its own configuration.
+        mode = (
+            "explicit"
+            if config is not None
+            else "auto"
+            if algorithm == "auto"
+            else "tuned"
+            if tuned
+            else "default"
+        )
+        self._tuning = (mode, db)
         if self.backend == "gpu":
             from .gpu import device_info, make_solver
 
@@ -341,6 +360,7 @@ class Solver:
         limit: float | None = None,
         progress: bool | None = None,
         memory_budget: int | None = None,
+        devices: Sequence[int] | None = None,
         **kwargs: Any,
     ) -> MultiSourceResult | NearestSourceResult:
         """Distances from each of many sources, one row per source (SciPy's
@@ -377,6 +397,11 @@ class Solver:
         memory_budget : int, optional
             Working bytes per chunk of rows (default :data:`sssp.many.MEMORY_BUDGET`, 256 MiB):
             host memory stays bounded whatever the number of sources.
+        devices : sequence of int, optional
+            GPU ordinals to spread the batch over (:mod:`sssp.multidevice`): the graph is
+            uploaded once per device, each with the configuration tuned for that device, and
+            chunks of sources go to whichever device is free; rows land in ``out`` in source
+            order. Default (None): this solver's own device.
         **kwargs
             GPU options of each solve (``profile``).
 
@@ -390,7 +415,10 @@ class Solver:
         Raises
         ------
         InvalidTypeError, InvalidArgumentError, InvalidGraphError
-            Bad input (see :func:`sssp.many.build_request`), before anything is written.
+            Bad input (see :func:`sssp.many.build_request`), before anything is written;
+            ``devices`` empty, with a device twice, out of range or not integers
+            (:func:`sssp.multidevice.check_devices`), or given on the CPU backend or with
+            ``min_only``.
         """
         from .many import (
             BatchedGPURows,
@@ -410,6 +438,17 @@ class Solver:
             min_only=min_only,
             limit=limit,
         )
+        if devices is not None:
+            from .multidevice import solve_on_devices
+
+            return solve_on_devices(
+                self,
+                request,
+                devices,
+                progress=progress,
+                memory_budget=memory_budget,
+                options=kwargs,
+            )
         algorithm = self.algorithm
         if self._gpu is not None:
             engine: Any = LoopingGPURows(self._gpu, self._gpu_solver_for, self.graph, kwargs)

@@ -592,3 +592,45 @@ def test_solve_reports_the_algorithm_that_ran(graph_file, capsys):
         capsys, "solve", str(graph_file), "--backend", "cpu", "--algorithm", "near-far"
     )
     assert rc == 0 and "near-far/successors" in out
+
+
+def test_solve_devices_on_the_cpu_is_one_clear_error(graph_file, capsys):
+    argv = ["solve", str(graph_file), "--sources", "3", "--backend", "cpu"]
+    rc, out, err = run(capsys, *argv, "--devices", "0,1")
+    assert rc == 1 and out == "" and "Traceback" not in err
+    assert "devices=[0, 1] applies to the GPU backend" in err
+    rc, _, err = run(capsys, *argv, "--devices", "1,0,1")
+    assert rc == 1 and "device 1 is given twice" in err
+
+
+@pytest.mark.parametrize("value", ["", "0,", "0,,1", "a", "0,-1", "1.5"])
+def test_solve_devices_must_be_a_list_of_ordinals(graph_file, capsys, value):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(graph_file), "--sources", "3", "--devices", value])
+    assert exc.value.code == 2
+    assert "--devices" in capsys.readouterr().err
+
+
+def test_solve_devices_needs_sources(graph_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(graph_file), "--devices", "0"])
+    assert exc.value.code == 2
+    assert "add --sources K" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_solve_devices_json_on_the_gpu(graph_file, capsys):
+    from sssp.gpu.device import device_count
+
+    devices = ",".join(str(d) for d in range(min(2, device_count())))
+    rc, out, _ = run(
+        capsys, "solve", str(graph_file), "--sources", "16", "--backend", "gpu",
+        "--devices", devices, "--json",
+    )  # fmt: skip
+    assert rc == 0
+    data = json.loads(out)
+    assert sum(data["rows_per_device"].values()) == 16 and len(data["runs"]) == 16
+    g = sssp.load(graph_file)
+    for r in data["runs"]:
+        res = sssp.solve(g, r["source"], backend="cpu")
+        assert r["reached"] == int(res.reached.sum())

@@ -7,6 +7,7 @@ import atexit
 import logging
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -57,34 +58,63 @@ def driver() -> Any:
     return cuda
 
 
-_active: dict[int, Any] = {}
+# CUDA keeps a stack of current contexts per thread, so what this thread has pushed is kept
+# per thread too: a device thread of sssp.multidevice pushes its own device's context.
+_local = threading.local()
+
+
+def _pushed() -> dict[int, Any]:
+    pushed = getattr(_local, "contexts", None)
+    if pushed is None:
+        pushed = _local.contexts = {}
+    return pushed
 
 
 def activate(ordinal: int = 0) -> Any:
     """Make device ``ordinal``'s primary context current on this thread and return it.
 
     The primary context is the one Kernel Tuner's pycuda backend also uses, so device memory of
-    the runtime and of the tuner live in one context.
+    the runtime and of the tuner live in one context. It is pushed once per thread; the main
+    thread's is popped at exit, another thread's by :func:`deactivate`.
     """
     cuda = driver()
-    if ordinal in _active:
-        return _active[ordinal]
+    pushed = _pushed()
+    if ordinal in pushed:
+        return pushed[ordinal]
     if not 0 <= ordinal < cuda.Device.count():
         raise BackendUnavailableError(
             "gpu", f"device {ordinal} does not exist ({cuda.Device.count()} visible)", hint=""
         )
     ctx = cuda.Device(ordinal).retain_primary_context()
     ctx.push()
-    _active[ordinal] = ctx
+    pushed[ordinal] = ctx
+    if threading.current_thread() is threading.main_thread():
 
-    def _pop() -> None:
+        def _pop() -> None:
+            try:
+                ctx.pop()
+            except Exception:  # interpreter shutdown: nothing useful left to do
+                pass
+
+        atexit.register(_pop)
+    return ctx
+
+
+def deactivate() -> None:
+    """Pop the contexts that :func:`activate` pushed on this thread (a device thread's last
+    call, so the primary contexts it retained are released)."""
+    pushed = _pushed()
+    while pushed:
+        _, ctx = pushed.popitem()  # the last pushed first: pop() takes the top of the stack
         try:
             ctx.pop()
-        except Exception:  # interpreter shutdown: nothing useful left to do
-            pass
+        except Exception as err:  # a context already gone: nothing left to release
+            log.debug("context pop failed: %s", err)
 
-    atexit.register(_pop)
-    return ctx
+
+def device_count() -> int:
+    """CUDA devices visible to this process (:class:`BackendUnavailableError` without CUDA)."""
+    return int(driver().Device.count())
 
 
 def _uuid(pci_bus_id: str) -> str:
