@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+import kernels
 import sssp
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.cpu.nearfar import default_delta
@@ -83,6 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sources", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--scales", type=float, nargs="+", default=[1, 4, 16, 64, 256])
+    ap.add_argument(
+        "--variants",
+        nargs="+",
+        default=["b4-h256-c1024-m0"],
+        help="wide module builds, bB-hH-cC-mM (kernels.WideParams: batch, hub degree, chunk, "
+        "min blocks)",
+    )
+    ap.add_argument("--no-tuned", action="store_true", help="skip the tuned configuration")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -95,11 +105,18 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name}: n={graph.n} m={graph.m} ready in {time.perf_counter() - t:.1f} s", flush=True
         )
-        runs = [("tuned", dict(tuned=True))]
+        runs = [] if args.no_tuned else [("tuned", dict(tuned=True))]
         base = default_delta(graph)
-        for scale in args.scales:
+        for variant, scale in itertools.product(args.variants, args.scales):
+            b, h, c, m = (int(part[1:]) for part in variant.split("-"))
+            params = kernels.WideParams(batch=b, hub_degree=h, chunk=c, min_blocks=m)
             delta = max(1, round(base * scale)) if not graph.is_float else base * scale
-            runs.append((f"wide x{scale:g}", dict(algorithm="near-far", config=WIDE, delta=delta)))
+            runs.append(
+                (
+                    f"wide {variant} x{scale:g}",
+                    dict(algorithm="near-far", config=WIDE, delta=delta, wide=params),
+                )
+            )
         for label, kwargs in runs:
             with sssp.Solver(graph, backend="gpu", **kwargs) as solver:
                 row = {"config": label, **run(name, graph, solver, sources, refs, args.repeat)}

@@ -641,11 +641,12 @@ W_STEP, W_RAISE, W_DONE = 0, 1, 2
 WIDE_BLOCK = 256
 """Threads per block of the wide loop's kernels."""
 WIDE_BATCH = 4
-"""Edges a lane of the wide loop has in flight at once (each round for all of them first)."""
+"""Edges a lane of the wide loop has in flight at once (each round for all of them first); the
+default of :class:`WideParams`, as are the two below."""
 WIDE_HUB_DEGREE = 256
 """A list entry with more out-edges goes to the hub queue in chunks of :data:`WIDE_CHUNK`."""
 WIDE_CHUNK = 1024
-"""Edges of one hub chunk (one warp walks it, 32 x :data:`WIDE_BATCH` at a time)."""
+"""Edges of one hub chunk (one warp walks it, 32 x the batch at a time)."""
 WIDE_MOVES = ("step", "hubs", "advance_step", "raise", "advance_raise", "finish", "seal")
 """One round of the wide loop, in queue order (each kernel returns at once unless its move is
 the current one)."""
@@ -653,20 +654,45 @@ the current one)."""
 
 @dataclass(frozen=True, order=True)
 class WideParams:
-    """The wide loop's module (``sssp_wide.cu``): 32-bit distances in packed keys only, so one
-    build serves every solver that runs it."""
+    """Compile-time parameters of the wide loop's module (``sssp_wide.cu``; 32-bit distances in
+    packed keys only): edges a lane has in flight, the degree above which an entry goes to the
+    hub queue, a hub chunk's edges, and the blocks per multiprocessor the step kernels are
+    compiled for (``__launch_bounds__``' second argument, 0: none)."""
+
+    batch: int = WIDE_BATCH
+    hub_degree: int = WIDE_HUB_DEGREE
+    chunk: int = WIDE_CHUNK
+    min_blocks: int = 0
 
     source_file = WIDE_SOURCE_FILE
 
+    def __post_init__(self) -> None:
+        if self.batch not in (1, 2, 4, 8):
+            raise KernelContractError(f"wide batch {self.batch} not in (1, 2, 4, 8)")
+        if not 32 <= self.hub_degree <= self.chunk or self.chunk % 32:
+            raise KernelContractError(
+                f"wide hub degree {self.hub_degree} and chunk {self.chunk}: need "
+                "32 <= hub degree <= chunk, chunk a multiple of 32"
+            )
+        if self.hub_degree * 32 >= 2**31:
+            raise KernelContractError(f"wide hub degree {self.hub_degree} too large")
+        if not 0 <= self.min_blocks <= 8:
+            raise KernelContractError(f"wide min_blocks {self.min_blocks} not in 0..8")
+
     def defines(self) -> dict[str, int]:
-        return {}
+        return {
+            "SSSP_W_BATCH": self.batch,
+            "SSSP_W_HUB_DEGREE": self.hub_degree,
+            "SSSP_W_CHUNK": self.chunk,
+            "SSSP_W_MIN_BLOCKS": self.min_blocks,
+        }
 
     def nvcc_flags(self) -> list[str]:
-        return []
+        return [f"-D{k}={v}" for k, v in self.defines().items()]
 
     @property
     def key(self) -> str:
-        return "wide"
+        return f"wide-b{self.batch}-h{self.hub_degree}-c{self.chunk}-m{self.min_blocks}"
 
 
 _WIDE_COMMON = (
@@ -763,9 +789,6 @@ def _wide_words() -> dict[str, int]:
         **words,
         "WORDS": WIDE_WORDS,
         "BLOCK": WIDE_BLOCK,
-        "BATCH": WIDE_BATCH,
-        "HUB_DEGREE": WIDE_HUB_DEGREE,
-        "CHUNK": WIDE_CHUNK,
     }
 
 

@@ -58,7 +58,4 @@
 #define SSSP_W_DONE 2
 #define SSSP_W_WORDS 20
 #define SSSP_W_BLOCK 256
-#define SSSP_W_BATCH 4
-#define SSSP_W_HUB_DEGREE 256
-#define SSSP_W_CHUNK 1024
 #endif

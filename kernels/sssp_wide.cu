@@ -32,6 +32,13 @@
 // whose first lowering in a step went to the pile still joins the near list when a later one
 // brings it below T (a near lowering always has the smaller distance).
 
+// Compile-time parameters (kernels.WideParams, always given with -D): SSSP_W_BATCH,
+// SSSP_W_HUB_DEGREE, SSSP_W_CHUNK, SSSP_W_MIN_BLOCKS.
+#if SSSP_W_MIN_BLOCKS > 0
+#define SSSP_W_BOUNDS __launch_bounds__(SSSP_W_BLOCK, SSSP_W_MIN_BLOCKS)
+#else
+#define SSSP_W_BOUNDS __launch_bounds__(SSSP_W_BLOCK)
+#endif
 #define SSSP_W_FULL 0xFFFFFFFFu
 #define SSSP_W_INF 0xFFFFFFFFu
 
@@ -164,7 +171,7 @@ extern "C" __global__ void sssp_w_init(SSSP_W_ARGS, unsigned int *cnt, unsigned 
 }
 
 // One step: the entries of the near list, their rows walked by warps as runs of edges.
-extern "C" __global__ void __launch_bounds__(SSSP_W_BLOCK)
+extern "C" __global__ void SSSP_W_BOUNDS
     sssp_w_step(SSSP_W_ARGS) {
     if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_STEP) return;
     const SsspWMove m = sssp_w_move(lists, piles, w, n);
@@ -238,7 +245,7 @@ extern "C" __global__ void __launch_bounds__(SSSP_W_BLOCK)
 }
 
 // The hub queue of the step that just ran: a chunk of SSSP_W_CHUNK edges per warp.
-extern "C" __global__ void __launch_bounds__(SSSP_W_BLOCK)
+extern "C" __global__ void SSSP_W_BOUNDS
     sssp_w_hubs(SSSP_W_ARGS) {
     if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_STEP) return;
     const unsigned int nh = sssp_w_word(w, SSSP_W_HUBS);
@@ -275,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(SSSP_W_BLOCK)
 // A raise: the far pile split at the new threshold T (set by the advance before it). Entries
 // below T go to the near list of the coming step, the others to the other pile (with its exact
 // minimum); entries pushed at their current distance since they were piled are dropped.
-extern "C" __global__ void __launch_bounds__(SSSP_W_BLOCK)
+extern "C" __global__ void SSSP_W_BOUNDS
     sssp_w_raise(SSSP_W_ARGS) {
     if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_RAISE) return;
     const unsigned int k = sssp_w_word(w, SSSP_W_K), T = sssp_w_word(w, SSSP_W_T);

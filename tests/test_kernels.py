@@ -409,10 +409,27 @@ def test_wide_loop_arguments_match_the_source():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
-def test_wide_loop_compiles_for_sm90():
-    cubin = kernels.nvcc_compile(kernels.WideParams())
+@pytest.mark.parametrize(
+    "params",
+    [
+        kernels.WideParams(),
+        kernels.WideParams(batch=1, hub_degree=32, chunk=32),
+        kernels.WideParams(batch=8, hub_degree=1024, chunk=4096, min_blocks=8),
+    ],
+    ids=lambda p: p.key,
+)
+def test_wide_loop_compiles_for_sm90(params):
+    cubin = kernels.nvcc_compile(params)
     for spec in kernels.WIDE_KERNELS.values():
         assert spec.cuda_name().encode() in cubin
+
+
+def test_wide_params_are_checked():
+    with pytest.raises(kernels.KernelContractError, match="batch 3"):
+        kernels.WideParams(batch=3)
+    with pytest.raises(kernels.KernelContractError, match="hub degree 2048 and chunk 1024"):
+        kernels.WideParams(hub_degree=2048)
+    assert "-DSSSP_W_CHUNK=1024" in kernels.WideParams().nvcc_flags()
 
 
 def test_hub_capacity_counts_chunks():
@@ -423,4 +440,5 @@ def test_hub_capacity_counts_chunks():
     deg = np.array([0, 256, 257, 1024, 1025, 5000])
     indptr = np.concatenate([[0], np.cumsum(deg)])
     assert hub_capacity(indptr) == 1 + 1 + 2 + 5
+    assert hub_capacity(indptr, kernels.WideParams(hub_degree=1024, chunk=4096)) == 1 + 2
     assert hub_capacity(np.array([0, 3, 5])) == 1  # never an empty allocation

@@ -138,6 +138,8 @@ class EngineSolver(DeviceBuffers):
         Whether the result pass writes the result arrays in host memory directly (page-locked
         and mapped into the device's address space); False writes device buffers and copies
         them. Default: where the device can map host memory.
+    wide : kernels.WideParams, optional
+        The wide loop's compile-time parameters (default: the contract's).
     """
 
     def __init__(
@@ -152,6 +154,7 @@ class EngineSolver(DeviceBuffers):
         sync_every: int = 16,
         delta: int | float | None = None,
         host_mapped: bool | None = None,
+        wide: kernels.WideParams | None = None,
     ) -> None:
         if variant not in ("successors", "predecessors"):
             raise InvalidGraphError(
@@ -289,7 +292,7 @@ class EngineSolver(DeviceBuffers):
         self._wide: WideLoop | None = None
         if self.loop == "wide":
             self._wide = WideLoop(
-                self, lambda func, block: resident_blocks(func, self.info, block, cuda)
+                self, lambda func, block: resident_blocks(func, self.info, block, cuda), wide
             )
         self._graph = None
         if self.loop == "graph":

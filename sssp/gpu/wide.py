@@ -28,13 +28,13 @@ if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
 
 
-def hub_capacity(indptr: np.ndarray) -> int:
-    """Hub-queue entries one step can need: each node with more than
-    :data:`kernels.WIDE_HUB_DEGREE` out-edges once (a step lists a node at most once), in chunks
-    of :data:`kernels.WIDE_CHUNK` edges."""
+def hub_capacity(indptr: np.ndarray, params: kernels.WideParams | None = None) -> int:
+    """Hub-queue entries one step can need: each node with more than ``params.hub_degree``
+    out-edges once (a step lists a node at most once), in chunks of ``params.chunk`` edges."""
+    params = params or kernels.WideParams()
     deg = np.diff(np.asarray(indptr, dtype=np.int64))
-    hubs = deg[deg > kernels.WIDE_HUB_DEGREE]
-    return max(1, int(((hubs + kernels.WIDE_CHUNK - 1) // kernels.WIDE_CHUNK).sum()))
+    hubs = deg[deg > params.hub_degree]
+    return max(1, int(((hubs + params.chunk - 1) // params.chunk).sum()))
 
 
 class WideLoop:
@@ -47,6 +47,8 @@ class WideLoop:
     blocks_per_sm : callable
         ``blocks_per_sm(func, block)``: the resident blocks of a kernel (the engine's occupancy
         rule); the strided kernels run at that grid.
+    params : kernels.WideParams, optional
+        The module's compile-time parameters (default: the contract's).
     """
 
     FIRST_ROUNDS = 2
@@ -54,10 +56,13 @@ class WideLoop:
     """Rounds queued per poll of the mode word: few at first (small graphs end in a few), then
     more; at most this many run empty after the end."""
 
-    def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
+    def __init__(
+        self, solver: EngineSolver, blocks_per_sm: Any, params: kernels.WideParams | None = None
+    ) -> None:
         self.solver = s = solver
+        self.params = params = params or kernels.WideParams()
         cuda = s.cuda
-        self.module = cuda.module_from_buffer(compile_cubin(kernels.WideParams(), s.info.arch))
+        self.module = cuda.module_from_buffer(compile_cubin(params, s.info.arch))
         self.funcs: dict[str, Any] = {}
         for name, spec in kernels.WIDE_KERNELS.items():
             func = self.module.get_function(spec.cuda_name())
@@ -68,7 +73,7 @@ class WideLoop:
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.one = ((1, 1, 1), (32, 1, 1))
         g = s.graph
-        self.d_hubs = s._alloc(16 * hub_capacity(g.indptr))
+        self.d_hubs = s._alloc(16 * hub_capacity(g.indptr, params))
         self.d_w = s._alloc(4 * kernels.WIDE_WORDS)
         self._polls = [cuda.pagelocked_zeros(4, np.uint32) for _ in range(2)]
         self._marks = [cuda.Event(), cuda.Event()]
