@@ -18,6 +18,7 @@ serve Table 1):
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .config import ConfigSource, LaunchConfig
@@ -59,11 +60,39 @@ def resolve_choice(
         from .cpu.nearfar import scaled_delta
 
         scale = float(record.options.get("delta_scale", 1))
+        if wide_beyond(graph, record, source):
+            config, scale = replace(config, loop="wide"), 1.0
+            detail += WIDE_DETAIL
         delta = scaled_delta(graph, scale)
         detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
     elif record is not None:
         detail += f"; {algorithm}"
     return algorithm, delta, config, source, detail
+
+
+WIDE_MIN_NODES = 2**20
+"""Low-diameter graphs of at least this many nodes run near-far on the wide loop when no stored
+class is within a factor of :data:`WIDE_SIZE_GAP` of their size (:func:`wide_beyond`)."""
+WIDE_SIZE_GAP = 4
+WIDE_DETAIL = "; the wide loop (a low-diameter graph of 1M+ nodes beyond the stored classes' sizes)"
+
+
+def wide_beyond(graph: Graph, record: BestRecord | None, source: ConfigSource) -> bool:
+    """Whether a near-far solve of ``graph`` takes the wide loop (:mod:`sssp.gpu.wide`) instead of
+    a stored class's loop: the graph has low diameter and at least :data:`WIDE_MIN_NODES` nodes,
+    and the record is not its own class's but one :data:`WIDE_SIZE_GAP` or more times smaller
+    (or there is none). Measured on the H200 (``benchmarks/results/h200/wide_probe_run62.csv``,
+    ``wide_variants_run63.csv``): GAP's scale-22 graphs took 11-23 ms on the wide loop at Δ = the
+    default rule against 38-71 ms on the persistent loop of the nearest stored class (98k/deg20),
+    and Δ x0.5 or x16-256 was no faster; a tuned class keeps its own loop."""
+    if source is ConfigSource.TUNED_EXACT or graph.n < WIDE_MIN_NODES:
+        return False
+    if record is not None:
+        from .classes import parse_size
+
+        if parse_size(record.graph_class.size) * WIDE_SIZE_GAP > graph.n:
+            return False
+    return graph.graph_class().diameter == "lowdiam"
 
 
 def resolve_config(
@@ -75,7 +104,10 @@ def resolve_config(
     db: str | None = None,
 ) -> tuple[LaunchConfig, ConfigSource, str]:
     """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
-    _, config, source, detail = _lookup(graph, device, algorithm, variant, db)
+    record, config, source, detail = _lookup(graph, device, algorithm, variant, db)
+    if algorithm == "near-far" and wide_beyond(graph, record, source):
+        config = replace(config, loop="wide")
+        detail += WIDE_DETAIL
     return config, source, detail
 
 
