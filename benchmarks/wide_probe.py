@@ -75,6 +75,21 @@ def run(name: str, graph: sssp.Graph, solver: sssp.Solver, sources, refs, repeat
     }
 
 
+def write_trace(path: Path, name: str, label: str, solver: sssp.Solver, source: int) -> None:
+    """The wide loop's rounds from ``source``, one JSON line each (the engine solver behind
+    ``solver``: its private handle, this is a diagnostic)."""
+    import json
+
+    engine = solver._gpu  # noqa: SLF001
+    engine.start(source)
+    rows = engine._wide.trace(engine._lane0)  # noqa: SLF001
+    with path.open("a") as fh:
+        for row in rows:
+            fh.write(json.dumps({"graph": name, "config": label, "source": source, **row}) + "\n")
+    total = sum(v for row in rows for k, v in row.items() if k.endswith("_ms"))
+    print(f"  trace {name} {label}: {len(rows)} rounds, {total:.2f} ms of kernels", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("graphs", nargs="+")
@@ -93,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         "min blocks)",
     )
     ap.add_argument("--no-tuned", action="store_true", help="skip the tuned configuration")
+    ap.add_argument(
+        "--trace",
+        type=Path,
+        help="also write, per graph and wide build, the first source's rounds one by one (each "
+        "kernel between CUDA events: sssp.gpu.wide.WideLoop.trace) as JSON lines here",
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -120,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, kwargs in runs:
             with sssp.Solver(graph, backend="gpu", **kwargs) as solver:
                 row = {"config": label, **run(name, graph, solver, sources, refs, args.repeat)}
+                if args.trace and "wide" in kwargs:
+                    write_trace(args.trace, name, label, solver, sources[0])
             rows.append(row)
             print("  ".join(f"{k}={row[k]}" for k in COLUMNS), flush=True)
         del graph, refs

@@ -720,6 +720,10 @@ WIDE_KERNELS: dict[str, KernelSpec] = {
     "step": KernelSpec("step", _both("sssp_w_step"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
     "hubs": KernelSpec("hubs", _both("sssp_w_hubs"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
     "raise": KernelSpec("raise", _both("sssp_w_raise"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
+    "tree": KernelSpec("tree", _both("sssp_w_tree"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
+    "tree_hubs": KernelSpec(
+        "tree_hubs", _both("sssp_w_tree_hubs"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"
+    ),
     "advance": KernelSpec(
         "advance", _both("sssp_w_advance"), ("w", "cnt", "ctrl", "delta", "after"), "PPPQi", "one"
     ),

@@ -73,6 +73,28 @@ __device__ __forceinline__ unsigned int sssp_w_slot(unsigned int *count, bool wa
     return base + (unsigned int)__popc(m & ((1u << lane) - 1u));
 }
 
+// Appends t[j] to a list for every (lane, j) that wants it: one atomic per warp for the whole
+// batch (the list's count is the hottest address of a step). Every lane of the warp calls it.
+__device__ __forceinline__ void sssp_w_append(unsigned int *count, int *list, const bool (&want)[SSSP_W_BATCH],
+                                              const int (&t)[SSSP_W_BATCH]) {
+    const unsigned int lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
+    unsigned int masks[SSSP_W_BATCH], total = 0;
+#pragma unroll
+    for (int j = 0; j < SSSP_W_BATCH; ++j) {
+        masks[j] = __ballot_sync(SSSP_W_FULL, want[j]);
+        total += (unsigned int)__popc(masks[j]);
+    }
+    if (total == 0) return;
+    unsigned int base = 0;
+    if (lane == 0) base = atomicAdd(count, total);
+    base = __shfl_sync(SSSP_W_FULL, base, 0);
+#pragma unroll
+    for (int j = 0; j < SSSP_W_BATCH; ++j) {
+        if (want[j]) list[base + (unsigned int)__popc(masks[j] & below)] = t[j];
+        base += (unsigned int)__popc(masks[j]);
+    }
+}
+
 __device__ __forceinline__ unsigned int sssp_w_warp_min(unsigned int v) {
     for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(SSSP_W_FULL, v, o));
     return v;
@@ -136,13 +158,8 @@ __device__ __forceinline__ void sssp_w_lower(unsigned long long *key, unsigned i
             far[j] = (atomicOr(infar + (t[j] >> 5), bit) & bit) == 0u;
         }
     }
-#pragma unroll
-    for (int j = 0; j < SSSP_W_BATCH; ++j) {
-        const unsigned int s = sssp_w_slot(m.next_count, near[j]);
-        if (near[j]) m.next[s] = t[j];
-        const unsigned int f = sssp_w_slot(m.far_count, far[j]);
-        if (far[j]) m.far[f] = t[j];
-    }
+    sssp_w_append(m.next_count, m.next, near, t);
+    sssp_w_append(m.far_count, m.far, far, t);
 }
 
 extern "C" __global__ void sssp_w_init(SSSP_W_ARGS, unsigned int *cnt, unsigned long long delta, int source,
@@ -170,6 +187,94 @@ extern "C" __global__ void sssp_w_init(SSSP_W_ARGS, unsigned int *cnt, unsigned 
     if (blockIdx.x == 0 && threadIdx.x < SSSP_NF_WORDS) cnt[threadIdx.x] = 0u;
 }
 
+// Queues the row [b, e) of node v (distance du) as hub chunks of SSSP_W_CHUNK edges.
+__device__ __forceinline__ void sssp_w_enqueue_hub(unsigned long long *hubs, unsigned int *w, int v, unsigned int du,
+                                                   long long b, long long e) {
+    const long long chunks = (e - b + SSSP_W_CHUNK - 1) / SSSP_W_CHUNK;
+    const unsigned int at = atomicAdd(w + SSSP_W_HUBS, (unsigned int)chunks);
+    for (long long c = 0; c < chunks; ++c) {
+        hubs[2 * ((long long)at + c)] = ((unsigned long long)du << 32) | (unsigned int)v;
+        hubs[2 * ((long long)at + c) + 1] = (unsigned long long)(b + c * SSSP_W_CHUNK);
+    }
+}
+
+// Each lane holds one row (its first edge beg, deg <= SSSP_W_HUB_DEGREE edges, node u at distance
+// du; deg 0 for none) and the warp walks the 32 rows as one run of edges, 32 x SSSP_W_BATCH at a
+// time: `edges(go, t, nd, du, u)` gets a batch (go[j]: edge j is real, t[j] its target, nd[j] =
+// du[j] + its weight, from node u[j]). Called by every lane of the warp.
+template <class Edges>
+__device__ __forceinline__ void sssp_w_run(const int *__restrict__ indices, const unsigned int *__restrict__ weights,
+                                           long long beg, int deg, unsigned int du, int u, Edges &edges) {
+    const int lane = threadIdx.x & 31;
+    int incl = deg;  // an inclusive scan of the degrees
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int x = __shfl_up_sync(SSSP_W_FULL, incl, o);
+        if (lane >= o) incl += x;
+    }
+    const int excl = incl - deg;
+    const int total = __shfl_sync(SSSP_W_FULL, incl, 31);
+    for (int x0 = 0; x0 < total; x0 += 32 * SSSP_W_BATCH) {
+        bool go[SSSP_W_BATCH];
+        int t[SSSP_W_BATCH], src[SSSP_W_BATCH];
+        unsigned int nd[SSSP_W_BATCH], ds[SSSP_W_BATCH];
+#pragma unroll
+        for (int j = 0; j < SSSP_W_BATCH; ++j) {
+            const int x = x0 + j * 32 + lane;
+            // The row of edge x: the last lane whose run starts at or before it (a lane of
+            // degree 0 starts where the next one does, so the last such lane has edges).
+            int o = 0;
+#pragma unroll
+            for (int s = 16; s > 0; s >>= 1) {
+                const int start = __shfl_sync(SSSP_W_FULL, excl, o + s);
+                if (start <= x) o += s;
+            }
+            const long long b = __shfl_sync(SSSP_W_FULL, beg, o);
+            ds[j] = __shfl_sync(SSSP_W_FULL, du, o);
+            src[j] = __shfl_sync(SSSP_W_FULL, u, o);
+            const int start = __shfl_sync(SSSP_W_FULL, excl, o);
+            go[j] = x < total;
+            const long long e = b + (x - start);
+            t[j] = go[j] ? __ldg(indices + e) : 0;
+            nd[j] = go[j] ? ds[j] + __ldg(weights + e) : 0u;
+        }
+        edges(go, t, nd, ds, src);
+    }
+}
+
+// The hub chunks queued in w[SSSP_W_HUBS], a chunk per warp, with `edges` as in sssp_w_run.
+template <class Edges>
+__device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indptr, const int *__restrict__ indices,
+                                              const unsigned int *__restrict__ weights, const unsigned long long *hubs,
+                                              const unsigned int *w, Edges &edges) {
+    const unsigned int nh = sssp_w_word(w, SSSP_W_HUBS);
+    const int lane = threadIdx.x & 31;
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    for (long long c = warp; c < nh; c += nwarps) {
+        const unsigned long long head = __ldcg(hubs + 2 * c);
+        const long long first = (long long)__ldcg(hubs + 2 * c + 1);
+        const int v = (int)(unsigned int)head;
+        const unsigned int du = (unsigned int)(head >> 32);
+        const long long end = min(first + SSSP_W_CHUNK, __ldg(indptr + v + 1));
+        for (long long e0 = first; e0 < end; e0 += 32 * SSSP_W_BATCH) {
+            bool go[SSSP_W_BATCH];
+            int t[SSSP_W_BATCH], src[SSSP_W_BATCH];
+            unsigned int nd[SSSP_W_BATCH], ds[SSSP_W_BATCH];
+#pragma unroll
+            for (int j = 0; j < SSSP_W_BATCH; ++j) {
+                const long long e = e0 + j * 32 + lane;
+                go[j] = e < end;
+                t[j] = go[j] ? __ldg(indices + e) : 0;
+                nd[j] = go[j] ? du + __ldg(weights + e) : 0u;
+                ds[j] = du;
+                src[j] = v;
+            }
+            edges(go, t, nd, ds, src);
+        }
+    }
+}
+
 // One step: the entries of the near list, their rows walked by warps as runs of edges.
 extern "C" __global__ void SSSP_W_BOUNDS
     sssp_w_step(SSSP_W_ARGS) {
@@ -181,64 +286,26 @@ extern "C" __global__ void SSSP_W_BOUNDS
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
     unsigned int fmin = SSSP_W_INF;
+    auto lower = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
+                     const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&)[SSSP_W_BATCH],
+                     const int(&)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, m, go, t, nd, fmin); };
     for (long long base = warp * 32; base < nl; base += nwarps * 32) {
         const long long i = base + lane;
         unsigned int du = 0u;
         long long beg = 0;
-        int deg = 0;
+        int deg = 0, v = 0;
         if (i < nl) {
-            const int v = __ldcg(L + i);
+            v = __ldcg(L + i);
             const long long b = __ldg(indptr + v), e = __ldg(indptr + v + 1);
             du = sssp_w_dist(__ldcg(key + v));
             if (du < __ldcg(pushed + v)) {
                 __stcg(pushed + v, du);
                 beg = b;
-                if (e - b > SSSP_W_HUB_DEGREE) {  // chunks for the hub queue
-                    const long long chunks = (e - b + SSSP_W_CHUNK - 1) / SSSP_W_CHUNK;
-                    const unsigned int at = atomicAdd(w + SSSP_W_HUBS, (unsigned int)chunks);
-                    for (long long c = 0; c < chunks; ++c) {
-                        hubs[2 * ((long long)at + c)] = ((unsigned long long)du << 32) | (unsigned int)v;
-                        hubs[2 * ((long long)at + c) + 1] = (unsigned long long)(b + c * SSSP_W_CHUNK);
-                    }
-                } else {
-                    deg = (int)(e - b);
-                }
+                if (e - b > SSSP_W_HUB_DEGREE) sssp_w_enqueue_hub(hubs, w, v, du, b, e);
+                else deg = (int)(e - b);
             }
         }
-        // The warp's rows as one run of edges: an inclusive scan of the degrees.
-        int incl = deg;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int x = __shfl_up_sync(SSSP_W_FULL, incl, o);
-            if (lane >= o) incl += x;
-        }
-        const int excl = incl - deg;
-        const int total = __shfl_sync(SSSP_W_FULL, incl, 31);
-        for (int x0 = 0; x0 < total; x0 += 32 * SSSP_W_BATCH) {
-            bool go[SSSP_W_BATCH];
-            int t[SSSP_W_BATCH];
-            unsigned int nd[SSSP_W_BATCH];
-#pragma unroll
-            for (int j = 0; j < SSSP_W_BATCH; ++j) {
-                const int x = x0 + j * 32 + lane;
-                // The row of edge x: the last lane whose run starts at or before it (a lane of
-                // degree 0 starts where the next one does, so the last such lane has edges).
-                int o = 0;
-#pragma unroll
-                for (int s = 16; s > 0; s >>= 1) {
-                    const int start = __shfl_sync(SSSP_W_FULL, excl, o + s);
-                    if (start <= x) o += s;
-                }
-                const long long b = __shfl_sync(SSSP_W_FULL, beg, o);
-                const unsigned int d = __shfl_sync(SSSP_W_FULL, du, o);
-                const int start = __shfl_sync(SSSP_W_FULL, excl, o);
-                go[j] = x < total;
-                const long long e = b + (x - start);
-                t[j] = go[j] ? __ldg(indices + e) : 0;
-                nd[j] = go[j] ? d + __ldg(weights + e) : 0u;
-            }
-            sssp_w_lower(key, infar, m, go, t, nd, fmin);
-        }
+        sssp_w_run(indices, weights, beg, deg, du, v, lower);
     }
     fmin = sssp_w_warp_min(fmin);
     if (lane == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
@@ -247,36 +314,65 @@ extern "C" __global__ void SSSP_W_BOUNDS
 // The hub queue of the step that just ran: a chunk of SSSP_W_CHUNK edges per warp.
 extern "C" __global__ void SSSP_W_BOUNDS
     sssp_w_hubs(SSSP_W_ARGS) {
-    if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_STEP) return;
-    const unsigned int nh = sssp_w_word(w, SSSP_W_HUBS);
-    if (nh == 0u) return;
+    if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_STEP || sssp_w_word(w, SSSP_W_HUBS) == 0u) return;
     const SsspWMove m = sssp_w_move(lists, piles, w, n);
-    const int lane = threadIdx.x & 31;
+    unsigned int fmin = SSSP_W_INF;
+    auto lower = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
+                     const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&)[SSSP_W_BATCH],
+                     const int(&)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, m, go, t, nd, fmin); };
+    sssp_w_chunks(indptr, indices, weights, hubs, w, lower);
+    fmin = sssp_w_warp_min(fmin);
+    if ((threadIdx.x & 31) == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
+}
+
+// The predecessor tree after the solve (the engine's rule, as sssp_nf_tree: pred[v] = the smallest
+// u with d(u) < d(v) and d(u) + w(u, v) == d(v), in the packed key's low word), its work dealt out
+// as a step's: every reached node's row, rows of hubs in chunks (sssp_w_tree_hubs). A hub's row
+// walked by one lane group took most of a Kronecker graph's solve.
+__device__ __forceinline__ void sssp_w_parent(unsigned long long *key, const bool (&go)[SSSP_W_BATCH],
+                                              const int (&t)[SSSP_W_BATCH], const unsigned int (&nd)[SSSP_W_BATCH],
+                                              const unsigned int (&du)[SSSP_W_BATCH], const int (&u)[SSSP_W_BATCH]) {
+#pragma unroll
+    for (int j = 0; j < SSSP_W_BATCH; ++j) {
+        if (!go[j]) continue;
+        const unsigned int dv = sssp_w_dist(__ldcg(key + t[j]));
+        if (du[j] < dv && dv != SSSP_W_INF && nd[j] == dv)
+            atomicMin(reinterpret_cast<unsigned int *>(key + t[j]), (unsigned int)u[j]);  // the low word
+    }
+}
+
+extern "C" __global__ void SSSP_W_BOUNDS
+    sssp_w_tree(SSSP_W_ARGS) {
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-    unsigned int fmin = SSSP_W_INF;
-    for (long long c = warp; c < nh; c += nwarps) {
-        const unsigned long long head = __ldcg(hubs + 2 * c);
-        const long long first = (long long)__ldcg(hubs + 2 * c + 1);
-        const int v = (int)(unsigned int)head;
-        const unsigned int du = (unsigned int)(head >> 32);
-        const long long end = min(first + SSSP_W_CHUNK, __ldg(indptr + v + 1));
-        for (long long e0 = first; e0 < end; e0 += 32 * SSSP_W_BATCH) {
-            bool go[SSSP_W_BATCH];
-            int t[SSSP_W_BATCH];
-            unsigned int nd[SSSP_W_BATCH];
-#pragma unroll
-            for (int j = 0; j < SSSP_W_BATCH; ++j) {
-                const long long e = e0 + j * 32 + lane;
-                go[j] = e < end;
-                t[j] = go[j] ? __ldg(indices + e) : 0;
-                nd[j] = go[j] ? du + __ldg(weights + e) : 0u;
+    const int lane = threadIdx.x & 31;
+    auto parent = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
+                      const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&du)[SSSP_W_BATCH],
+                      const int(&u)[SSSP_W_BATCH]) { sssp_w_parent(key, go, t, nd, du, u); };
+    for (long long base = warp * 32; base < n; base += nwarps * 32) {
+        const long long i = base + lane;
+        unsigned int du = 0u;
+        long long beg = 0;
+        int deg = 0;
+        if (i < n) {
+            const long long b = __ldg(indptr + i), e = __ldg(indptr + i + 1);
+            du = sssp_w_dist(__ldcg(key + i));
+            if (du != SSSP_W_INF && e > b) {
+                beg = b;
+                if (e - b > SSSP_W_HUB_DEGREE) sssp_w_enqueue_hub(hubs, w, (int)i, du, b, e);
+                else deg = (int)(e - b);
             }
-            sssp_w_lower(key, infar, m, go, t, nd, fmin);
         }
+        sssp_w_run(indices, weights, beg, deg, du, (int)i, parent);
     }
-    fmin = sssp_w_warp_min(fmin);
-    if (lane == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
+}
+
+extern "C" __global__ void SSSP_W_BOUNDS
+    sssp_w_tree_hubs(SSSP_W_ARGS) {
+    auto parent = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
+                      const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&du)[SSSP_W_BATCH],
+                      const int(&u)[SSSP_W_BATCH]) { sssp_w_parent(key, go, t, nd, du, u); };
+    sssp_w_chunks(indptr, indices, weights, hubs, w, parent);
 }
 
 // A raise: the far pile split at the new threshold T (set by the advance before it). Entries

@@ -697,7 +697,10 @@ class EngineSolver(DeviceBuffers):
         self.run_phases()
         ev_loop.record(stream)
         if return_predecessors and self._tree_pass:
-            self._launch("tree")
+            if self._wide is not None:
+                self._wide.tree(self._lane0)
+            else:
+                self._launch("tree")
         self._deliver(source, dist, dist_ptr, pred, pred_ptr)
         ev_end.record(stream)
         ev_end.synchronize()

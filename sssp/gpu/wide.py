@@ -131,6 +131,15 @@ class WideLoop:
         f["finish"].prepared_async_call(grid, block, stream, s.d_key, self.d_w, np.int32(s.n))
         f["seal"].prepared_async_call(one, one_block, stream, self.d_w)
 
+    def tree(self, lane: _Lane) -> None:
+        """Queue the predecessor tree (after :meth:`run`): the engine's rule, each reached node's
+        row dealt out as a step's, hubs in chunks (a hub's row walked by one lane group, as the
+        engine's tree pass does, took most of a Kronecker graph's solve: run 64)."""
+        grid, block = self.grid
+        common = self._common()
+        self.funcs["tree"].prepared_async_call(grid, block, lane.stream, *common)
+        self.funcs["tree_hubs"].prepared_async_call(grid, block, lane.stream, *common)
+
     def run(self, lane: _Lane) -> None:
         """Queue rounds until the device reports the end (the advance kernels also end the solve
         at near-far's step limit, with the done word clear, which the solver reports)."""
@@ -154,3 +163,54 @@ class WideLoop:
                     break
             batch = min(2 * batch, self.MAX_ROUNDS)
         self.rounds = queued
+
+    def trace(self, lane: _Lane) -> list[dict[str, Any]]:
+        """A diagnostic: run the solve queued by :meth:`start` one round at a time, each kernel
+        between two CUDA events, and return per round the words before it (move, k, |L|, pile,
+        T), the hub chunks its step queued, and each kernel's milliseconds. Far slower than
+        :meth:`run` (the host waits after every round); the distances are the same."""
+        cuda, stream = self.solver.cuda, lane.stream
+        words = cuda.pagelocked_zeros(kernels.WIDE_WORDS, np.uint32)
+        s, f = self.solver, self.funcs
+        grid, block = self.grid
+        one, one_block = self.one
+        common = self._common()
+        moves = [
+            ("step", grid, block, common),
+            ("hubs", grid, block, common),
+            ("advance", one, one_block, (self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
+                                         np.int32(kernels.W_STEP))),
+            ("raise", grid, block, common),
+            ("advance", one, one_block, (self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
+                                         np.int32(kernels.W_RAISE))),
+            ("finish", grid, block, (s.d_key, self.d_w, np.int32(s.n))),
+            ("seal", one, one_block, (self.d_w,)),
+        ]  # fmt: skip
+        events = [cuda.Event() for _ in range(len(moves) + 1)]
+        rows: list[dict[str, Any]] = []
+        for _ in range(2 * int(self._limit) + 4):
+            cuda.memcpy_dtoh_async(words, self.d_w, stream)
+            stream.synchronize()
+            mode = int(words[kernels.W_MODE])
+            if mode == kernels.W_DONE:
+                break
+            row: dict[str, Any] = {
+                "move": "step" if mode == kernels.W_STEP else "raise",
+                "k": int(words[kernels.W_K]),
+                "list": int(words[kernels.W_NL]),
+                "pile": int(words[kernels.W_FAR]),
+                "T": int(words[kernels.W_T]),
+            }
+            events[0].record(stream)
+            for i, (name, g, b, args) in enumerate(moves):
+                f[name].prepared_async_call(g, b, stream, *args)
+                events[i + 1].record(stream)
+                if name == "step":
+                    cuda.memcpy_dtoh_async(words, self.d_w, stream)
+            stream.synchronize()
+            row["hub_chunks"] = int(words[kernels.W_HUBS])
+            for i, (name, *_rest) in enumerate(moves):
+                key = f"{name}_ms" if name != "advance" else f"advance{i}_ms"
+                row[key] = round(events[i + 1].time_since(events[i]), 4)
+            rows.append(row)
+        return rows
