@@ -109,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-tuned", action="store_true", help="skip the tuned configuration")
     ap.add_argument(
+        "--copies",
+        action="store_true",
+        help="also run each wide build with host_mapped=False (the result pass writes device "
+        "buffers, then copies bring them to the host)",
+    )
+    ap.add_argument(
         "--trace",
         type=Path,
         help="also write, per graph and wide build, the first source's rounds one by one (each "
@@ -132,12 +138,10 @@ def main(argv: list[str] | None = None) -> int:
             b, h, c, m = (int(part[1:]) for part in variant.split("-"))
             params = kernels.WideParams(batch=b, hub_degree=h, chunk=c, min_blocks=m)
             delta = max(1, round(base * scale)) if not graph.is_float else base * scale
-            runs.append(
-                (
-                    f"wide {variant} x{scale:g}",
-                    dict(algorithm="near-far", config=WIDE, delta=delta, wide=params),
-                )
-            )
+            kwargs = dict(algorithm="near-far", config=WIDE, delta=delta, wide=params)
+            runs.append((f"wide {variant} x{scale:g}", kwargs))
+            if args.copies:
+                runs.append((f"wide {variant} x{scale:g} copies", {**kwargs, "host_mapped": False}))
         for label, kwargs in runs:
             with sssp.Solver(graph, backend="gpu", **kwargs) as solver:
                 row = {"config": label, **run(name, graph, solver, sources, refs, args.repeat)}
