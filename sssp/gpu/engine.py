@@ -152,10 +152,8 @@ class EngineSolver(DeviceBuffers):
         delta: int | float | None = None,
         host_mapped: bool | None = None,
     ) -> None:
-        if variant not in ("successors", "predecessors"):
-            raise InvalidGraphError(
-                f"unknown variant {variant!r}: expected successors or predecessors"
-            )
+        # The front door's request (sssp.request) checked the variant, Δ and sources.
+        assert variant in ("successors", "predecessors"), variant
         if graph.n == 0:
             raise InvalidGraphError("the graph has no nodes")
         self.config = config or LaunchConfig.default()
@@ -180,21 +178,16 @@ class EngineSolver(DeviceBuffers):
         if self.loop == "cluster" and not self.nearfar:
             raise InvalidGraphError(f"loop 'cluster' runs near-far only, not {algorithm!r}")
         if self.nearfar:
-            from ..cpu.nearfar import check_delta, default_delta, effective_delta
+            from ..cpu.nearfar import default_delta, effective_delta
 
-            if variant != "successors":
-                raise InvalidGraphError("near-far runs the successors variant only")
+            assert variant == "successors", variant
             if self.loop not in ("persistent", "cluster"):
                 raise InvalidGraphError(
                     f"near-far runs on the persistent or cluster loop, not {self.loop!r}"
                 )
-            self.delta = (
-                default_delta(graph)
-                if delta is None
-                else effective_delta(graph, check_delta(delta))
-            )
-        elif delta is not None:
-            raise InvalidGraphError(f"delta applies to near-far only, not {algorithm!r}")
+            self.delta = default_delta(graph) if delta is None else effective_delta(graph, delta)
+        else:
+            assert delta is None, delta
         relax_cfg = self.config.relax
         self.params = engine_params_for(graph, algorithm, variant, relax_cfg.lanes)
         if self.loop == "cluster":
@@ -660,9 +653,8 @@ class EngineSolver(DeviceBuffers):
         """
         t0 = time.perf_counter() if t0 is None else t0
         n = self.n
-        if not (0 <= int(source) < n):
-            raise InvalidGraphError(f"source {source} is out of range [0, {n})")
         source = int(source)
+        assert 0 <= source < n, source
         fill, self._poison_host = self._poison_host, None
         dist, dist_ptr, dist_spare = self._result_array(n, self._dist_dtype, fill)
         pred, pred_ptr, pred_spare = (
