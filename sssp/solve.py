@@ -570,7 +570,7 @@ class _SolverCache:
         key = self._key(graph, options) if isinstance(graph, Graph) else None
         state = None
         if key is not None and options.get("tuned"):
-            from tuning_db.lookup import state as db_state
+            from .tuned import state as db_state
 
             state = db_state(options.get("db"))
             if state is None:
