@@ -82,6 +82,14 @@ class Solver:
 
     On the GPU the graph is uploaded once, at construction. On the CPU the many-source path
     keeps its worker threads until :meth:`close`.
+
+    Raises
+    ------
+    InvalidArgumentError, InvalidTypeError
+        A bad option, refused before anything is looked for or uploaded: the checks of
+        :meth:`sssp.request.SolverRequest.build` (the validated options are ``self.request``).
+    BackendUnavailableError
+        ``backend="gpu"`` where no GPU is usable, or for a CPU-only algorithm.
     """
 
     def __init__(
@@ -379,7 +387,7 @@ class Solver:
         Raises
         ------
         InvalidTypeError, InvalidArgumentError, InvalidGraphError
-            Bad input (see :func:`sssp.many.build_request`), before anything is written.
+            Bad input (see :func:`sssp.request.build_request`), before anything is written.
         """
         from .many import (
             BatchedGPURows,
