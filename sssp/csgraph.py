@@ -38,8 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidArgumentError, InvalidGraphError, InvalidTypeError
+from .errors import InvalidArgumentError, InvalidGraphError
 from .graph import Graph
+from .request import check_backend, not_a_node_id
 
 NULL_INDEX = -9999
 """SciPy's predecessor (and ``min_only`` source) of nodes without one."""
@@ -141,16 +142,14 @@ def _indices(indices: Any, n: int) -> tuple[np.ndarray, tuple[int, ...]]:
         return flat, arr.shape
     for value in arr.reshape(-1).tolist():
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidTypeError(f"source {value!r} is not an integer node id")
+            raise not_a_node_id(value)
     return _indices(np.asarray(arr.tolist(), dtype=np.int64), n)  # an object array of ints
 
 
 def _options(backend: str) -> dict[str, Any]:
     """Solve on the GPU (with the tuned configuration of the graph's class) when there is
     one, else on the CPU with its default algorithm."""
-    if backend not in ("auto", "cpu", "gpu"):
-        raise InvalidArgumentError(f"unknown backend {backend!r}: expected one of auto, cpu, gpu")
-    if backend == "auto":
+    if check_backend(backend) == "auto":
         from .gpu import is_available
 
         backend = "gpu" if is_available() else "cpu"

@@ -1,8 +1,8 @@
 """Many sources at once: the request (validated once), the driver that streams rows chunk by
 chunk into the caller's arrays, and the seam through which a backend fills a chunk's rows.
 
-``Solver.solve_many`` builds a :class:`ManyRequest` with :func:`build_request` (every check
-before anything is written), picks a :class:`RowEngine` for its backend and hands both to
+``Solver.solve_many`` builds a :class:`~sssp.request.ManyRequest` with
+:func:`sssp.request.build_request` (every check before anything is written), picks a :class:`RowEngine` for its backend and hands both to
 :func:`run_rows` or :func:`run_nearest`. An engine only computes rows: the CPU one
 (:class:`sssp.cpu.many.CPURows`) runs the sources in parallel over the cores, the GPU one
 (:class:`LoopingGPURows`) one after another on the single-source engine.
@@ -20,298 +20,37 @@ through a bounded resident set.
 
 from __future__ import annotations
 
-import math
 import mmap
 import numbers
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from .config import ConfigSource, LaunchConfig
-from .errors import InvalidArgumentError, InvalidGraphError, InvalidTypeError
+from .errors import InvalidArgumentError
 from .graph import Graph
+
+# The request and its checks live in sssp.request (the one validation entry); the names stay
+# importable from here, where the many-source driver uses them.
+from .request import (  # noqa: F401
+    ManyRequest,
+    build_request,
+    check_limit,
+    check_out,
+    check_sources,
+    distance_bound,
+    is_one_source,
+)
 from .result import UNREACHABLE, MultiSourceResult, NearestSourceResult, unreachable_value
 
 MEMORY_BUDGET: int = 256 * 2**20
 """Default working memory of one chunk of rows, in bytes: the chunk's rows of the distance and
 predecessor tables (resident until the chunk is done), the engine's own row buffers and, when
 ``out`` has a narrower dtype than the solver's, the rows awaiting conversion."""
-
-_FLOAT64_EXACT = 2**53
-_FLOAT32_EXACT = 2**24
-
-
-# -- the request ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ManyRequest:
-    """A validated many-source call: what to solve and where the rows go.
-
-    Attributes
-    ----------
-    sources : ndarray, int64, shape (k,)
-        In range; duplicates kept (one row each).
-    limit : int, float or None
-        Nodes farther than this are unreachable; None for no bound. An int (the floor of the
-        given bound) on integer graphs, a float on real ones.
-    min_only : bool
-        One solve from all the sources at once (:class:`NearestSourceResult`).
-    want_pred : bool
-        Predecessor rows (or the nearest-source forest) asked for.
-    out, pred_out : ndarray or None
-        The caller's arrays, checked: shape (k, n), writable, a dtype that holds every
-        distance (``out``) or int32 (``pred_out``).
-    native : numpy.dtype
-        What the solvers produce: int64 on integer graphs, float64 on real ones.
-    """
-
-    sources: np.ndarray
-    limit: int | float | None
-    min_only: bool
-    want_pred: bool
-    out: np.ndarray | None
-    pred_out: np.ndarray | None
-    native: np.dtype
-    n: int
-
-    @property
-    def k(self) -> int:
-        return int(self.sources.size)
-
-    @property
-    def out_dtype(self) -> np.dtype:
-        return self.native if self.out is None else self.out.dtype
-
-
-def build_request(
-    graph: Graph,
-    sources: Any,
-    *,
-    out: Any = None,
-    pred_out: Any = None,
-    return_predecessors: bool | None = None,
-    min_only: bool = False,
-    limit: Any = None,
-) -> ManyRequest:
-    """Check a many-source call completely, before anything is solved or written.
-
-    Raises
-    ------
-    InvalidTypeError
-        ``sources`` is not a sequence of integers (a set or an iterator has no row order:
-        only ``min_only=True`` takes one), ``out``/``pred_out`` is not a NumPy array or has a
-        dtype the rows cannot be written in, ``limit`` is not a number.
-    InvalidArgumentError
-        No sources, ``out``/``pred_out`` of the wrong shape or read-only or overlapping,
-        ``out`` too narrow for the graph's distances, ``limit`` negative or NaN, ``pred_out``
-        with ``return_predecessors=False``, ``out`` with ``min_only``.
-    InvalidGraphError
-        A source out of range.
-    """
-    if not isinstance(min_only, bool | np.bool_):
-        raise InvalidTypeError(f"min_only must be True or False, got {min_only!r}")
-    src = check_sources(graph, sources, ordered=not min_only)
-    lim = check_limit(graph, limit)
-    if return_predecessors is None:
-        want_pred = pred_out is not None
-    elif not isinstance(return_predecessors, bool | np.bool_):
-        raise InvalidTypeError(
-            f"return_predecessors must be True or False, got {return_predecessors!r}"
-        )
-    else:
-        want_pred = bool(return_predecessors)
-        if pred_out is not None and not want_pred:
-            raise InvalidArgumentError("pred_out= is given but return_predecessors=False")
-    native = np.dtype(np.float64 if graph.is_float else np.int64)
-    if min_only and (out is not None or pred_out is not None):
-        raise InvalidArgumentError(
-            "out= and pred_out= take a table of rows; min_only=True returns one row"
-        )
-    k, n = src.size, graph.n
-    if out is not None:
-        check_out(graph, out, k, lim)
-    if pred_out is not None:
-        _check_array(pred_out, "pred_out", k, n)
-        if pred_out.dtype != np.int32:
-            raise InvalidTypeError(
-                f"pred_out must be int32 (node ids, -1 for none), got {pred_out.dtype}"
-            )
-    if out is not None and pred_out is not None and np.may_share_memory(out, pred_out):
-        raise InvalidArgumentError("out and pred_out overlap: give them separate memory")
-    return ManyRequest(src, lim, bool(min_only), want_pred, out, pred_out, native, n)
-
-
-def is_one_source(value: Any) -> bool:
-    """True for what :meth:`Solver.solve` treats as one source (anything that is not a
-    sequence or an iterable of sources: ints, NumPy integers, 0-d arrays, and every wrong
-    type, which the one-source path then refuses with its own message)."""
-    if isinstance(value, np.ndarray):
-        return value.ndim == 0
-    return isinstance(value, str | bytes) or not isinstance(value, Iterable)
-
-
-def check_sources(graph: Graph, sources: Any, *, ordered: bool = True) -> np.ndarray:
-    """The sources as a read-only int64 array, each checked as a single source is (an integer
-    node id in ``[0, n)``; ``1.7``, ``"3"`` and ``True`` are refused, never rounded).
-
-    Parameters
-    ----------
-    graph : Graph
-    sources : sequence of int (list, tuple, range, 1-D integer array)
-        Any iterable (a set) when ``ordered`` is False.
-    ordered : bool
-        Rows follow the order of ``sources``, so an unordered collection is refused.
-
-    Raises
-    ------
-    InvalidTypeError, InvalidArgumentError, InvalidGraphError
-        See :func:`build_request`.
-    """
-    n = graph.n
-    if isinstance(sources, str | bytes) or not isinstance(sources, Iterable):
-        raise InvalidTypeError(
-            f"sources must be a sequence of node ids (list, tuple, range or array), got {type(sources).__name__}"
-        )
-    if isinstance(sources, range):
-        arr = np.arange(sources.start, sources.stop, sources.step, dtype=np.int64)
-    elif isinstance(sources, np.ndarray):
-        if sources.ndim != 1:
-            raise InvalidArgumentError(
-                f"sources must be one-dimensional, got an array of shape {sources.shape}"
-            )
-        if sources.dtype.kind in "iu":
-            if (
-                sources.dtype.kind == "u"
-                and sources.size
-                and int(sources.max()) > np.iinfo(np.int64).max
-            ):
-                raise InvalidGraphError(f"source {int(sources.max())} is out of range [0, {n})")
-            arr = sources.astype(np.int64)
-        else:
-            arr = _from_objects(
-                list(sources.tolist()) if sources.dtype != object else list(sources), n
-            )
-    else:
-        if ordered and not isinstance(sources, Sequence):
-            raise InvalidTypeError(
-                f"sources must be an ordered sequence (list, tuple, range or array), got "
-                f"{type(sources).__name__}: rows follow the order of the sources (min_only=True "
-                "takes a set)"
-            )
-        arr = _from_objects(list(sources), n)
-    if arr.size == 0:
-        raise InvalidArgumentError("sources is empty: give at least one source node")
-    lo, hi = int(arr.min()), int(arr.max())
-    if lo < 0 or hi >= n:
-        raise InvalidGraphError(f"source {lo if lo < 0 else hi} is out of range [0, {n})")
-    arr.flags.writeable = False
-    return arr
-
-
-def _from_objects(items: list, n: int) -> np.ndarray:
-    for s in items:
-        # bool is an int subclass, but True as a node id is almost surely a mistake.
-        if isinstance(s, bool | np.bool_) or not isinstance(s, int | np.integer):
-            raise InvalidTypeError(f"source {s!r} is not an integer node id")
-    try:
-        return np.array(items, dtype=np.int64)
-    except OverflowError:
-        bad = max(items, key=abs)
-        raise InvalidGraphError(f"source {bad} is out of range [0, {n})") from None
-
-
-def check_limit(graph: Graph, limit: Any) -> int | float | None:
-    """A distance bound as the solvers compare it (``dist <= limit`` is reached).
-
-    Returns
-    -------
-    int, float or None
-        None for no bound (None or ``inf``); on integer graphs the floor of the bound as an
-        exact int (distances are integers), on real graphs a float.
-
-    Raises
-    ------
-    InvalidTypeError
-        Not a real number (bool included).
-    InvalidArgumentError
-        Negative or NaN.
-    """
-    if limit is None:
-        return None
-    if isinstance(limit, bool | np.bool_) or not isinstance(limit, numbers.Real):
-        raise InvalidTypeError(f"limit must be a non-negative number, got {limit!r}")
-    if isinstance(limit, numbers.Integral):
-        value: int | float = int(limit)
-    else:
-        value = float(limit)
-        if math.isnan(value):
-            raise InvalidArgumentError(f"limit must be a non-negative number, got {limit!r}")
-    if value < 0:
-        raise InvalidArgumentError(f"limit must be a non-negative number, got {limit!r}")
-    if value == math.inf:
-        return None
-    if graph.is_float:
-        return float(value)
-    bound = math.floor(value)
-    return None if bound >= UNREACHABLE else int(bound)
-
-
-def distance_bound(graph: Graph, limit: int | float | None) -> int | float:
-    """The largest finite distance the graph can produce: a shortest path has at most n - 1
-    edges, so ``(n - 1) * max_weight`` (exact for integers), capped by ``limit``."""
-    bound = max(graph.n - 1, 0) * graph.max_weight
-    return bound if limit is None else min(bound, limit)
-
-
-def check_out(graph: Graph, out: Any, k: int, limit: int | float | None) -> None:
-    """Check a caller's distance table: a writable array of shape (k, n) whose dtype holds
-    every distance exactly and has room for the unreachable sentinel (the dtype's largest
-    integer, or ``inf``).
-
-    Integer graphs take int64, or int32 / float32 / float64 when every possible distance
-    (:func:`distance_bound`) fits exactly: below 2**31 - 1, up to 2**24 and up to 2**53.
-    Real-weighted graphs take float64.
-    """
-    n = graph.n
-    _check_array(out, "out", k, n)
-    dt = out.dtype
-    if graph.is_float:
-        if dt != np.float64:
-            raise InvalidTypeError(f"out must be float64 for a graph with real weights, got {dt}")
-        return
-    allowed = {
-        np.dtype(np.int64): None,
-        np.dtype(np.int32): np.iinfo(np.int32).max - 1,
-        np.dtype(np.float64): _FLOAT64_EXACT,
-        np.dtype(np.float32): _FLOAT32_EXACT,
-    }
-    if dt not in allowed:
-        raise InvalidTypeError(f"out must be int64, int32, float64 or float32, got {dt}")
-    top = allowed[dt]
-    bound = distance_bound(graph, limit)
-    if top is not None and bound > top:
-        raise InvalidArgumentError(
-            f"out dtype {dt} cannot hold every distance of this graph exactly: up to "
-            f"(n - 1) * max_weight = {max(n - 1, 0)} * {graph.max_weight} = {bound} > {top}; "
-            "use int64, or a limit= at most that"
-        )
-
-
-def _check_array(a: Any, name: str, k: int, n: int) -> None:
-    if not isinstance(a, np.ndarray):
-        raise InvalidTypeError(
-            f"{name} must be a NumPy array (or numpy.memmap) of shape ({k}, {n}), "
-            f"got {type(a).__name__}"
-        )
-    if a.shape != (k, n):
-        raise InvalidArgumentError(
-            f"{name} has shape {a.shape}, expected ({k}, {n}): one row per source"
-        )
-    if not a.flags.writeable:
-        raise InvalidArgumentError(f"{name} is read-only (a numpy.memmap needs mode 'r+' or 'w+')")
 
 
 # -- the engine seam ------------------------------------------------------------------------------

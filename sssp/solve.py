@@ -23,10 +23,9 @@ from .errors import (
     warn,
 )
 from .graph import Graph
+from .request import BACKENDS, SolverRequest, check_source
 from .result import (
-    ALGORITHMS,
     CPU_ONLY_ALGORITHMS,
-    VARIANTS,
     MultiSourceResult,
     NearestSourceResult,
     SSSPResult,
@@ -34,8 +33,7 @@ from .result import (
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("auto", "cpu", "gpu")
-
+__all__ = ["BACKENDS", "Solver", "clear_solver_cache", "solve"]
 
 GraphLike = Any
 """A :class:`Graph`, a SciPy sparse matrix or array, or a NetworkX graph (:func:`sssp.as_graph`)."""
@@ -92,6 +90,14 @@ class Solver:
 
     On the GPU the graph is uploaded once, at construction. On the CPU the many-source path
     keeps its worker threads until :meth:`close`.
+
+    Raises
+    ------
+    InvalidArgumentError, InvalidTypeError
+        A bad option, refused before anything is looked for or uploaded: the checks of
+        :meth:`sssp.request.SolverRequest.build` (the validated options are ``self.request``).
+    BackendUnavailableError
+        ``backend="gpu"`` where no GPU is usable, or for a CPU-only algorithm.
     """
 
     def __init__(
@@ -108,32 +114,29 @@ class Solver:
         delta: float | None = None,
         **gpu_options: Any,
     ) -> None:
-        graph = as_graph(graph)
-        if algorithm is not None and algorithm not in (*ALGORITHMS, "auto"):
-            raise InvalidArgumentError(
-                f"unknown algorithm {algorithm!r}: expected auto or one of {', '.join(ALGORITHMS)}"
-            )
-        if variant not in VARIANTS:
-            raise InvalidArgumentError(
-                f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}"
-            )
-        if backend not in BACKENDS:
-            raise InvalidArgumentError(
-                f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}"
-            )
-        if config is not None and not isinstance(config, LaunchConfig):
-            raise InvalidTypeError(f"config must be a LaunchConfig, got {type(config).__name__}")
-        if delta is not None and algorithm not in (None, "near-far"):
-            raise InvalidArgumentError(
-                f"delta applies to algorithm 'near-far' only, not {algorithm!r}"
-            )
-        if algorithm == "auto" and config is not None:
-            raise InvalidArgumentError(
-                "algorithm 'auto' picks its own configuration: pass an algorithm with config="
-            )
+        request = SolverRequest.build(
+            as_graph(graph),
+            algorithm=algorithm,
+            variant=variant,
+            backend=backend,
+            tuned=tuned,
+            config=config,
+            db=db,
+            device=device,
+            delta=delta,
+            gpu_options=gpu_options,
+        )
+        self.request = request
+        graph, variant, backend, tuned = (
+            request.graph,
+            request.variant,
+            request.backend,
+            request.tuned,
+        )
+        config, db, device, delta = request.config, request.db, request.device, request.delta
+        gpu_options = dict(request.gpu_options)
         requested = algorithm
-        if algorithm is None and delta is not None:
-            algorithm = "near-far"  # a Δ names near-far
+        algorithm = request.algorithm  # "near-far" where only a Δ was given
         self.graph = graph
         self.variant = variant
         self.delta = delta
@@ -304,14 +307,8 @@ class Solver:
         **kwargs: Any,
     ) -> SSSPResult:
         t0 = time.perf_counter() if t0 is None else t0
-        from .cpu.reference import check_source
         from .many import apply_limit, check_limit
 
-        if isinstance(source, np.ndarray):  # a 0-d array
-            source = source[()]
-        # bool is an int subclass, but True as a node id is almost surely a mistake.
-        if isinstance(source, bool) or not isinstance(source, int | np.integer):
-            raise InvalidTypeError(f"source {source!r} is not an integer node id")
         source = check_source(self.graph, source)
         bound = check_limit(self.graph, limit)
         if self._gpu is not None:
@@ -415,7 +412,7 @@ class Solver:
         Raises
         ------
         InvalidTypeError, InvalidArgumentError, InvalidGraphError
-            Bad input (see :func:`sssp.many.build_request`), before anything is written;
+            Bad input (see :func:`sssp.request.build_request`), before anything is written;
             ``devices`` empty, with a device twice, out of range or not integers
             (:func:`sssp.multidevice.check_devices`), or given on the CPU backend or with
             ``min_only``.
@@ -620,7 +617,7 @@ class _SolverCache:
         key = self._key(graph, options) if isinstance(graph, Graph) else None
         state = None
         if key is not None and options.get("tuned"):
-            from tuning_db.lookup import state as db_state
+            from .tuned import state as db_state
 
             state = db_state(options.get("db"))
             if state is None:

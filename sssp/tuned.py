@@ -1,71 +1,231 @@
-"""Which launch configuration ``solve(..., tuned=True)`` runs.
+"""Which launch configuration ``solve(..., tuned=True)`` runs, asked of a configuration provider.
 
-Lookup order, for the device's model (records of the same GPU UUID first, then any board with the
-same name and compute capability), engine 2's exact kernel sources (digest), algorithm and
-variant (records of ``tune engine``; ``tune run``'s per-kernel records of the paper's kernels
-serve Table 1):
+``sssp`` stores no tuning results itself: a *configuration provider* (:class:`ConfigProvider`)
+answers a :class:`TunedQuery` (the graph's class, the device, engine 2's kernel digest, the
+algorithm and variant) with a :class:`TunedChoice`, or None. The ``tuning_db`` package
+implements one over the tuning database (:class:`tuning_db.provider.StoreProvider`); ``sssp``
+finds it without importing it, through the entry-point group :data:`ENTRY_POINT_GROUP`
+(declared in ``pyproject.toml``, read with :mod:`importlib.metadata`), so the layers point down:
+``tuning_db`` imports ``sssp``, never the other way. :func:`register_provider` puts a provider
+first (tests, an application's own store).
+
+The database provider's answer, for the device's model (records of the same GPU UUID first,
+then any board with the same name and compute capability), engine 2's exact kernel sources,
+algorithm and variant:
 
 1. the graph's own class (``tuned-exact``);
 2. the nearest stored class in (log2 size, log10 degree) distance (``tuned-nearest``);
-3. the default configuration, 256 threads and L1 normal on the persistent loop (``default``).
+3. nothing: the default configuration, 256 threads and L1 normal on the persistent loop
+   (``default``).
 
-``algorithm="auto"`` (``solve(tuned=True)`` without an algorithm) looks up the records of
-``tune engine --algorithm auto``, which also store the algorithm the search chose for the class
-(Crauser OUT, IN+OUT or near-far, with near-far's Δ as a multiple of its default rule):
-:func:`resolve_choice`. Without such a record it runs Crauser OUT.
+``algorithm="auto"`` (``solve(tuned=True)`` without an algorithm) asks for the records of
+``tune engine --algorithm auto``, whose answer also names the algorithm the search chose for the
+class (Crauser OUT, IN+OUT or near-far, with near-far's Δ as a multiple of its default rule):
+:func:`resolve_choice`. Without an answer it runs Crauser OUT.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
+from importlib import metadata
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from .classes import GraphClass
 from .config import ConfigSource, LaunchConfig
 from .graph import Graph
 
 if TYPE_CHECKING:
-    from tuning_db.records import BestRecord
-
     from .gpu.device import DeviceInfo
 
 log = logging.getLogger(__name__)
 
+ENTRY_POINT_GROUP = "sssp.config_providers"
+"""The entry-point group a package declares its :class:`ConfigProvider` in (an object, or a
+class or factory that takes no arguments)."""
 
-def pick(
-    records: list[BestRecord], graph_class, device_uuid: str | None = None
-) -> tuple[BestRecord | None, ConfigSource]:
-    """The record for ``graph_class`` (exact) or the nearest one; same-UUID records win ties."""
-    if not records:
-        return None, ConfigSource.DEFAULT
 
-    def rank(r: BestRecord) -> tuple[float, int]:
-        return (r.graph_class.distance(graph_class), 0 if r.device.uuid == device_uuid else 1)
+@dataclass(frozen=True)
+class TunedQuery:
+    """What a solve asks a configuration provider.
 
-    best = min(records, key=rank)
-    exact = best.graph_class == graph_class
-    return best, ConfigSource.TUNED_EXACT if exact else ConfigSource.TUNED_NEAREST
+    Attributes
+    ----------
+    graph_class : GraphClass
+        The graph's class (:meth:`sssp.Graph.graph_class`).
+    device_name, device_uuid, compute_capability : str
+        The GPU (``compute_capability`` as ``"9.0"``).
+    kernel_digest : str
+        The digest of engine 2's kernel sources (:func:`kernels.digest`): a configuration tuned
+        for other sources does not apply.
+    algorithm : str
+        ``"auto"`` (the provider's pick of algorithm too) or the algorithm that will run.
+    variant : str
+    db : str or None
+        The database the caller named (``Solver(db=...)``), None for the provider's default.
+    """
+
+    graph_class: GraphClass
+    device_name: str
+    device_uuid: str
+    compute_capability: str
+    kernel_digest: str
+    algorithm: str
+    variant: str
+    db: str | None = None
+
+
+@dataclass(frozen=True)
+class TunedChoice:
+    """A provider's answer.
+
+    Attributes
+    ----------
+    config : LaunchConfig
+        What to run.
+    source : ConfigSource
+        ``TUNED_EXACT`` (the graph's own class) or ``TUNED_NEAREST``.
+    algorithm : str
+        The algorithm that runs with it (for an ``"auto"`` query the provider's pick).
+    delta_scale : float or None
+        Near-far's Δ as a multiple of its default rule (:func:`sssp.cpu.nearfar.scaled_delta`);
+        None for the other algorithms.
+    detail : str
+        Why, for ``Solver.config_detail`` (e.g. ``"class 49k/deg200 -> stored class ..."``).
+    graph_class : GraphClass or None
+        The class the answer was tuned for (a nearest answer's is not the graph's).
+    """
+
+    config: LaunchConfig
+    source: ConfigSource
+    algorithm: str
+    delta_scale: float | None = None
+    detail: str = ""
+    graph_class: GraphClass | None = None
+
+    def __post_init__(self) -> None:
+        assert self.source in (ConfigSource.TUNED_EXACT, ConfigSource.TUNED_NEAREST), self.source
+
+
+@runtime_checkable
+class ConfigProvider(Protocol):
+    """Where tuned configurations come from (``tuning_db`` implements it)."""
+
+    def lookup(self, query: TunedQuery) -> TunedChoice | None:
+        """The tuned choice for ``query``, or None when nothing applies. Never raises for an
+        unusable store: it warns and answers None, so the solve runs the default."""
+        ...
+
+    def state(self, db: str | None) -> Hashable | None:
+        """A fingerprint of the store behind ``db``: equal fingerprints mean no answer changed
+        in between (the one-shot ``solve`` keeps its tuned solvers on it); None when there is
+        no cheap one."""
+        ...
+
+
+_registered: list[ConfigProvider] = []
+_installed: list[ConfigProvider] | None = None
+_lock = threading.Lock()
+
+
+def register_provider(provider: ConfigProvider) -> None:
+    """Ask ``provider`` before the installed ones (a test's or an application's own)."""
+    if not isinstance(provider, ConfigProvider):
+        from .errors import InvalidTypeError
+
+        raise InvalidTypeError(
+            f"provider must implement sssp.tuned.ConfigProvider (lookup, state), got "
+            f"{type(provider).__name__}"
+        )
+    with _lock:
+        _registered.insert(0, provider)
+
+
+def unregister_provider(provider: ConfigProvider) -> None:
+    """Undo :func:`register_provider` (nothing when it is not registered)."""
+    with _lock:
+        if provider in _registered:
+            _registered.remove(provider)
+
+
+def providers() -> list[ConfigProvider]:
+    """The registered providers, then the installed ones (entry points of
+    :data:`ENTRY_POINT_GROUP`, by name; loaded once per process)."""
+    global _installed
+    with _lock:
+        if _installed is None:
+            _installed = _load_installed()
+        return [*_registered, *_installed]
+
+
+def _load_installed() -> list[ConfigProvider]:
+    found = []
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            obj = ep.load()
+            provider = (
+                obj() if isinstance(obj, type) or not isinstance(obj, ConfigProvider) else obj
+            )
+        except Exception as err:  # a broken plug-in must not break solving: default config
+            log.warning(
+                "configuration provider %s (%s) cannot be loaded: %s", ep.name, ep.value, err
+            )
+            continue
+        if not isinstance(provider, ConfigProvider):
+            log.warning("configuration provider %s (%s) has no lookup/state", ep.name, ep.value)
+            continue
+        found.append(provider)
+    if not found:
+        log.info("no configuration provider is installed (group %s)", ENTRY_POINT_GROUP)
+    return found
+
+
+def state(db: str | None) -> tuple | None:
+    """The providers' fingerprints of ``db`` together, or None when one has none."""
+    parts = []
+    for provider in providers():
+        part = provider.state(db)
+        if part is None:
+            return None
+        parts.append(part)
+    return tuple(parts)
+
+
+def _ask(query: TunedQuery, provider: ConfigProvider | None) -> TunedChoice | None:
+    for p in [provider] if provider is not None else providers():
+        answer = p.lookup(query)
+        if answer is not None:
+            return answer
+    return None
 
 
 def resolve_choice(
-    graph: Graph, device: DeviceInfo, *, variant: str = "successors", db: str | None = None
+    graph: Graph,
+    device: DeviceInfo,
+    *,
+    variant: str = "successors",
+    db: str | None = None,
+    provider: ConfigProvider | None = None,
 ) -> tuple[str, float | None, LaunchConfig, ConfigSource, str]:
     """(algorithm, near-far's Δ or None, configuration, where it came from, detail) for
     ``graph`` on ``device`` from the ``"auto"`` records; Crauser OUT with the default
-    configuration when there is none."""
-    record, config, source, detail = _lookup(graph, device, "auto", variant, db)
-    algorithm = str(record.options.get("algorithm", "crauser")) if record is not None else "crauser"
+    configuration when there is none. ``provider``: ask this one only (default: every
+    provider of :func:`providers`, first answer wins)."""
+    choice, config, source, detail = _lookup(graph, device, "auto", variant, db, provider)
+    algorithm = choice.algorithm if choice is not None else "crauser"
     delta = None
     if algorithm == "near-far":
         from .cpu.nearfar import scaled_delta
 
-        scale = float(record.options.get("delta_scale", 1))
-        if wide_beyond(graph, record, source):
+        scale = 1.0 if choice is None or choice.delta_scale is None else choice.delta_scale
+        if wide_beyond(graph, choice, source):
             config, scale = replace(config, loop="wide"), 1.0
             detail += WIDE_DETAIL
         delta = scaled_delta(graph, scale)
         detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
-    elif record is not None:
+    elif choice is not None:
         detail += f"; {algorithm}"
     return algorithm, delta, config, source, detail
 
@@ -77,20 +237,20 @@ WIDE_SIZE_GAP = 4
 WIDE_DETAIL = "; the wide loop (a low-diameter graph of 1M+ nodes beyond the stored classes' sizes)"
 
 
-def wide_beyond(graph: Graph, record: BestRecord | None, source: ConfigSource) -> bool:
+def wide_beyond(graph: Graph, choice: TunedChoice | None, source: ConfigSource) -> bool:
     """Whether a near-far solve of ``graph`` takes the wide loop (:mod:`sssp.gpu.wide`) instead of
     a stored class's loop: the graph has low diameter and at least :data:`WIDE_MIN_NODES` nodes,
-    and the record is not its own class's but one :data:`WIDE_SIZE_GAP` or more times smaller
-    (or there is none). Measured on the H200 (``benchmarks/results/h200/wide_probe_run62.csv``,
+    and the answer is not for its own class but for one :data:`WIDE_SIZE_GAP` or more times
+    smaller (or there is none). Measured on the H200 (``benchmarks/results/h200/wide_probe_run62.csv``,
     ``wide_variants_run63.csv``): GAP's scale-22 graphs took 11-23 ms on the wide loop at Δ = the
     default rule against 38-71 ms on the persistent loop of the nearest stored class (98k/deg20),
     and Δ x0.5 or x16-256 was no faster; a tuned class keeps its own loop."""
     if source is ConfigSource.TUNED_EXACT or graph.n < WIDE_MIN_NODES:
         return False
-    if record is not None:
+    if choice is not None and choice.graph_class is not None:
         from .classes import parse_size
 
-        if parse_size(record.graph_class.size) * WIDE_SIZE_GAP > graph.n:
+        if parse_size(choice.graph_class.size) * WIDE_SIZE_GAP > graph.n:
             return False
     return graph.graph_class().diameter == "lowdiam"
 
@@ -102,44 +262,45 @@ def resolve_config(
     algorithm: str = "crauser",
     variant: str = "successors",
     db: str | None = None,
+    provider: ConfigProvider | None = None,
 ) -> tuple[LaunchConfig, ConfigSource, str]:
     """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
-    record, config, source, detail = _lookup(graph, device, algorithm, variant, db)
-    if algorithm == "near-far" and wide_beyond(graph, record, source):
+    choice, config, source, detail = _lookup(graph, device, algorithm, variant, db, provider)
+    if algorithm == "near-far" and wide_beyond(graph, choice, source):
         config = replace(config, loop="wide")
         detail += WIDE_DETAIL
     return config, source, detail
 
 
 def _lookup(
-    graph: Graph, device: DeviceInfo, algorithm: str, variant: str, db: str | None
-) -> tuple[BestRecord | None, LaunchConfig, ConfigSource, str]:
+    graph: Graph,
+    device: DeviceInfo,
+    algorithm: str,
+    variant: str,
+    db: str | None,
+    provider: ConfigProvider | None,
+) -> tuple[TunedChoice | None, LaunchConfig, ConfigSource, str]:
     import kernels
-    from tuning_db import tuned_records
 
-    # Engine 2's records (the solver runs engine 2); the paper kernels' per-kernel records
-    # describe the legacy loop and serve Table 1.
+    # Engine 2's configurations (the solver runs engine 2); the paper kernels' per-kernel
+    # records describe the paper's loop and serve Table 1.
     digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
-    records = [
-        r
-        for r in tuned_records(db, device.name)  # [] with a warning when the database is unusable
-        if r.kernel_version.digest == digest
-        and r.algorithm == algorithm
-        and r.variant == variant
-        and r.device.compute_capability == device.cc_string
-    ]
-    gc = graph.graph_class()
-    record, source = pick(records, gc, device.uuid)
-    if record is None:
+    query = TunedQuery(
+        graph.graph_class(),
+        device.name,
+        device.uuid,
+        device.cc_string,
+        digest,
+        algorithm,
+        variant,
+        db,
+    )
+    choice = _ask(query, provider)
+    if choice is None:
         detail = (
             f"no tuned configuration stored for {device.name} (kernels {digest}, "
             f"{algorithm}/{variant}); using the default configuration"
         )
         log.info(detail)
         return None, LaunchConfig.default(), ConfigSource.DEFAULT, detail
-    detail = f"class {gc} -> stored class {record.graph_class}"
-    if record.kept_default:
-        detail += " (tuning did not beat the default there; the default is stored)"
-    if record.replay:
-        detail += " [record from a replay of recorded measurements]"
-    return record, record.config, source, detail
+    return choice, choice.config, choice.source, choice.detail

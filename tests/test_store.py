@@ -8,6 +8,7 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -1107,36 +1108,39 @@ def test_package_exports():
         assert isinstance(s, Store) and s.created
 
 
+def _filler(col: Any, parents: dict[str, int]) -> object:
+    """A value for a NOT NULL column of an old revision's row (its parents' ids for keys)."""
+    import sqlalchemy as sa
+
+    if col.foreign_keys:
+        return parents[next(iter(col.foreign_keys)).column.table.name]
+    t = col.type
+    if isinstance(t, sa.Boolean):
+        return False
+    if isinstance(t, sa.Integer):
+        return 1
+    if isinstance(t, sa.Float):
+        return 1.0
+    if isinstance(t, sa.DateTime):
+        return dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    if isinstance(t, sa.JSON):
+        return {}
+    if col.name == "options":
+        return "{}"
+    return "256-N" if col.name.endswith("_label") else "x"
+
+
 @pytest.mark.parametrize("kind", ["file", "postgresql"])
 def test_revision_0001_upgrades_to_the_diameter_key(kind, tmp_path):
     """A database of revision 0001 (classes keyed by size and degree, rows referring to them) is
     refused with the upgrade command, then upgraded: its classes become low-diameter ones, every
     row keeps its class, and a high-diameter class of the same size and degree can be stored."""
-    import datetime as dt
 
     import sqlalchemy as sa
     from alembic import command
 
     from sssp.classes import GraphClass
     from tuning_db import schema
-
-    def filler(col: sa.Column, parents: dict[str, int]) -> object:
-        if col.foreign_keys:
-            return parents[next(iter(col.foreign_keys)).column.table.name]
-        t = col.type
-        if isinstance(t, sa.Boolean):
-            return False
-        if isinstance(t, sa.Integer):
-            return 1
-        if isinstance(t, sa.Float):
-            return 1.0
-        if isinstance(t, sa.DateTime):
-            return dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-        if isinstance(t, sa.JSON):
-            return {}
-        if col.name == "options":
-            return "{}"
-        return "256-N" if col.name.endswith("_label") else "x"
 
     with database(kind, tmp_path) as url:
         engine = sa.create_engine(url)
@@ -1154,7 +1158,7 @@ def test_revision_0001_upgrades_to_the_diameter_key(kind, tmp_path):
             ):
                 table = meta.tables[name]
                 row = {
-                    c.name: filler(c, ids)
+                    c.name: _filler(c, ids)
                     for c in table.columns
                     if not c.primary_key and not c.nullable
                 }
@@ -1202,7 +1206,8 @@ def test_revision_0002_upgrades_to_trial_slots(kind, tmp_path):
             command.upgrade(schema._config(conn), "0002")
         engine.dispose()
         with pytest.raises(
-            StoreError, match=r"revision 0002; this code needs 0003: upgrade it with `tune upgrade"
+            StoreError,
+            match=rf"revision 0002; this code needs {head_revision()}: upgrade it with `tune upgrade",
         ):
             Store(url)
         with Store(url, upgrade=True) as s:
@@ -1211,3 +1216,118 @@ def test_revision_0002_upgrades_to_trial_slots(kind, tmp_path):
             assert not s.reserve_trial(run.id, "relax", KernelConfig.parse("256-N"), "me")
         with Store(url) as s:
             assert len(s.runs()) == 1
+
+
+@pytest.mark.parametrize("kind", ["file", "postgresql"])
+def test_revision_0003_upgrades_to_typed_algorithm_choices(kind, tmp_path):
+    """A database of revision 0003 keeps what an "auto" record runs in its options only: refused
+    with the upgrade command, then upgraded, every best configuration names what runs as typed
+    fields filled from its options (Crauser OUT for an "auto" row that names none, near-far's
+    scale 1 when it has none) and the look-up runs them."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from tuning_db import schema
+
+    stored = {  # size: (algorithm, options)
+        "98k": ("auto", {"algorithm": "near-far", "delta_scale": 64.0, "loop": "persistent"}),
+        "24k": ("auto", {"algorithm": "near-far"}),
+        "6k": ("auto", {"loop": "persistent"}),
+        "1k": ("martin", {"loop": "persistent"}),
+    }
+    with database(kind, tmp_path) as url:
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            command.upgrade(schema._config(conn), "0003")
+            meta = sa.MetaData()
+            meta.reflect(conn)
+            ids: dict[str, int] = {}
+            for name in ("sssp_devices", "sssp_kernel_versions"):
+                table = meta.tables[name]
+                row = {c.name: _filler(c, ids) for c in table.columns if not c.primary_key}
+                if name == "sssp_devices":
+                    row.update(uuid=H200.uuid, name=H200.name, compute_capability="9.0")
+                ids[name] = conn.execute(
+                    table.insert().values(**row).returning(table.c.id)
+                ).scalar_one()
+            table = meta.tables["sssp_best_configs"]
+            assert "chosen_algorithm" not in table.columns
+            for size, (algorithm, options) in stored.items():
+                gc = meta.tables["sssp_graph_classes"]
+                class_id = conn.execute(
+                    gc.insert()
+                    .values(size=size, degree="deg2", diameter="lowdiam")
+                    .returning(gc.c.id)
+                ).scalar_one()
+                row = {
+                    c.name: _filler(c, {**ids, "sssp_graph_classes": class_id})
+                    for c in table.columns
+                    if not c.primary_key and not c.nullable
+                }
+                row.update(algorithm=algorithm, variant="successors", options=json.dumps(options))
+                conn.execute(table.insert().values(**row))
+        engine.dispose()
+        with pytest.raises(
+            StoreError,
+            match=rf"revision 0003; this code needs {head_revision()}: upgrade it with `tune upgrade",
+        ):
+            Store(url)
+        with Store(url, upgrade=True) as s:
+            got = {
+                b.graph_class.size: (b.algorithm, b.chosen_algorithm, b.delta_scale)
+                for b in s.all_best()
+            }
+        assert got == {
+            "98k": ("auto", "near-far", 64.0),
+            "24k": ("auto", "near-far", 1.0),
+            "6k": ("auto", "crauser", None),
+            "1k": ("martin", "martin", None),
+        }
+        with Store(url) as s:  # upgraded in place: opens as it is now
+            assert len(s.all_best()) == 4
+
+
+def test_best_record_typed_choice_reads_old_options_and_refuses_contradictions():
+    auto = best(algorithm="auto", options={"algorithm": "near-far", "delta_scale": 8})
+    assert (auto.chosen_algorithm, auto.delta_scale) == ("near-far", 8.0)
+    assert best(algorithm="auto").chosen_algorithm == "crauser"
+    assert (best().chosen_algorithm, best().delta_scale) == ("crauser", None)
+    typed = best(algorithm="auto", chosen_algorithm="crauser-inout")
+    assert typed.chosen_algorithm == "crauser-inout" and typed.delta_scale is None
+    with pytest.raises(ValueError, match="contradicts options"):
+        best(algorithm="auto", chosen_algorithm="crauser", options={"algorithm": "near-far"})
+    with pytest.raises(ValueError, match="only an 'auto' record runs another one"):
+        best(algorithm="crauser", chosen_algorithm="near-far")
+    with pytest.raises(ValueError, match="delta_scale applies to near-far only"):
+        best(algorithm="auto", chosen_algorithm="crauser", delta_scale=2.0)
+    with pytest.raises(ValueError, match="delta_scale must be a positive number"):
+        best(algorithm="auto", chosen_algorithm="near-far", delta_scale=0.0)
+
+
+def test_typed_choice_round_trips_through_store_and_export(tmp_path):
+    rec = best(algorithm="auto", chosen_algorithm="near-far", delta_scale=16.0)
+    with Store("sqlite://") as s:
+        s.put_best(rec)
+        (got,) = s.all_best()
+        assert (got.chosen_algorithm, got.delta_scale) == ("near-far", 16.0)
+        s.export_json(tmp_path / "e.json")
+    doc = json.loads((tmp_path / "e.json").read_text())
+    assert doc["schema_version"] == EXPORT_VERSION
+    assert (doc["best"][0]["chosen_algorithm"], doc["best"][0]["delta_scale"]) == ("near-far", 16.0)
+    # A version-2 document (no typed fields) reads them from the options.
+    old = dict(doc, schema_version=2)
+    old["best"] = [
+        {
+            **{
+                k: v
+                for k, v in doc["best"][0].items()
+                if k not in ("chosen_algorithm", "delta_scale")
+            },
+            "options": {"algorithm": "near-far", "delta_scale": 4.0},
+        }
+    ]
+    (tmp_path / "v2.json").write_text(json.dumps(old))
+    with Store("sqlite://") as s:
+        s.import_json(tmp_path / "v2.json")
+        (got,) = s.all_best()
+        assert (got.chosen_algorithm, got.delta_scale) == ("near-far", 4.0)

@@ -18,10 +18,10 @@ import pytest
 from sssp.classes import GraphClass, paper_classes
 from sssp.config import ConfigSource, KernelConfig, LaunchConfig
 from sssp.errors import SSSPError
-from sssp.tuned import pick
 from tuner import pipeline, report, space
 from tuner.pipeline import TuneOptions, store_recorded_bests, tune_class
 from tuning_db import Store
+from tuning_db.provider import pick
 from tuning_db.records import KernelVersionRecord
 
 RECORDED = store_recorded_bests()

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 import sssp
 from sssp.classes import GraphClass
-from sssp.config import ConfigSource
-from sssp.tuned import WIDE_MIN_NODES, wide_beyond
+from sssp.config import ConfigSource, LaunchConfig
+from sssp.tuned import WIDE_MIN_NODES, TunedChoice, wide_beyond
 
 
-def stored(size: str) -> SimpleNamespace:
-    return SimpleNamespace(graph_class=GraphClass(size, "deg20"))
+def stored(size: str) -> TunedChoice:
+    return TunedChoice(
+        LaunchConfig(), ConfigSource.TUNED_NEAREST, "near-far", 1.0, "", GraphClass(size, "deg20")
+    )
 
 
 @pytest.fixture(scope="module")

@@ -9,56 +9,36 @@ from sqlalchemy.orm import Session
 
 from sssp.classes import GraphClass
 
+from . import rows
 from .mapping import best_record, device_record, fill_best
 from .models import BestConfig, Device, GraphClassRow, KernelVersion
 from .records import BestRecord, DeviceRecord
 
 
 class BestsMixin:
-    """Best configurations of :class:`tuning_db.Store` (sessions and key rows come from it)."""
+    """Best configurations of :class:`tuning_db.Store`: sessions come from its
+    :meth:`~tuning_db.Store.transact`, key rows from :mod:`tuning_db.rows`."""
+
+    transact: Any
 
     # -- best configurations -------------------------------------------------------------------
-
-    @staticmethod
-    def _best_row(
-        session: Session,
-        dev: Device,
-        kv: KernelVersion,
-        gc: GraphClassRow,
-        algorithm: str,
-        variant: str,
-    ) -> BestConfig | None:
-        stmt = select(BestConfig).where(
-            BestConfig.device_id == dev.id,
-            BestConfig.kernel_version_id == kv.id,
-            BestConfig.graph_class_id == gc.id,
-            BestConfig.algorithm == algorithm,
-            BestConfig.variant == variant,
-        )
-        return session.scalars(stmt).one_or_none()
 
     def put_best(self, best: BestRecord) -> None:
         """Insert or replace the best configuration of its (device, kernel version, class,
         algorithm, variant)."""
 
         def work(session: Session) -> None:
-            dev = self._device_row(session, best.device, update=True)
-            kv = self._kernel_version_row(session, best.kernel_version)
-            gc = self._class_row(session, best.graph_class)
-            row = self._best_row(session, dev, kv, gc, best.algorithm, best.variant)
+            dev = rows.device_row(session, best.device, update=True)
+            kv = rows.kernel_version_row(session, best.kernel_version)
+            gc = rows.class_row(session, best.graph_class)
+            row = rows.best_row(session, dev, kv, gc, best.algorithm, best.variant)
             if row is None:
-                row = BestConfig(
-                    device=dev,
-                    kernel_version=kv,
-                    graph_class=gc,
-                    algorithm=best.algorithm,
-                    variant=best.variant,
-                )
+                row = rows.new_best(dev, kv, gc, best.algorithm, best.variant)
                 session.add(row)
             fill_best(row, best, best.run_id)
             session.flush()
 
-        self._transact(work)
+        self.transact(work)
 
     def _bests(self, *clauses: Any) -> list[BestRecord]:
         def work(session: Session) -> list[BestRecord]:
@@ -71,7 +51,7 @@ class BestsMixin:
             )
             return [best_record(r) for r in session.scalars(stmt).unique()]
 
-        return self._transact(work, retries=0)
+        return self.transact(work, retries=0)
 
     def best(
         self, device_uuid: str, digest: str, graph_class: GraphClass, algorithm: str, variant: str
@@ -135,4 +115,4 @@ class BestsMixin:
             stmt = select(Device).order_by(Device.name, Device.uuid)
             return [device_record(r) for r in session.scalars(stmt)]
 
-        return self._transact(work, retries=0)
+        return self.transact(work, retries=0)

@@ -2,8 +2,9 @@
 
 Pure functions (no database access): :func:`document` builds the document from records,
 :func:`parse_text` validates one completely before anything is written, naming the offending
-place. Format version 2 adds the best configurations' ``options``; version 1 documents (the
-shipped ``tuning_db/data/h200.json``) are still read.
+place. Format version 2 adds the best configurations' ``options``, version 3 their
+``chosen_algorithm`` and ``delta_scale`` (what runs; read from the options in older documents);
+version 1 documents (the shipped ``tuning_db/data/h200.json``) are still read.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from .records import (
 )
 
 EXPORT_FORMAT = "sssp-tune tuning database"
-EXPORT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+EXPORT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 
 class Malformed(ValueError):
@@ -294,6 +295,13 @@ def _parse_best(b: Any, where: str, devices: dict[str, DeviceRecord]) -> BestRec
         run_id=_field(b, "run", int, where, null=True),
         updated_at=_time(_field(b, "updated_at", str, where)),
         options=options,
+        # Versions 1 and 2 have neither: BestRecord reads them from the options.
+        chosen_algorithm=_field(b, "chosen_algorithm", str, where)
+        if "chosen_algorithm" in b
+        else "",
+        delta_scale=_field(b, "delta_scale", float, where, null=True)
+        if "delta_scale" in b
+        else None,
     )
 
 
@@ -380,6 +388,8 @@ def best_doc(b: BestRecord) -> dict[str, Any]:
         "run": b.run_id,
         "updated_at": _iso(b.updated_at),
         "options": dict(b.options),
+        "chosen_algorithm": b.chosen_algorithm,
+        "delta_scale": b.delta_scale,
     }
 
 

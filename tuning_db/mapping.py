@@ -126,6 +126,8 @@ def best_record(row: BestConfig) -> BestRecord:
             run_id=row.run_id,
             updated_at=row.updated_at,
             options=options,
+            chosen_algorithm=row.chosen_algorithm,
+            delta_scale=row.delta_scale,
         )
 
 
@@ -143,5 +145,7 @@ def fill_best(row: BestConfig, best: BestRecord, run_id: int | None) -> None:
     row.kept_default = bool(best.kept_default)
     row.replay = bool(best.replay)
     row.options = options_json(best.options)
+    row.chosen_algorithm = best.chosen_algorithm
+    row.delta_scale = best.delta_scale
     row.run_id = run_id
     row.updated_at = best.updated_at

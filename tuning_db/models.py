@@ -202,6 +202,10 @@ class BestConfig(Base):
     replay: Mapped[bool] = mapped_column(Boolean, default=False)
     options: Mapped[str] = mapped_column(Text, default="{}")
     """JSON object of the structural choices (loop mechanism, mapping, delta, ...)."""
+    chosen_algorithm: Mapped[str] = mapped_column(String(32))
+    """The algorithm that runs (``algorithm`` is the search's, ``"auto"`` included)."""
+    delta_scale: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """Near-far's Δ as a multiple of its default rule; NULL for the other algorithms."""
     run_id: Mapped[int | None] = mapped_column(
         ForeignKey("sssp_tuning_runs.id", ondelete="SET NULL"), nullable=True
     )

@@ -106,12 +106,18 @@ class TrialRecord:
 @dataclass(frozen=True)
 class BestRecord:
     """The configuration to use for (device, kernel version, graph class, algorithm, variant),
-    with the end-to-end check that justified it."""
+    with the end-to-end check that justified it.
+
+    ``algorithm`` is the record's key: the algorithm the search was run for, ``"auto"`` when the
+    search also chose the algorithm (``tune engine --algorithm auto``). What runs is
+    :attr:`chosen_algorithm`, with near-far's :attr:`delta_scale`.
+    """
 
     device: DeviceRecord
     kernel_version: KernelVersionRecord
     graph_class: GraphClass
     algorithm: str
+    """The search's algorithm (part of the key): a fixed one, or ``"auto"``."""
     variant: str
     config: LaunchConfig
     """What `solve(tuned=True)` runs: the tuned picks, or the default when tuning did not help."""
@@ -128,8 +134,40 @@ class BestRecord:
     updated_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     options: Mapping[str, str | int | float] = field(default_factory=dict)
     """The structural choices of the class (e.g. ``{"loop": "persistent", "delta": 64}``)."""
+    chosen_algorithm: str = ""
+    """The algorithm that runs with :attr:`config`: :attr:`algorithm` itself, or for an
+    ``"auto"`` record the search's pick (Crauser OUT where the default was kept). Left empty,
+    it is read from ``options["algorithm"]`` (records written before it was a field)."""
+    delta_scale: float | None = None
+    """Near-far's Δ as a multiple of its default rule (:func:`sssp.cpu.nearfar.scaled_delta`)
+    when :attr:`chosen_algorithm` is near-far, else None. Left None for near-far, it is read
+    from ``options["delta_scale"]`` (1 when absent)."""
 
     def __post_init__(self) -> None:
+        chosen = self.chosen_algorithm or _chosen_from_options(self.algorithm, self.options)
+        object.__setattr__(self, "chosen_algorithm", chosen)
+        if chosen == "auto":
+            raise ValueError("chosen_algorithm must name the algorithm that runs, not 'auto'")
+        if self.algorithm != "auto" and chosen != self.algorithm:
+            raise ValueError(
+                f"chosen_algorithm {chosen!r} differs from the record's algorithm "
+                f"{self.algorithm!r}: only an 'auto' record runs another one"
+            )
+        stored = self.options.get("algorithm")
+        if stored is not None and self.algorithm == "auto" and stored != chosen:
+            raise ValueError(
+                f"chosen_algorithm {chosen!r} contradicts options['algorithm'] {stored!r}"
+            )
+        scale = self.delta_scale
+        if chosen == "near-far":
+            if scale is None:
+                scale = float(self.options.get("delta_scale", 1))
+            scale = float(scale)
+            if not math.isfinite(scale) or scale <= 0:
+                raise ValueError(f"delta_scale must be a positive number, got {scale!r}")
+        elif scale is not None:
+            raise ValueError(f"delta_scale applies to near-far only, not {chosen!r}")
+        object.__setattr__(self, "delta_scale", scale)
         for key, value in self.options.items():
             ok = isinstance(value, str | int | float) and not isinstance(value, bool)
             if (
@@ -140,3 +178,11 @@ class BestRecord:
                 raise ValueError(
                     f"option {key!r}={value!r} is invalid: options map names to strings or finite numbers"
                 )
+
+
+def _chosen_from_options(algorithm: str, options: Mapping[str, Any]) -> str:
+    """What an older record (no typed field) runs: its algorithm, or for ``"auto"`` the one
+    named in its options (Crauser OUT when none is: what the look-up always ran then)."""
+    if algorithm != "auto":
+        return algorithm
+    return str(options.get("algorithm", "crauser"))

@@ -11,11 +11,11 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from sssp.classes import GraphClass
-from sssp.errors import StoreError
 
+from . import rows as rows_
 from . import studies
 from .mapping import run_record
-from .models import Device, GraphClassRow, KernelVersion, TuningRun, utcnow
+from .models import Device, GraphClassRow, TuningRun, utcnow
 from .records import RunKey, RunRecord, RunStatus
 
 logger = logging.getLogger(__name__)
@@ -24,68 +24,12 @@ _OPEN_STATUSES = (RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value)
 
 
 class RunsMixin:
-    """Runs of :class:`tuning_db.Store` (sessions and key rows come from the store)."""
+    """Runs of :class:`tuning_db.Store`: sessions come from its :meth:`~tuning_db.Store.transact`,
+    key rows from :mod:`tuning_db.rows`."""
 
-    def _run_row(self, session: Session, run_id: int) -> TuningRun:
-        row = session.get(TuningRun, run_id)
-        if row is None:
-            raise StoreError(f"{self._where} has no tuning run with id {run_id}")
-        return row
-
-    @staticmethod
-    def _key_clauses(
-        key: RunKey, dev: Device, kv: KernelVersion, gc: GraphClassRow, device: Any = None
-    ) -> list[Any]:
-        """The clauses that select ``key``'s runs (``device``: another clause for the device)."""
-        return [
-            TuningRun.device_id == dev.id if device is None else device,
-            TuningRun.kernel_version_id == kv.id,
-            TuningRun.graph_class_id == gc.id,
-            TuningRun.algorithm == key.algorithm,
-            TuningRun.variant == key.variant,
-            TuningRun.kernel == key.kernel,
-            TuningRun.strategy == key.strategy,
-            TuningRun.instance == key.instance,
-            TuningRun.replay == key.replay,
-        ]
-
-    def _key_rows(
-        self, session: Session, key: RunKey
-    ) -> tuple[Device, KernelVersion, GraphClassRow]:
-        return (
-            self._device_row(session, key.device, update=True),
-            self._kernel_version_row(session, key.kernel_version),
-            self._class_row(session, key.graph_class),
-        )
-
-    @staticmethod
-    def _new_run(
-        key: RunKey,
-        rows: tuple[Device, KernelVersion, GraphClassRow],
-        *,
-        budget: int | None,
-        seed: int,
-        owner: str,
-    ) -> TuningRun:
-        dev, kv, gc = rows
-        now = utcnow()
-        return TuningRun(
-            device=dev,
-            kernel_version=kv,
-            graph_class=gc,
-            algorithm=key.algorithm,
-            variant=key.variant,
-            kernel=key.kernel,
-            strategy=key.strategy,
-            instance=key.instance,
-            replay=key.replay,
-            budget=budget,
-            seed=seed,
-            status=RunStatus.RUNNING.value,
-            started_at=now,
-            owner=owner,
-            heartbeat_at=now,
-        )
+    where: str
+    backend: str
+    transact: Any
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -93,7 +37,7 @@ class RunsMixin:
         """Serialise the transactions that open or claim runs of ``key``: on PostgreSQL an
         advisory lock of the key (identical GPUs share one), on SQLite the write lock that
         every transaction takes up front (``BEGIN IMMEDIATE``)."""
-        if self._url.get_backend_name() == "postgresql":
+        if self.backend == "postgresql":
             model = (key.device.name, key.device.compute_capability, key.device.sm_count)
             advisory_lock(
                 session,
@@ -138,10 +82,10 @@ class RunsMixin:
 
         def work(session: Session) -> tuple[RunRecord, bool]:
             self._lock_key(session, key)
-            rows = self._key_rows(session, key)
+            rows = rows_.key_rows(session, key)
             stmt = (
                 select(TuningRun)
-                .where(*self._key_clauses(key, *rows), TuningRun.status.in_(_OPEN_STATUSES))
+                .where(*rows_.run_key_clauses(key, *rows), TuningRun.status.in_(_OPEN_STATUSES))
                 .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
             )
             row = next(
@@ -155,13 +99,13 @@ class RunsMixin:
                 _take(row, budget, owner)
                 session.flush()
                 return run_record(row), True
-            row = self._new_run(key, rows, budget=budget, seed=seed, owner=owner)
+            row = rows_.new_run(key, rows, budget=budget, seed=seed, owner=owner)
             session.add(row)
             session.flush()
             logger.info("started tuning run %d (%s)", row.id, key.graph_class)
             return run_record(row), False
 
-        run, resumed = self._transact(work)
+        run, resumed = self.transact(work)
         if resumed:
             self.reclaim_run(run)
         return run, resumed
@@ -188,7 +132,7 @@ class RunsMixin:
 
         def work(session: Session) -> tuple[RunRecord, bool] | str:
             self._lock_key(session, key)
-            rows = self._key_rows(session, key)
+            rows = rows_.key_rows(session, key)
             # Identical GPUs (same model, compute capability and SM count; e.g. the two H200s of
             # `--devices 0,1`) share the work: a class tuned on one is done for all of them. A
             # run taken over keeps the device it started on, and with it its Optuna study.
@@ -199,7 +143,7 @@ class RunsMixin:
             )
             stmt = (
                 select(TuningRun)
-                .where(*self._key_clauses(key, *rows, device=TuningRun.device_id.in_(peers)))
+                .where(*rows_.run_key_clauses(key, *rows, device=TuningRun.device_id.in_(peers)))
                 .order_by(TuningRun.started_at.desc(), TuningRun.id.desc())
             )
             runs = list(session.scalars(stmt).unique())
@@ -215,12 +159,12 @@ class RunsMixin:
                 _take(row, budget, owner)
                 session.flush()
                 return run_record(row), True
-            row = self._new_run(key, rows, budget=budget, seed=seed, owner=owner)
+            row = rows_.new_run(key, rows, budget=budget, seed=seed, owner=owner)
             session.add(row)
             session.flush()
             return run_record(row), False
 
-        got = self._transact(work)
+        got = self.transact(work)
         if isinstance(got, tuple) and got[1]:
             self.reclaim_run(got[0])
         return got
@@ -229,17 +173,17 @@ class RunsMixin:
         """Renew the heartbeat of a run ``owner`` holds; ``False`` when it holds it no more."""
 
         def work(session: Session) -> bool:
-            row = self._run_row(session, run_id)
+            row = rows_.run_row(session, run_id, self.where)
             if row.owner != owner or row.status != RunStatus.RUNNING.value:
                 return False
             row.heartbeat_at = utcnow()
             return True
 
-        return self._transact(work, retries=0)
+        return self.transact(work, retries=0)
 
     def run(self, run_id: int) -> RunRecord:
         """The run with id ``run_id``; :class:`StoreError` when there is none."""
-        return self._transact(lambda s: run_record(self._run_row(s, run_id)), retries=0)
+        return self.transact(lambda s: run_record(rows_.run_row(s, run_id, self.where)), retries=0)
 
     def finish_run(
         self,
@@ -258,7 +202,7 @@ class RunsMixin:
         status = RunStatus(status)
 
         def work(session: Session) -> RunRecord:
-            row = self._run_row(session, run_id)
+            row = rows_.run_row(session, run_id, self.where)
             if owner is not None and row.owner != owner:
                 logger.warning(
                     "tuning run %d is held by %r now, not %r: left as it is",
@@ -274,7 +218,7 @@ class RunsMixin:
             session.flush()
             return run_record(row)
 
-        return self._transact(work, retries=0)
+        return self.transact(work, retries=0)
 
     def runs(
         self,
@@ -300,7 +244,7 @@ class RunsMixin:
             stmt = stmt.order_by(TuningRun.started_at, TuningRun.id)
             return [run_record(r) for r in session.scalars(stmt).unique()]
 
-        return self._transact(work, retries=0)
+        return self.transact(work, retries=0)
 
 
 def _held(row: TuningRun, owner: str, stale_after: float) -> bool:

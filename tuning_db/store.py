@@ -1,7 +1,7 @@
 """The tuning database's repository: the only code that opens SQLAlchemy sessions.
 
 :class:`Store` takes and returns the plain records of :mod:`tuning_db.records`; ORM objects
-never leave the package. Every session goes through :meth:`Store._session`, which commits,
+never leave the package. Every session goes through :meth:`Store.transact`, which commits,
 rolls back on error and re-raises database errors as :class:`sssp.errors.StoreError` naming the
 database. Trials go to Optuna studies in the same database (:mod:`tuning_db.studies`); export,
 import and seeding are in :mod:`tuning_db.transfer`.
@@ -25,12 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from sssp.classes import GraphClass
 from sssp.errors import StoreError
 
 from . import schema, studies, transfer
@@ -48,8 +47,6 @@ from .engine import (
     sqlite_file,
     writable,
 )
-from .models import Device, GraphClassRow, KernelVersion
-from .records import DeviceRecord, KernelVersionRecord
 from .runs import RunsMixin, advisory_lock, lock_number
 from .trials import TrialsMixin
 
@@ -117,7 +114,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
                 f"tuning database {text_url!r}: not a valid database URL ({err})"
             ) from err
         self.url = self._url.render_as_string(hide_password=True)
-        self._where = f"tuning database {self.url}"
+        self.where = f"tuning database {self.url}"
+        """How messages name this database."""
         seed = is_default if seed is None else seed
         path = sqlite_file(self._url)
         made = False
@@ -126,28 +124,30 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
                 default_path().parent.mkdir(parents=True, exist_ok=True)
             elif not create:
                 raise StoreError(
-                    f"{self._where}: no such file {path} (this command only reads a "
+                    f"{self.where}: no such file {path} (this command only reads a "
                     "database and creates none: check the path)"
                 )
             if not is_read_only(self._url):
                 made = self._create_sqlite_file(path, seed=seed)
         if path is not None and path.exists() and not _in_place:
-            check_sqlite_file(path, self._where)
+            check_sqlite_file(path, self.where)
             if not is_read_only(self._url) and not writable(path):
-                logger.info("%s is not writable here: opened read-only", self._where)
+                logger.info("%s is not writable here: opened read-only", self.where)
                 self._url = read_only_url(self._url, path)
         self.read_only = is_read_only(self._url)
+        self.backend = self._url.get_backend_name()
+        """The SQLAlchemy dialect: ``"sqlite"`` or ``"postgresql"``."""
         self.shared = not is_sqlite_memory(self._url)
         """Whether other processes can open this database (not an in-memory one)."""
         try:
             self._engine = make_engine(self._url)
         except ImportError as err:
             raise StoreError(
-                f"{self._where}: the database driver is not installed ({err}); "
+                f"{self.where}: the database driver is not installed ({err}); "
                 "install it or use a SQLite URL"
             ) from err
         except SQLAlchemyError as err:
-            raise StoreError(f"{self._where}: {describe(err)}") from err
+            raise StoreError(f"{self.where}: {describe(err)}") from err
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         self._storage: optuna.storages.RDBStorage | None = None
         try:
@@ -167,7 +167,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         """
         if not path.parent.is_dir():
             raise StoreError(
-                f"{self._where}: cannot open the database file: its directory "
+                f"{self.where}: cannot open the database file: its directory "
                 f"{path.parent} does not exist"
             )
         tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.new")
@@ -189,7 +189,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                logger.info("%s was created by another process meanwhile", self._where)
+                logger.info("%s was created by another process meanwhile", self.where)
                 return False
             except OSError as err:
                 # A file system without hard links: a rename is atomic too, but replaces a file
@@ -201,7 +201,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             return True
         except OSError as err:
             raise StoreError(
-                f"{self._where}: cannot create the database file: {err.strerror or err}"
+                f"{self.where}: cannot create the database file: {err.strerror or err}"
             ) from err
         finally:
             for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
@@ -219,15 +219,19 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             session.commit()
         except SQLAlchemyError as err:
             session.rollback()
-            raise StoreError(f"{self._where}: {describe(err)}") from err
+            raise StoreError(f"{self.where}: {describe(err)}") from err
         except BaseException:
             session.rollback()
             raise
         finally:
             session.close()
 
-    def _transact(self, work: Callable[[Session], _T], *, retries: int = 1) -> _T:
-        """Run ``work`` in one session; retry once when a concurrent writer won a unique key."""
+    def transact(self, work: Callable[[Session], _T], *, retries: int = 1) -> _T:
+        """Run ``work`` in one session (through :meth:`_session`: committed, rolled back on
+        error, database errors as :class:`StoreError`) and return its result; retry up to
+        ``retries`` times when a concurrent writer won a unique key. The store's parts and
+        :mod:`tuning_db.transfer` write through this, with the key rows of
+        :mod:`tuning_db.rows`."""
         for attempt in range(retries + 1):
             try:
                 with self._session() as session:
@@ -239,29 +243,19 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    @contextmanager
-    def _optuna(self) -> Iterator[None]:
-        """Optuna's storage errors worded as ours."""
-        from optuna.exceptions import StorageInternalError
-
-        try:
-            yield
-        except (SQLAlchemyError, StorageInternalError) as err:
-            raise StoreError(f"{self._where}: {describe(err)}") from err
-
     def _open(self, *, seed: bool, upgrade: bool = False) -> bool:
         """Check the schema, or create it in a new database; returns whether it was created."""
 
         def check(session: Session) -> str | None:
             conn = session.connection()
-            problem = schema.check(conn, self._where)
+            problem = schema.check(conn, self.where)
             if problem is None and self._url.get_backend_name() == "sqlite":
                 result = conn.exec_driver_sql("PRAGMA quick_check").scalar()
                 if result != "ok":
-                    raise StoreError(f"{self._where} is damaged (SQLite quick_check: {result})")
+                    raise StoreError(f"{self.where} is damaged (SQLite quick_check: {result})")
             return problem
 
-        problem = self._transact(check, retries=0)
+        problem = self.transact(check, retries=0)
         if isinstance(problem, schema.Legacy) and upgrade and not self.read_only:
             self._convert_schema_1()
             return False
@@ -274,7 +268,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         if problem != "new":
             raise StoreError(problem)
         if self.read_only:
-            raise StoreError(f"{self._where} is read-only and holds no tuning database")
+            raise StoreError(f"{self.where} is read-only and holds no tuning database")
         # Parse before the creating transaction: a broken shipped file must not leave a new,
         # half-seeded database behind (the next open would not try again).
         shipped = transfer.shipped_documents() if seed else []
@@ -283,7 +277,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             conn = session.connection()
             if self._url.get_backend_name() == "postgresql":
                 advisory_lock(session, "create")
-            if schema.check(conn, self._where) != "new":  # another process created it meanwhile
+            if schema.check(conn, self.where) != "new":  # another process created it meanwhile
                 return False
             schema.upgrade(conn)
             for name, doc in shipped:
@@ -295,8 +289,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             logger.info("created %s (schema revision %s)", self.url, schema.head_revision())
             return True
 
-        created = self._transact(create, retries=0)
-        with self._optuna():
+        created = self.transact(create, retries=0)
+        with studies.optuna_errors(self.where):
             self.storage  # noqa: B018 - Optuna's tables belong in every new database
         return created
 
@@ -305,11 +299,11 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         """Optuna's RDB storage on this database (opened on first use)."""
         if self._storage is None:
             if self.read_only:
-                raise StoreError(f"{self._where} is read-only here: trials cannot be written")
+                raise StoreError(f"{self.where} is read-only here: trials cannot be written")
             memory = None
             if is_sqlite_memory(self._url):
                 memory = self._engine.raw_connection().driver_connection
-            with self._optuna(), self._optuna_lock():
+            with studies.optuna_errors(self.where), self._optuna_lock():
                 self._storage = studies.make_storage(self._url, memory_connection=memory)
         return self._storage
 
@@ -343,8 +337,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         def read(session: Session) -> str:
             return json.dumps(legacy.read_schema_1(session.connection()), indent=1, sort_keys=True)
 
-        text_doc = self._transact(read, retries=0)
-        doc = export.parse_text(text_doc, f"{self._where} (schema 1)")
+        text_doc = self.transact(read, retries=0)
+        doc = export.parse_text(text_doc, f"{self.where} (schema 1)")
         path = sqlite_file(self._url)
         if path is not None:
             backup = path.with_name(path.name + ".schema1.json")
@@ -362,7 +356,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             schema.upgrade(conn)
             return transfer.import_rows(self, session, doc)[1]
 
-        pending = self._transact(convert, retries=0)
+        pending = self.transact(convert, retries=0)
         for run, trials in pending:
             self.add_trials(run, trials)
         logger.info("converted %s from schema 1 to revision %s", self.url, schema.head_revision())
@@ -376,7 +370,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
             schema.upgrade(session.connection())
             return schema.head_revision()
 
-        return self._transact(work, retries=0)
+        return self.transact(work, retries=0)
 
     def _upgrade_sqlite(self) -> str:
         """SQLite changes a table's constraints by copying the table, which its foreign keys
@@ -392,11 +386,11 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
                     broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
                     if broken:
                         raise StoreError(
-                            f"{self._where}: the upgrade would break {len(broken)} references "
+                            f"{self.where}: the upgrade would break {len(broken)} references "
                             f"(first: {tuple(broken[0])}); nothing was changed"
                         )
             except SQLAlchemyError as err:
-                raise StoreError(f"{self._where}: {describe(err)}") from err
+                raise StoreError(f"{self.where}: {describe(err)}") from err
             finally:
                 raw.execute("PRAGMA foreign_keys=ON")
         return schema.head_revision()
@@ -416,51 +410,6 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
-
-    # -- get-or-create of the key rows -------------------------------------------------------
-
-    @staticmethod
-    def _device_row(session: Session, rec: DeviceRecord, *, update: bool) -> Device:
-        row = session.scalars(select(Device).where(Device.uuid == rec.uuid)).one_or_none()
-        if row is None:
-            row = Device(uuid=rec.uuid)
-            session.add(row)
-        elif not update:
-            return row
-        # A live device may have a newer driver than when it was first seen: keep the latest.
-        row.name = rec.name
-        row.compute_capability = rec.compute_capability
-        row.sm_count = rec.sm_count
-        row.driver_version = rec.driver_version
-        row.cuda_version = rec.cuda_version
-        session.flush()
-        return row
-
-    @staticmethod
-    def _kernel_version_row(session: Session, rec: KernelVersionRecord) -> KernelVersion:
-        stmt = select(KernelVersion).where(
-            KernelVersion.digest == rec.digest, KernelVersion.compile_options == rec.compile_options
-        )
-        row = session.scalars(stmt).one_or_none()
-        if row is None:
-            row = KernelVersion(digest=rec.digest, compile_options=rec.compile_options)
-            session.add(row)
-            session.flush()
-        return row
-
-    @staticmethod
-    def _class_row(session: Session, gc: GraphClass) -> GraphClassRow:
-        stmt = select(GraphClassRow).where(
-            GraphClassRow.size == gc.size,
-            GraphClassRow.degree == gc.degree,
-            GraphClassRow.diameter == gc.diameter,
-        )
-        row = session.scalars(stmt).one_or_none()
-        if row is None:
-            row = GraphClassRow(size=gc.size, degree=gc.degree, diameter=gc.diameter)
-            session.add(row)
-            session.flush()
-        return row
 
     # -- export / import (tuning_db.transfer) ----------------------------------------------
 

@@ -28,14 +28,18 @@ import logging
 import math
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from sssp.config import KernelConfig
+from sssp.errors import StoreError
 
-from .engine import is_sqlite_memory, sqlite_pragmas
+from .engine import describe, is_sqlite_memory, sqlite_pragmas
 from .records import RunRecord, TrialRecord, TrialStatus
 
 if TYPE_CHECKING:
@@ -52,6 +56,17 @@ HEARTBEAT_SECONDS = max(1, GRACE_SECONDS // 6)
 
 MEASUREMENT = "measurement"
 KERNEL_TUNER = "kernel_tuner"
+
+
+@contextmanager
+def optuna_errors(where: str) -> Iterator[None]:
+    """Optuna's storage errors worded as the store's (``where`` names the database)."""
+    from optuna.exceptions import StorageInternalError
+
+    try:
+        yield
+    except (SQLAlchemyError, StorageInternalError) as err:
+        raise StoreError(f"{where}: {describe(err)}") from err
 
 
 def study_name(run: RunRecord, kernel: str) -> str:
@@ -103,7 +118,7 @@ def search_space(kernel: str, scope: str) -> tuple[dict[str, Any], Any]:
     """(Optuna distributions, ``KernelConfig -> params``) of one kernel's search space."""
     from optuna.distributions import CategoricalDistribution
 
-    from tuner import space
+    from . import space
 
     dists = {
         k: CategoricalDistribution(list(v)) for k, v in space.tune_params(kernel, scope).items()

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from sssp.errors import StoreError
 
-from . import export
+from . import export, rows
 from .mapping import device_record, fill_best, kernel_version_record, run_record
 from .models import BestConfig, Device, KernelVersion, TuningRun
 from .records import RunRecord, RunStatus, TrialRecord
@@ -66,7 +66,7 @@ def export_json(store: Store, target: Path) -> None:
         ]
         return devices, kvs, runs, bests
 
-    devices, kvs, runs, bests = store._transact(work, retries=0)
+    devices, kvs, runs, bests = store.transact(work, retries=0)
     run_docs = []
     for run in runs:
         trials = [
@@ -106,7 +106,7 @@ def import_json(store: Store, source: Path, *, trials: bool = True) -> int:
 
 
 def import_document(store: Store, doc: export.ExportDoc, *, trials: bool) -> int:
-    written, pending = store._transact(lambda s: import_rows(store, s, doc), retries=0)
+    written, pending = store.transact(lambda s: import_rows(store, s, doc), retries=0)
     if trials:
         for run, run_trials in pending:
             written += store.add_trials(run, run_trials)
@@ -115,24 +115,24 @@ def import_document(store: Store, doc: export.ExportDoc, *, trials: bool) -> int
 
 def import_rows(store: Store, session: Session, doc: export.ExportDoc) -> tuple[int, list[Any]]:
     written = 0
-    devices = {d.uuid: store._device_row(session, d, update=False) for d in doc.devices}
+    devices = {d.uuid: rows.device_row(session, d, update=False) for d in doc.devices}
     for kv in doc.kernel_versions:
-        store._kernel_version_row(session, kv)
+        rows.kernel_version_row(session, kv)
     run_rows: dict[int, TuningRun] = {}
     pending: list[tuple[TuningRun, list[tuple[TrialRecord, dt.datetime | None]]]] = []
     for run_doc in doc.runs:
         rec = run_doc.run
-        rows = (
+        parents = (
             devices[rec.key.device.uuid],
-            store._kernel_version_row(session, rec.key.kernel_version),
-            store._class_row(session, rec.key.graph_class),
+            rows.kernel_version_row(session, rec.key.kernel_version),
+            rows.class_row(session, rec.key.graph_class),
         )
         stmt = select(TuningRun).where(
-            *store._key_clauses(rec.key, *rows), TuningRun.started_at == rec.started_at
+            *rows.run_key_clauses(rec.key, *parents), TuningRun.started_at == rec.started_at
         )
         row = session.scalars(stmt).first()
         if row is None:
-            row = store._new_run(rec.key, rows, budget=rec.budget, seed=rec.seed, owner="")
+            row = rows.new_run(rec.key, parents, budget=rec.budget, seed=rec.seed, owner="")
             row.status = rec.status.value
             row.started_at = rec.started_at
             row.finished_at = rec.finished_at
@@ -151,18 +151,12 @@ def import_rows(store: Store, session: Session, doc: export.ExportDoc) -> tuple[
         pending.append((row, [(t.trial, t.created_at) for t in run_doc.trials]))
     for best in doc.bests:
         dev = devices[best.device.uuid]
-        kv = store._kernel_version_row(session, best.kernel_version)
-        gc = store._class_row(session, best.graph_class)
+        kv = rows.kernel_version_row(session, best.kernel_version)
+        gc = rows.class_row(session, best.graph_class)
         run_id = None if best.run_id is None else run_rows[best.run_id].id
-        row = store._best_row(session, dev, kv, gc, best.algorithm, best.variant)
+        row = rows.best_row(session, dev, kv, gc, best.algorithm, best.variant)
         if row is None:
-            row = BestConfig(
-                device=dev,
-                kernel_version=kv,
-                graph_class=gc,
-                algorithm=best.algorithm,
-                variant=best.variant,
-            )
+            row = rows.new_best(dev, kv, gc, best.algorithm, best.variant)
             session.add(row)
         elif row.updated_at >= best.updated_at:
             continue  # ours is as new or newer

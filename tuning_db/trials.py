@@ -35,7 +35,7 @@ class TrialsMixin:
         """The Optuna study holding ``kernel``'s trials of ``run`` (created on first use)."""
         import optuna
 
-        with self._optuna():
+        with studies.optuna_errors(self.where):
             study = optuna.create_study(
                 storage=self.storage,
                 study_name=studies.study_name(run, kernel),
@@ -55,7 +55,7 @@ class TrialsMixin:
 
         if self.read_only:
             return []
-        with self._optuna():
+        with studies.optuna_errors(self.where):
             try:
                 study = optuna.load_study(
                     storage=self.storage, study_name=studies.study_name(run, kernel)
@@ -86,7 +86,7 @@ class TrialsMixin:
 
         if self.read_only:
             return []
-        with self._optuna():
+        with studies.optuna_errors(self.where):
             names = {s.study_name for s in self.storage.get_all_studies()}
         return [k for k in KERNELS if studies.study_name(run, k) in names]
 
@@ -121,10 +121,10 @@ class TrialsMixin:
                     select(TuningRun.owner, TuningRun.status).where(TuningRun.id == run_id)
                 ).one_or_none()
                 if run is None:
-                    raise StoreError(f"{self._where} has no tuning run with id {run_id}")
+                    raise StoreError(f"{self.where} has no tuning run with id {run_id}")
                 if run.owner != owner or run.status != RunStatus.RUNNING.value:
                     raise StoreError(
-                        f"{self._where}: tuning run {run_id} is no longer held by this process "
+                        f"{self.where}: tuning run {run_id} is no longer held by this process "
                         f"({owner}; now {run.status}, held by {run.owner or 'nobody'}): it was taken "
                         "over after this process stopped renewing its heartbeat, so it stops here"
                     )
@@ -145,7 +145,7 @@ class TrialsMixin:
             session.flush()  # a slot another process took meanwhile fails here: retried once
             return fresh
 
-        return self._transact(work)
+        return self.transact(work)
 
     def reserve_trial(
         self, run_id: int, kernel: str, config: KernelConfig, owner: str | None = None
@@ -180,7 +180,7 @@ class TrialsMixin:
 
         storage = self.storage
         asked = trial_id is not None
-        with self._optuna():
+        with studies.optuna_errors(self.where):
             if trial_id is None:
                 template = studies.running_trial(trial, params or {}, dists or {})
                 trial_id = storage.create_new_trial(study._study_id, template_trial=template)
@@ -194,14 +194,14 @@ class TrialsMixin:
             return False
         state, values = studies.final_state(trial)
         try:
-            with self._optuna():
+            with studies.optuna_errors(self.where):
                 if asked:
                     for name, value in studies.trial_attrs(trial).items():
                         storage.set_trial_user_attr(trial_id, name, value)
                 storage.set_trial_state_values(trial_id, state, values)
         except UpdateFinishedTrialError as err:
             raise StoreError(
-                f"{self._where}: tuning run {run_id} was taken over while this process ({owner}) "
+                f"{self.where}: tuning run {run_id} was taken over while this process ({owner}) "
                 f"was storing {trial.kernel} {trial.config.label}: its trial was abandoned, and "
                 "this process stops here"
             ) from err
@@ -212,7 +212,7 @@ class TrialsMixin:
         from optuna.exceptions import UpdateFinishedTrialError
         from optuna.trial import TrialState
 
-        with contextlib.suppress(UpdateFinishedTrialError), self._optuna():
+        with contextlib.suppress(UpdateFinishedTrialError), studies.optuna_errors(self.where):
             self.storage.set_trial_state_values(trial_id, TrialState.PRUNED)
 
     def reclaim_run(self, run: RunRecord) -> int:
@@ -227,7 +227,7 @@ class TrialsMixin:
         freed = 0
         for kernel in self.run_kernels(run):
             study = self.study(run, kernel)
-            with self._optuna():
+            with studies.optuna_errors(self.where):
                 for ft in study.get_trials(
                     deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)
                 ):
@@ -252,7 +252,7 @@ class TrialsMixin:
                     session.delete(slot)
                 return len(stale)
 
-            freed += self._transact(work, retries=0)
+            freed += self.transact(work, retries=0)
         if freed:
             logger.info(
                 "run %d: %d configuration(s) its last holder did not finish storing are "
@@ -280,11 +280,11 @@ class TrialsMixin:
                     try:
                         built[t.config] = studies.frozen_trial(t, params(t.config), dists, done)
                     except ValueError as err:
-                        raise StoreError(f"{self._where}: trial {t.config.label}: {err}") from err
+                        raise StoreError(f"{self.where}: trial {t.config.label}: {err}") from err
             new = [built[c] for c in self.reserve_trials(run.id, kernel, built)] if built else []
             if new:
                 study = self.study(run, kernel)
-                with self._optuna():
+                with studies.optuna_errors(self.where):
                     study.add_trials(new)
                 written += len(new)
         return written

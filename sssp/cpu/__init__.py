@@ -9,9 +9,9 @@ for a GPU near-far.
 
 from __future__ import annotations
 
-from ..errors import InvalidArgumentError
 from ..graph import Graph
-from ..result import ALGORITHMS, VARIANTS, SSSPResult
+from ..request import check_algorithm, check_delta_for, check_variant
+from ..result import SSSPResult
 from .nearfar import default_delta, near_far
 from .parallel import UNSETTLED, crauser, martin, parallel_dijkstra
 from .reference import FLOAT_EXACT_LIMIT, check_source, dijkstra
@@ -118,24 +118,18 @@ def solve_cpu(
         near-far, or a ``delta`` that is not a positive number (a ``ValueError``;
         :class:`~sssp.errors.InvalidTypeError`, a ``TypeError``, for a ``delta`` that is not a
         number).
+    InvalidTypeError
+        ``source`` is not an integer node id (a ``TypeError``).
     InvalidGraphError
         Source out of range, or weights too large for exact arithmetic.
+
+    The checks are :mod:`sssp.request`'s, worded as the front door words them.
     """
-    if algorithm not in ALGORITHMS:
-        raise InvalidArgumentError(
-            f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}"
-        )
-    if variant not in VARIANTS:
-        raise InvalidArgumentError(
-            f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}"
-        )
-    if delta is not None and algorithm != "near-far":
-        raise InvalidArgumentError(f"delta applies to algorithm 'near-far' only, not {algorithm!r}")
+    # A public entry point of its own: the same checks, and words, as the front door's request.
+    algorithm = check_algorithm(algorithm)
+    variant = check_variant(variant, algorithm)
+    delta = check_delta_for(algorithm, delta)
     if algorithm in ("dijkstra", "near-far"):
-        if variant != "successors":
-            raise InvalidArgumentError(
-                f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'"
-            )
         return (
             dijkstra(graph, source)
             if algorithm == "dijkstra"

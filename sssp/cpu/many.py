@@ -20,10 +20,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 import numpy as np
 from scipy.sparse.csgraph import dijkstra as _scipy_dijkstra
 
-from ..errors import InvalidArgumentError, InvalidGraphError
+from ..errors import InvalidGraphError
 from ..graph import Graph
 from ..many import apply_limit, nearest_from_super, super_source_graph
-from ..result import ALGORITHMS, UNREACHABLE, VARIANTS
+from ..request import check_algorithm, check_delta_for, check_variant
+from ..result import UNREACHABLE
 from . import nearfar, parallel
 from .reference import FLOAT_EXACT_LIMIT, min_weight_csr
 
@@ -67,18 +68,9 @@ class CPURows:
         delta: float | None = None,
         workers: int | None = None,
     ) -> None:
-        if algorithm not in ALGORITHMS:
-            raise InvalidArgumentError(
-                f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}"
-            )
-        if variant not in VARIANTS:
-            raise InvalidArgumentError(
-                f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}"
-            )
-        if algorithm in ("dijkstra", "near-far") and variant != "successors":
-            raise InvalidArgumentError(
-                f"algorithm {algorithm!r} has no variant {variant!r}: use 'successors'"
-            )
+        algorithm = check_algorithm(algorithm)
+        variant = check_variant(variant, algorithm)
+        delta = check_delta_for(algorithm, delta)
         self.graph, self.algorithm, self.variant = graph, algorithm, variant
         self._delta_arg = delta
         self._pool: ThreadPoolExecutor | None = None
@@ -97,7 +89,7 @@ class CPURows:
             self._delta = (
                 nearfar.default_delta(graph)
                 if delta is None
-                else nearfar.effective_delta(graph, nearfar.check_delta(delta))
+                else nearfar.effective_delta(graph, delta)
             )
             nearfar._warm(graph.weights.dtype)
         else:

@@ -55,16 +55,16 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 import time
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, InvalidTypeError
 from ..graph import Graph
+from ..request import check_delta, check_source
 from ..result import SSSPResult
 from .parallel import INF, _jit, _unreached, run_stoppable
-from .reference import check_source
+
+__all__ = ["check_delta", "default_delta", "effective_delta", "near_far", "scaled_delta"]
 
 log = logging.getLogger(__name__)
 
@@ -266,27 +266,6 @@ def _warm(wdtype: np.dtype) -> None:
     tiny = Graph(np.array([0, 1, 1]), np.array([1]), np.array([1], dtype=key), name="warm")
     _run(tiny, 0, default_delta(tiny))
     _warmed.add(key)
-
-
-def check_delta(delta: object) -> int | float:
-    """Validate a user's Δ: a positive real number (``inf`` allowed: one bucket, Bellman-Ford).
-
-    Raises
-    ------
-    InvalidTypeError
-        Not a number (bool included).
-    InvalidArgumentError
-        Zero, negative or NaN.
-    """
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise InvalidTypeError(f"delta must be a positive number, got {delta!r}")
-    if isinstance(delta, numbers.Integral):
-        value: int | float = int(delta)  # exact, however large
-    else:
-        value = float(delta)
-    if math.isnan(value) or not value > 0:
-        raise InvalidArgumentError(f"delta must be a positive number, got {delta!r}")
-    return value
 
 
 def effective_delta(graph: Graph, delta: int | float) -> int | float:

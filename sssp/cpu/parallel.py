@@ -43,10 +43,10 @@ from typing import Any, Literal
 import numpy as np
 from numba import njit
 
-from ..errors import SSSPError
+from ..errors import InvalidArgumentError
 from ..graph import Graph
-from ..result import UNREACHABLE, VARIANTS, SSSPResult
-from .reference import check_source
+from ..request import check_source, check_variant
+from ..result import UNREACHABLE, SSSPResult
 
 log = logging.getLogger(__name__)
 
@@ -368,15 +368,18 @@ def parallel_dijkstra(
 
     Raises
     ------
+    InvalidTypeError
+        ``source`` is not an integer node id (a ``TypeError``).
     InvalidGraphError
         Source out of range.
-    SSSPError
-        Unknown ``criterion`` or ``variant``.
+    InvalidArgumentError
+        Unknown ``criterion`` or ``variant`` (a ``ValueError``).
     """
     if criterion not in CRITERIA:
-        raise SSSPError(f"unknown criterion {criterion!r}: expected one of {', '.join(CRITERIA)}")
-    if variant not in VARIANTS:
-        raise SSSPError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+        raise InvalidArgumentError(
+            f"unknown criterion {criterion!r}: expected one of {', '.join(CRITERIA)}"
+        )
+    variant = check_variant(variant)  # type: ignore[assignment]
     s = check_source(graph, source)
     pull = variant == "predecessors"
     rev = graph.reverse() if pull else graph

@@ -30,28 +30,13 @@ from scipy.sparse.csgraph import dijkstra as _scipy_dijkstra
 
 from ..errors import InvalidGraphError
 from ..graph import Graph
+from ..request import check_source
 from ..result import UNREACHABLE, SSSPResult
 
 log = logging.getLogger(__name__)
 
 FLOAT_EXACT_LIMIT: int = 2**53
 """Largest integer bound below which float64 arithmetic on distances is exact."""
-
-
-def check_source(graph: Graph, source: object) -> int:
-    """Validate a source node id and return it as a Python int.
-
-    Raises
-    ------
-    InvalidGraphError
-        If ``source`` is not an integer in ``[0, graph.n)``.
-    """
-    if isinstance(source, bool) or not isinstance(source, int | np.integer):
-        raise InvalidGraphError(f"source {source!r} is not an integer node id")
-    s = int(source)
-    if not 0 <= s < graph.n:
-        raise InvalidGraphError(f"source {s} is out of range [0, {graph.n})")
-    return s
 
 
 def min_weight_csr(graph: Graph) -> csr_array:

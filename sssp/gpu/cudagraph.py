@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kernels import ENGINE_KERNELS
 
 from ..config import L1_STATES
-from ..errors import BackendUnavailableError
+from ..errors import BackendUnavailableError, SolverError
 
 if TYPE_CHECKING:
     from .engine import EngineSolver
@@ -38,7 +38,7 @@ def _check(result: Any) -> Any:
     status, *values = result if isinstance(result, tuple) else (result,)
     if status != cu.CUresult.CUDA_SUCCESS:
         name = cu.cuGetErrorName(status)[1]
-        raise RuntimeError(
+        raise SolverError(
             f"CUDA driver call failed: {name.decode() if isinstance(name, bytes) else name}"
         )
     if not values:

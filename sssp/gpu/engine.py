@@ -156,10 +156,8 @@ class EngineSolver(DeviceBuffers):
         host_mapped: bool | None = None,
         wide: kernels.WideParams | None = None,
     ) -> None:
-        if variant not in ("successors", "predecessors"):
-            raise InvalidGraphError(
-                f"unknown variant {variant!r}: expected successors or predecessors"
-            )
+        # The front door's request (sssp.request) checked the variant, Δ and sources.
+        assert variant in ("successors", "predecessors"), variant
         if graph.n == 0:
             raise InvalidGraphError("the graph has no nodes")
         self.config = config or LaunchConfig.default()
@@ -184,21 +182,16 @@ class EngineSolver(DeviceBuffers):
         if self.loop == "cluster" and not self.nearfar:
             raise InvalidGraphError(f"loop 'cluster' runs near-far only, not {algorithm!r}")
         if self.nearfar:
-            from ..cpu.nearfar import check_delta, default_delta, effective_delta
+            from ..cpu.nearfar import default_delta, effective_delta
 
-            if variant != "successors":
-                raise InvalidGraphError("near-far runs the successors variant only")
+            assert variant == "successors", variant
             if self.loop not in ("persistent", "cluster", "wide"):
                 raise InvalidGraphError(
                     f"near-far runs on the persistent, cluster or wide loop, not {self.loop!r}"
                 )
-            self.delta = (
-                default_delta(graph)
-                if delta is None
-                else effective_delta(graph, check_delta(delta))
-            )
-        elif delta is not None:
-            raise InvalidGraphError(f"delta applies to near-far only, not {algorithm!r}")
+            self.delta = default_delta(graph) if delta is None else effective_delta(graph, delta)
+        else:
+            assert delta is None, delta
         if self.loop == "wide" and not self.nearfar:
             raise InvalidGraphError(f"loop 'wide' runs near-far only, not {algorithm!r}")
         relax_cfg = self.config.relax
@@ -679,9 +672,8 @@ class EngineSolver(DeviceBuffers):
         """
         t0 = time.perf_counter() if t0 is None else t0
         n = self.n
-        if not (0 <= int(source) < n):
-            raise InvalidGraphError(f"source {source} is out of range [0, {n})")
         source = int(source)
+        assert 0 <= source < n, source
         fill, self._poison_host = self._poison_host, None
         dist, dist_ptr, dist_spare = self._result_array(n, self._dist_dtype, fill)
         pred, pred_ptr, pred_spare = (

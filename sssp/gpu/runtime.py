@@ -17,7 +17,7 @@ import kernels
 from kernels import KERNEL_NAMES, NVCC_OPTIONS, CompileParams
 
 from ..config import L1_STATES, ConfigSource, KernelConfig, LaunchConfig
-from ..errors import BackendUnavailableError, InvalidGraphError, KernelCompileError
+from ..errors import BackendUnavailableError, InvalidGraphError, KernelCompileError, SolverError
 from ..graph import Graph
 from ..result import UNREACHABLE, SSSPResult
 from .device import DeviceInfo, activate, device_info, driver
@@ -171,10 +171,8 @@ class GPUSolver(DeviceBuffers):
                 "the legacy kernels take integer weights only; use engine 2 "
                 "(any loop but 'legacy') for real-valued weights"
             )
-        if variant not in ("successors", "predecessors"):
-            raise InvalidGraphError(
-                f"unknown variant {variant!r}: expected successors or predecessors"
-            )
+        # The front door's request (sssp.request) checked the variant and sources.
+        assert variant in ("successors", "predecessors"), variant
         if graph.n == 0:
             raise InvalidGraphError("the graph has no nodes")
         self.cuda = cuda = driver()
@@ -296,9 +294,8 @@ class GPUSolver(DeviceBuffers):
             time kernels on the states of a real solve). Capturing synchronises the stream.
         """
         n = self.graph.n
-        if not (0 <= int(source) < n):
-            raise InvalidGraphError(f"source {source} is out of range [0, {n})")
         source = int(source)
+        assert 0 <= source < n, source
         cuda, stream = self.cuda, self.stream
         self._launch_shapes = {k: self._grid(k) for k in ("relax", "min", "update", "tree")}
         capture = set(int(i) for i in capture)
@@ -336,7 +333,7 @@ class GPUSolver(DeviceBuffers):
         while True:
             it += 1
             if it > self.max_iter:
-                raise RuntimeError(f"no termination after {self.max_iter} iterations (n = {n})")
+                raise SolverError(f"no termination within {self.max_iter} steps (n = {n})")
             i32 = np.int32(it)
             if it in capture:
                 self._snapshot(it, "relax", on_snapshot)

@@ -1,0 +1,156 @@
+"""sssp asks configuration providers for tuned configurations (sssp.tuned.ConfigProvider); the
+tuning database's is found through the package's entry point, never imported by sssp."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+
+import pytest
+
+import sssp
+import sssp.tuned as tuned
+from sssp.classes import GraphClass
+from sssp.config import ConfigSource, KernelConfig, LaunchConfig
+from sssp.errors import InvalidTypeError
+from sssp.gpu.device import DeviceInfo
+
+pytestmark = pytest.mark.timeout(300)
+
+H200 = DeviceInfo(0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0:0:0.0")
+GRAPH = sssp.generate("random", size=2000, degree=2, seed=0)
+TUNED = LaunchConfig(KernelConfig(512, "A", 2), loop="persistent", blocks_per_sm=1)
+
+
+class FakeProvider:
+    """Answers every query with one choice and records what it was asked."""
+
+    def __init__(self, choice: tuned.TunedChoice | None) -> None:
+        self.choice = choice
+        self.queries: list[tuned.TunedQuery] = []
+
+    def lookup(self, query: tuned.TunedQuery) -> tuned.TunedChoice | None:
+        self.queries.append(query)
+        return self.choice
+
+    def state(self, db: str | None) -> str:
+        return f"fake:{db}"
+
+
+def test_the_tuning_database_is_an_installed_provider():
+    names = {ep.name: ep.value for ep in metadata.entry_points(group=tuned.ENTRY_POINT_GROUP)}
+    assert names.get("tuning_db") == "tuning_db.provider:StoreProvider", (
+        "the installed package lacks the entry point: run scripts/bootstrap.sh"
+    )
+    from tuning_db.provider import StoreProvider
+
+    assert any(isinstance(p, StoreProvider) for p in tuned.providers())
+    assert isinstance(StoreProvider(), tuned.ConfigProvider)
+
+
+def test_importing_sssp_does_not_import_tuning_db():
+    code = "import sys, sssp, sssp.tuned, sssp.solve; print('tuning_db' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_an_explicit_provider_answers_the_query():
+    choice = tuned.TunedChoice(TUNED, ConfigSource.TUNED_NEAREST, "near-far", 4.0, "fake class")
+    fake = FakeProvider(choice)
+    algorithm, delta, config, source, detail = tuned.resolve_choice(
+        GRAPH, H200, db="sqlite:///x", provider=fake
+    )
+    from sssp.cpu.nearfar import scaled_delta
+
+    assert (algorithm, config, source) == ("near-far", TUNED, ConfigSource.TUNED_NEAREST)
+    assert delta == scaled_delta(GRAPH, 4.0) and detail.startswith("fake class; near-far")
+    (query,) = fake.queries
+    assert query.graph_class == GRAPH.graph_class() and query.algorithm == "auto"
+    assert (query.device_name, query.device_uuid, query.compute_capability) == (
+        "NVIDIA H200",
+        "GPU-1234",
+        "9.0",
+    )
+    import kernels
+
+    assert query.kernel_digest == kernels.digest(kernels.ENGINE_SOURCE_FILE)
+    assert query.db == "sqlite:///x"
+
+
+def test_a_registered_provider_is_asked_first_and_none_means_the_default(monkeypatch):
+    monkeypatch.setattr(tuned, "_installed", [])  # not the user's own database
+    none = FakeProvider(None)
+    tuned.register_provider(none)
+    try:
+        config, source, detail = tuned.resolve_config(GRAPH, H200, algorithm="crauser")
+        assert (config, source) == (LaunchConfig.default(), ConfigSource.DEFAULT)
+        assert "no tuned configuration stored" in detail and none.queries
+        assert tuned.state("sqlite:///y")[0] == "fake:sqlite:///y"
+        answer = tuned.TunedChoice(TUNED, ConfigSource.TUNED_EXACT, "crauser")
+        first = FakeProvider(answer)
+        tuned.register_provider(first)
+        try:
+            assert tuned.resolve_config(GRAPH, H200, algorithm="crauser")[:2] == (
+                TUNED,
+                ConfigSource.TUNED_EXACT,
+            )
+        finally:
+            tuned.unregister_provider(first)
+    finally:
+        tuned.unregister_provider(none)
+    assert none not in tuned.providers()
+
+
+def test_register_refuses_what_is_not_a_provider():
+    with pytest.raises(InvalidTypeError, match="must implement sssp.tuned.ConfigProvider"):
+        tuned.register_provider(object())  # type: ignore[arg-type]
+
+
+def test_the_store_provider_answers_from_the_database(tmp_path):
+    """The tuning database's provider: the record of the graph's class, with what it runs."""
+    import dataclasses
+
+    import kernels
+    from tuning_db import BestRecord, DeviceRecord, KernelVersionRecord, Store
+    from tuning_db.provider import StoreProvider
+
+    gc = GRAPH.graph_class()
+    rec = BestRecord(
+        device=DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580", "13.0"),
+        kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE)),
+        graph_class=gc,
+        algorithm="auto",
+        variant="successors",
+        config=TUNED,
+        tuned_config=TUNED,
+        tuned_median_ms=1.0,
+        default_median_ms=2.0,
+        speedup=2.0,
+        n_sources=4,
+        kept_default=False,
+        options=TUNED.options(),
+        chosen_algorithm="near-far",
+        delta_scale=8.0,
+    )
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.put_best(rec)
+    provider = StoreProvider()
+    query = tuned.TunedQuery(
+        gc, "NVIDIA H200", "GPU-1234", "9.0", rec.kernel_version.digest, "auto", "successors", url
+    )
+    choice = provider.lookup(query)
+    assert choice is not None
+    assert (choice.config, choice.source, choice.algorithm, choice.delta_scale) == (
+        TUNED,
+        ConfigSource.TUNED_EXACT,
+        "near-far",
+        8.0,
+    )
+    assert provider.lookup(dataclasses.replace(query, kernel_digest="other")) is None
+    assert provider.lookup(dataclasses.replace(query, algorithm="crauser")) is None
+    far = dataclasses.replace(query, graph_class=GraphClass("98k", "deg200"))
+    assert provider.lookup(far).source is ConfigSource.TUNED_NEAREST
+    assert provider.state(url) is not None
