@@ -75,7 +75,8 @@ def worker(
 
     from tuning_db import Store, studies
 
-    from .pipeline import tune_class, worker_id
+    from .driver import worker_id
+    from .pipeline import tune_class
 
     owner = worker_id()
     label = " [REPLAY of recorded measurements]" if opts.replay else ""
