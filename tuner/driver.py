@@ -298,8 +298,11 @@ def drive(
     ends after ``max_repeats`` proposals in a row that were measured already (a small space,
     exhausted). Returns how many configurations this call measured.
     """
+    import optuna
     from optuna.trial import TrialState
 
+    with quiet_optuna():  # trials a killed process left running: failed once their beat is stale
+        optuna.storages.fail_stale_trials(study)
     done = {key(t.params) for t in measured_trials(study, marker)}
     requeue_lost(study, key, marker)
     count, repeats, measured = len(done), 0, 0

@@ -410,6 +410,12 @@ def tune_class(
     return TuneOutcome(outcome, run.id, resumed, wall, len(store.trials(run.id)))
 
 
+def summary(out: TuneOutcome) -> str:
+    """One line of a class's outcome, for the command line."""
+    b = out.best
+    return f"{b.tuned_config}  speedup {b.speedup:.3f}x"
+
+
 @cache
 def store_recorded_bests() -> tuple[BestRecord, ...]:
     """Best configurations of the paper's kernels recorded in the shipped results (read once
