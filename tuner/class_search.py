@@ -771,11 +771,11 @@ def tune_class(
             study.set_user_attr("sources", [int(s) for s in sources])
         assert scorer is not None
 
+        ids = driver.TrialIds(store.storage, study)
+
         def on_ask(trial: Any) -> None:
             assert held.beat is not None
-            held.beat.trial(
-                None if trial is None else driver.storage_trial_id(store.storage, study, trial)
-            )
+            held.beat.trial(None if trial is None else ids(trial))
 
         result = search(
             study,

@@ -357,17 +357,20 @@ def requeue_lost(
     study: optuna.Study, key: Callable[[dict[str, Any]], Hashable], marker: str
 ) -> int:
     """Enqueue again the configurations whose trials ended without a measurement and that the
-    study has not measured since: one whose measurement an interrupt cut short (told
-    ``PRUNED``), or one a killed process left running (failed by Optuna's stale-trial check, or
-    abandoned by :meth:`tuning_db.Store.reclaim_run`). Exhaustive samplers count every finished
+    study has not measured since (duplicate proposals, ``PRUNED`` too, are of measured ones):
+    one whose measurement an interrupt cut short (told ``PRUNED``), or one a killed process left
+    running (failed by Optuna's stale-trial check, or abandoned by
+    :meth:`tuning_db.Store.reclaim_run`). Exhaustive samplers count every finished
     trial as visited, so without this a resumed run would never measure them. Returns how many
     were enqueued."""
     from optuna.trial import TrialState
 
+    # PRUNED never holds a measurement, even with its attributes written (a process stopped
+    # between the attributes and the state); FAIL holds one when it has the marker.
     lost = [
         t
         for t in study.get_trials(deepcopy=False, states=(TrialState.PRUNED, TrialState.FAIL))
-        if marker not in t.user_attrs and t.params
+        if t.params and (t.state == TrialState.PRUNED or marker not in t.user_attrs)
     ]
     return enqueue_new(study, [dict(t.params) for t in lost], key, marker) if lost else 0
 
@@ -386,12 +389,22 @@ def _tell(study: optuna.Study, trial: Trial, *args: Any, **kwargs: Any) -> bool:
     return True
 
 
-def storage_trial_id(storage: Any, study: optuna.Study, trial: Trial) -> int:
-    """The id in ``storage`` (the study's storage, e.g. :attr:`tuning_db.Store.storage`) of an
-    asked trial: what heartbeats and the storage's ``set_trial_*`` take. Through the storage's
-    public interface, by study name and trial number."""
-    study_id = storage.get_study_id_from_name(study.study_name)
-    return int(storage.get_trial_id_from_study_id_trial_number(study_id, trial.number))
+class TrialIds:
+    """The ids in ``storage`` (the study's storage, e.g. :attr:`tuning_db.Store.storage`) of a
+    study's asked trials: what heartbeats and the storage's ``set_trial_*`` take. Through the
+    storage's public interface, by study name and trial number, each looked up once."""
+
+    def __init__(self, storage: Any, study: optuna.Study) -> None:
+        self.storage = storage
+        self.study_id = storage.get_study_id_from_name(study.study_name)
+        self._ids: dict[int, int] = {}
+
+    def __call__(self, trial: Trial) -> int:
+        if trial.number not in self._ids:
+            self._ids[trial.number] = int(
+                self.storage.get_trial_id_from_study_id_trial_number(self.study_id, trial.number)
+            )
+        return self._ids[trial.number]
 
 
 @contextlib.contextmanager

@@ -267,27 +267,24 @@ def tune_class(
 
                 study = store.study(run, kernel)
                 dists, _ = studies.search_space(kernel, opts.scope)
+                ids = driver.TrialIds(store.storage, study)
 
                 def write(
-                    t: TrialRecord, trial: Any, params: dict, study=study, dists=dists
+                    t: TrialRecord, trial: Any, params: dict, study=study, dists=dists, ids=ids
                 ) -> bool:
                     return store.store_measurement(
                         study,
                         run.id,
                         t,
                         owner,
-                        trial_id=driver.storage_trial_id(store.storage, study, trial),
+                        trial_id=ids(trial),
                         params=params,
                         dists=dists,
                     )
 
-                def on_ask(trial: Any, study=study) -> None:
+                def on_ask(trial: Any, ids=ids) -> None:
                     assert held.beat is not None
-                    held.beat.trial(
-                        None
-                        if trial is None
-                        else driver.storage_trial_id(store.storage, study, trial)
-                    )
+                    held.beat.trial(None if trial is None else ids(trial))
 
                 strategy = OptunaStrategy(
                     kernel=kernel,
