@@ -192,6 +192,7 @@ def test_tune_engine_replay_resumes_after_ctrl_c(tmp_path, no_gpu, monkeypatch, 
     gc = CLASSES[0]
     _record_measured_runs(url, [gc], EngineOptions(budget=20, sources=3))
     argv = ["engine", "--replay", "--graph-class", "deg2", "--size", "24k", "--budget", "10"]
+    argv += ["--sources", "3"]  # the recording's
     calls: list[tuple] = []
     replay = class_search.RecordedScorer.__call__
 
@@ -261,3 +262,56 @@ def test_recorded_trials_round_trip():
     assert class_search.Trial.from_attrs(t.attrs()) == t
     with pytest.raises(TuningError, match="needs its reason"):
         class_search.Trial({"loop": "graph"}, None)
+
+
+# -- the ask/tell loop ------------------------------------------------------------------------
+def _tiny_study():
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+
+    with driver.quiet_optuna():
+        study = optuna.create_study(sampler=optuna.samplers.BruteForceSampler(seed=3))
+    dists = {"a": CategoricalDistribution([1, 2, 3]), "b": CategoricalDistribution(["x", "y"])}
+    return study, dists
+
+
+def test_drive_resumes_an_exhaustive_search_measuring_each_point_once():
+    """Ctrl-C during a measurement: the asked trial holds no measurement, the next call
+    measures it (an exhaustive sampler counts it as visited: it is enqueued again) and the rest,
+    and a third call measures nothing. Failed points are data, measured once too."""
+    import optuna
+
+    study, dists = _tiny_study()
+    calls: list[tuple] = []
+
+    def measure(params, stop_at=None):
+        if stop_at is not None and len(calls) + 1 == stop_at:
+            raise KeyboardInterrupt
+        calls.append((params["a"], params["b"]))
+        value = None if params["a"] == 3 else float(params["a"])
+        return driver.Measured(value, {"m": dict(params)})
+
+    def run(stop_at=None, budget=6):
+        return driver.drive(
+            study,
+            dists,
+            budget=budget,
+            key=lambda p: (p["a"], p["b"]),
+            measure=lambda p: measure(p, stop_at),
+            marker="m",
+        )
+
+    with pytest.raises(KeyboardInterrupt):
+        run(stop_at=4)
+    assert len(driver.measured_trials(study, "m")) == 3
+    assert run() == 3
+    assert len(calls) == len(set(calls)) == 6
+    measured = driver.measured_trials(study, "m")
+    assert sorted((t.params["a"], t.params["b"]) for t in measured) == sorted(calls)
+    assert sum(t.state.name == "FAIL" for t in measured) == 2  # a == 3 failed, as data
+    assert run() == 0 and len(calls) == 6
+    # a budget beyond the space: the sampler ends the search (Optuna's study.stop) at its first
+    # proposal of a measured point, with no error
+    pruned = len(study.get_trials(states=(optuna.trial.TrialState.PRUNED,)))
+    assert run(budget=7) == 0 and len(calls) == 6
+    assert len(study.get_trials(states=(optuna.trial.TrialState.PRUNED,))) == pruned + 1

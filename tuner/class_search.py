@@ -308,7 +308,12 @@ MARKER = "solves"
 STUDY_KERNEL = "engine"
 """What a class search's run and study are named after in place of a kernel
 (:class:`~tuning_db.records.RunKey` ``kernel``, :func:`tuning_db.studies.study_name`)."""
-STRATEGY = "tpe"
+
+
+def strategy_label(sources: int) -> str:
+    """The run key's strategy of a class search over ``sources`` sources: trials scored on
+    another number of sources are another search, and never share a study."""
+    return f"tpe/sources-{sources}"
 
 
 @dataclass(frozen=True)
@@ -668,8 +673,8 @@ class Recorded:
 
 
 def recorded_run(store: Store, graph_class: GraphClass, opts: EngineOptions) -> Recorded:
-    """The newest finished, measured class-search run of ``graph_class`` (algorithm, variant,
-    seed's instance) in ``store``, for a replay.
+    """The newest finished, measured class-search run of ``graph_class`` (the algorithm,
+    variant, seed and number of sources of ``opts``) in ``store``, for a replay.
 
     Raises
     ------
@@ -684,12 +689,14 @@ def recorded_run(store: Store, graph_class: GraphClass, opts: EngineOptions) -> 
         if r.key.kernel == STUDY_KERNEL
         and not r.key.replay
         and (r.key.algorithm, r.key.variant) == (opts.algorithm, opts.variant)
-        and r.key.instance.endswith(f"seed={opts.seed}")
+        and r.seed == opts.seed
+        and r.key.strategy == strategy_label(opts.sources)
     ]
     if not runs:
         raise TuningError(
             f"no measured class-search run of {graph_class} ({opts.algorithm}/{opts.variant}, "
-            f"seed {opts.seed}) in {store.url}; replay needs one (tune engine on a GPU)"
+            f"seed {opts.seed}, {opts.sources} sources) in {store.url}; replay needs one "
+            "(tune engine on a GPU)"
         )
     run = runs[-1]
     study = optuna.load_study(
@@ -740,7 +747,7 @@ def tune_class(
         algorithm=opts.algorithm,
         variant=opts.variant,
         kernel=STUDY_KERNEL,
-        strategy=STRATEGY,
+        strategy=strategy_label(opts.sources),
         instance=instance,
         replay=opts.replay,
     )
