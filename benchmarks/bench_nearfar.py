@@ -9,7 +9,7 @@ every Δ scale (a multiple of the default rule, :func:`sssp.cpu.nearfar.scaled_d
 block-local limit. Each point: a warm-up solve, then the median over ``--sources`` sources of the
 CUDA-event time of a whole solve, the steps (phases) and buckets, and the cost per step (loop
 time / steps). Every answer is checked against SciPy's Dijkstra. This is the measurement behind
-near-far's place in the tuner's search space (``tuner/structure.py``); ``bench_sssp.py`` is the
+near-far's place in the tuner's search space (``tuner/class_search.py``); ``bench_sssp.py`` is the
 record against the CPU anchors.
 """
 

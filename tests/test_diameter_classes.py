@@ -13,7 +13,7 @@ from sssp.classes import DIAMETER_PENALTY, GraphClass, high_diameter_classes
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import UnknownClassError
 from sssp.gpu.device import DeviceInfo
-from tuner import structure
+from tuner import class_search
 from tuning_db import Store
 from tuning_db.records import DeviceRecord
 
@@ -84,22 +84,22 @@ def test_high_diameter_class_instances():
 
 def _record(gc: GraphClass, algorithm_pick: str, loop: str = "persistent"):
     cfg = LaunchConfig(KernelConfig(512, "N", 4), loop=loop, blocks_per_sm=1, local_limit=2048)
-    rec = {
-        "graph_class": str(gc),
-        "algorithm": "auto",
-        "variant": "successors",
-        "labels": cfg.as_dict(),
-        "options": {
-            **cfg.options(),
-            "algorithm": algorithm_pick,
-            **({"delta_scale": 16.0} if algorithm_pick == "near-far" else {}),
-        },
-        "tuned_median_ms": 1.0,
-        "default_median_ms": 5.0,
-        "speedup": 5.0,
-        "n_sources": 5,
+    point = {
+        **class_search.from_config(cfg),
+        "algorithm": algorithm_pick,
+        "delta_scale": 16.0 if algorithm_pick == "near-far" else 1,
     }
-    return structure.to_best(rec, H200)
+    result = class_search.SearchResult(
+        graph_class=gc,
+        algorithm="auto",
+        variant="successors",
+        best_point=point,
+        best_ms=1.0,
+        default_ms=5.0,
+        spread=0.0,
+        n_sources=5,
+    )
+    return class_search.to_best(result, H200)
 
 
 def test_stored_and_looked_up_by_diameter(tmp_path):

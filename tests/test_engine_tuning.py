@@ -3,52 +3,74 @@ the look-up that gives them to ``solve(tuned=True)``."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import kernels
+from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.gpu.device import DeviceInfo
 from sssp.tuned import resolve_config
-from tuner import structure
+from tuner import class_search
 from tuning_db import Store
 from tuning_db.records import DeviceRecord
 
 H200 = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580.159.04", "13.0")
 
 
-def search_record(speedup: float, **over) -> dict:
-    searched = LaunchConfig(
-        KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192
-    )
-    rec = {
-        "graph_class": "98k/deg2",
-        "algorithm": "crauser",
-        "variant": "successors",
-        "labels": searched.as_dict(),
-        "options": searched.options(),
-        "tuned_median_ms": 1.0,
-        "default_median_ms": speedup,
-        "speedup": speedup,
-        "n_sources": 5,
+SEARCHED = class_search.to_config(
+    {
+        "loop": "graph",
+        "block_size": 1024,
+        "l1": "A",
+        "lanes": 4,
+        "blocks_per_sm": 1,
+        "local_limit": 8192,
     }
-    rec.update(over)
-    return rec
+)
+
+
+def search_result(
+    speedup: float, *, algorithm: str = "crauser", point: dict | None = None, spread: float = 0.0
+) -> class_search.SearchResult:
+    """A search's result whose pick runs ``speedup`` times faster than the default."""
+    return class_search.SearchResult(
+        graph_class=GraphClass("98k", "deg2"),
+        algorithm=algorithm,
+        variant="successors",
+        best_point=point or class_search.from_config(SEARCHED),
+        best_ms=1.0,
+        default_ms=speedup,
+        spread=spread,
+        n_sources=5,
+    )
+
+
+def memory_study():
+    import optuna
+
+    return optuna.create_study(direction="minimize")
 
 
 def test_space_points_round_trip():
-    for point in (structure.DEFAULT_POINT, *structure.WARM_START):
-        assert set(point) == set(structure.SPACE)
-        assert all(point[k] in structure.SPACE[k] for k in point), point
-        assert structure.from_config(structure.to_config(point)) == point
+    for point in (class_search.DEFAULT_POINT, *class_search.WARM_START):
+        assert set(point) == set(class_search.SPACE)
+        assert all(point[k] in class_search.SPACE[k] for k in point), point
+        assert class_search.from_config(class_search.to_config(point)) == point
     for algorithm in ("auto", "near-far"):
-        space = structure.space_for(algorithm)
-        for point in structure.start_points(algorithm):
+        space = class_search.space_for(algorithm)
+        for point in class_search.start_points(algorithm):
             assert set(point) == set(space) and all(point[k] in space[k] for k in point), point
-            assert structure.canonical(point) == point  # start points are their own representatives
-            back = structure.from_config(structure.to_config(point))  # the launch part of the point
+            assert (
+                class_search.canonical(point) == point
+            )  # start points are their own representatives
+            back = class_search.from_config(
+                class_search.to_config(point)
+            )  # the launch part of the point
             assert back == {k: point[k] for k in back}, point
     # the default point is the default configuration (local limit -1 means 8 x 256)
-    default = structure.to_config(structure.DEFAULT_POINT)
+    default = class_search.to_config(class_search.DEFAULT_POINT)
     assert default.relax == LaunchConfig.default().relax and default.loop == "persistent"
 
 
@@ -63,45 +85,52 @@ def test_canonical_cluster_points():
         "local_limit": 8192,
         "cluster": 16,
     }
-    nf = structure.canonical({**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2})
+    nf = class_search.canonical(
+        {**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2}
+    )
     assert nf["loop"] == "cluster" and nf["cluster"] == 16
     assert (nf["lanes"], nf["blocks_per_sm"], nf["local_limit"]) == (kernels.CLUSTER_LANES, 1, 0)
-    cr = structure.canonical({**base, "loop": "cluster", "algorithm": "crauser", "delta_scale": 2})
+    cr = class_search.canonical(
+        {**base, "loop": "cluster", "algorithm": "crauser", "delta_scale": 2}
+    )
     assert (cr["loop"], cr["cluster"], cr["delta_scale"], cr["lanes"]) == ("persistent", 0, 1, 4)
-    host = structure.canonical({**base, "loop": "host", "algorithm": "near-far", "delta_scale": 2})
+    host = class_search.canonical(
+        {**base, "loop": "host", "algorithm": "near-far", "delta_scale": 2}
+    )
     assert (host["loop"], host["cluster"]) == ("persistent", 0)
-    own = structure.canonical({**base, "loop": "graph", "delta_scale": 4})  # near-far's own space
+    own = class_search.canonical(
+        {**base, "loop": "graph", "delta_scale": 4}
+    )  # near-far's own space
     assert own["loop"] == "persistent"
-    cfg = structure.to_config(nf)
+    cfg = class_search.to_config(nf)
     assert cfg.loop == "cluster" and cfg.cluster == 16
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg  # stored and read back
-    fused = structure.canonical(
+    fused = class_search.canonical(
         {**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2, "fuse": 1}
     )
-    cfg = structure.to_config(fused)
-    assert cfg.fuse and structure.from_config(cfg)["fuse"] == 1
+    cfg = class_search.to_config(fused)
+    assert cfg.fuse and class_search.from_config(cfg)["fuse"] == 1
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
     assert "fused" in str(cfg)
-    grid = structure.canonical(
+    grid = class_search.canonical(
         {**base, "loop": "persistent", "algorithm": "near-far", "delta_scale": 2, "fuse": 1}
     )
-    assert grid["fuse"] == 0 and not structure.to_config(grid).fuse  # fusion is the cluster loop's
-    assert "fuse" in structure.AUTO_SPACE and "fuse" in structure.space_for("near-far")
+    assert (
+        grid["fuse"] == 0 and not class_search.to_config(grid).fuse
+    )  # fusion is the cluster loop's
+    assert "fuse" in class_search.AUTO_SPACE and "fuse" in class_search.space_for("near-far")
 
 
 @pytest.mark.parametrize("speedup,kept", [(3.0, False), (1.01, True)])
 def test_search_records_store_and_resolve(tmp_path, speedup, kept):
-    best = structure.to_best(search_record(speedup), H200)
+    best = class_search.to_best(search_result(speedup), H200)
     assert best.kept_default is kept
     assert best.kernel_version.digest == kernels.digest(kernels.ENGINE_SOURCE_FILE)
     with Store(f"sqlite:///{tmp_path / 't.sqlite'}", seed=False) as store:
         store.put_best(best)
         (back,) = store.all_best()
-    searched = LaunchConfig(
-        KernelConfig(1024, "A", 4), loop="graph", blocks_per_sm=1, local_limit=8192
-    )
-    assert back.tuned_config == searched  # the search's picks survive, structure included
-    assert back.config == (LaunchConfig.default() if kept else searched)
+    assert back.tuned_config == SEARCHED  # the search's picks survive, structure included
+    assert back.config == (LaunchConfig.default() if kept else SEARCHED)
 
 
 def test_solve_tuned_looks_up_engine_records(tmp_path):
@@ -109,7 +138,7 @@ def test_solve_tuned_looks_up_engine_records(tmp_path):
 
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     with Store(url, seed=False) as store:
-        store.put_best(structure.to_best(search_record(3.0), H200))
+        store.put_best(class_search.to_best(search_result(3.0), H200))
     info = DeviceInfo(
         0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
     )
@@ -131,86 +160,72 @@ def test_legacy_records_keep_the_legacy_loop(tmp_path):
     assert launch("192-A", "128-A", "256-N", {"loop": "host"}).loop == "host"
 
 
-def test_search_keeps_its_trials_as_an_optuna_study(tmp_path, monkeypatch):
-    """`tune engine`'s trials live in the tuning database as an Optuna study that
+def test_search_keeps_its_trials_as_an_optuna_study(tmp_path):
+    """A class search's trials live in the tuning database as an Optuna study that
     ``optuna.load_study`` (and so optuna-dashboard) reads; a failed configuration is a FAIL trial
     with its reason. The GPU is replaced by a scorer that times by block size."""
     import optuna
 
-    import sssp
+    def scorer(point):
+        if point["lanes"] == 32:
+            return class_search.Trial(point, None, error="wrong distances from source 1")
+        ms = point["block_size"] / 256
+        return class_search.Trial(point, ms, (ms,) * 3, (ms / 2,) * 3, 7)
 
-    def fake_score(graph, config, sources, **_):
-        point = structure.from_config(config)
-        if config.relax.lanes == 32:
-            return structure.Trial(point, None, [], 0, "wrong distances from source 1")
-        ms = config.relax.block_size / 256
-        return structure.Trial(point, ms, [ms] * len(sources), 7)
-
-    monkeypatch.setattr(structure, "score", fake_score)
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
-    graph = sssp.generate("random", size=500, degree=3, seed=0)
+    name = "sssp/GPU-1234/d/24k-deg2/crauser-successors/engine/run-1"
     with Store(url, seed=False) as store:
-        res = structure.search(
-            graph,
-            budget=12,
-            sources=3,
-            storage=store.storage,
-            study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0",
-            study_attrs={"graph_class": "500/deg3"},
+        study = optuna.create_study(storage=store.storage, study_name=name)
+        res = class_search.search(
+            study, scorer, graph_class=GraphClass("24k", "deg2"), budget=12, n_sources=3
         )
-    study = optuna.load_study(
-        storage=url, study_name="sssp/GPU-1234/d/500-deg3/crauser-successors/engine/t0"
-    )
+    study = optuna.load_study(storage=url, study_name=name)
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     failed = [t for t in study.trials if t.state == optuna.trial.TrialState.FAIL]
     assert len(done) + len(failed) == len(res.trials) == 12
-    assert all(t.user_attrs["error"].startswith("wrong distances") for t in failed)
-    assert study.best_value == min(t.median_ms for t in res.trials if t.median_ms is not None)
-    assert study.user_attrs["graph_class"] == "500/deg3" and len(study.user_attrs["sources"]) == 3
-    assert done[0].user_attrs["phases"] == 7
+    assert all(
+        t.user_attrs[class_search.MARKER]["error"].startswith("wrong distances") for t in failed
+    )
+    assert study.best_value == min(t.wall_ms for t in res.trials if t.wall_ms is not None)
+    first = class_search.Trial.from_attrs(done[0].user_attrs[class_search.MARKER])
+    assert first.phases == 7 and first.gpu_median_ms == first.wall_ms / 2  # gpu kept beside
 
 
 def test_auto_space_canonical_points_and_start():
     """ "auto" adds the algorithm and near-far's Δ scale; near-far runs on the persistent loop and
     Δ means nothing to Crauser, so points that run the same solve collapse to one."""
-    space = structure.space_for("auto")
+    space = class_search.space_for("auto")
     assert (
         space["algorithm"] == ("crauser", "crauser-inout", "near-far") and 1 in space["delta_scale"]
     )
-    for point in structure.start_points("auto"):
+    for point in class_search.start_points("auto"):
         assert set(point) == set(space) and all(point[k] in space[k] for k in point)
-    first = structure.start_points("auto")[0]
-    assert structure.choice(first, "auto") == ("crauser", None)  # the default is Crauser OUT's
-    nf = {**structure.DEFAULT_POINT, "loop": "graph", "algorithm": "near-far", "delta_scale": 16}
-    assert structure.canonical(nf)["loop"] == "persistent"
-    cr = {**structure.DEFAULT_POINT, "algorithm": "crauser", "delta_scale": 64}
-    assert structure.canonical(cr)["delta_scale"] == 1
-    assert structure.choice(nf, "auto") == ("near-far", 16.0)
+    first = class_search.start_points("auto")[0]
+    assert class_search.choice(first, "auto") == ("crauser", None)  # the default is Crauser OUT's
+    nf = {**class_search.DEFAULT_POINT, "loop": "graph", "algorithm": "near-far", "delta_scale": 16}
+    assert class_search.canonical(nf)["loop"] == "persistent"
+    cr = {**class_search.DEFAULT_POINT, "algorithm": "crauser", "delta_scale": 64}
+    assert class_search.canonical(cr)["delta_scale"] == 1
+    assert class_search.choice(nf, "auto") == ("near-far", 16.0)
 
 
-def test_auto_search_picks_and_stores_the_algorithm(tmp_path, monkeypatch):
+def test_auto_search_picks_and_stores_the_algorithm(tmp_path):
     """A search over "auto" with a scorer where near-far at Δ x64 wins: the record stores
     near-far and its scale, and solve's look-up returns them with Δ = 64 x the default rule."""
     import sssp
     from sssp.cpu.nearfar import default_delta
     from sssp.tuned import resolve_choice
 
-    def fake_score(graph, config, sources, *, algorithm, delta_scale=None, **_):
-        point = structure.from_config(config)
-        ms = 5.0 if algorithm != "near-far" else 1.0 + abs((delta_scale or 1) - 64) / 64
-        return structure.Trial(point, ms, [ms] * len(sources), 3)
+    def scorer(point):
+        algorithm, scale = class_search.choice(point, "auto")
+        ms = 5.0 if algorithm != "near-far" else 1.0 + abs((scale or 1) - 64) / 64
+        return class_search.Trial(point, ms, (ms, ms), (ms, ms), 3)
 
-    monkeypatch.setattr(structure, "score", fake_score)
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
-    res = structure.search(graph, algorithm="auto", budget=16, sources=2)
-    assert structure.choice(res.best_point, "auto") == ("near-far", 64.0)
-    rec = search_record(
-        5.0,
-        algorithm="auto",
-        labels=res.best.as_dict(),
-        options={**res.best.options(), **structure.algorithm_options(res, "auto")},
-    )
-    best = structure.to_best(rec, H200)
+    gc = GraphClass("98k", "deg2")
+    res = class_search.search(memory_study(), scorer, graph_class=gc, algorithm="auto", budget=16)
+    assert res.chosen() == ("near-far", 64.0)
+    best = class_search.to_best(res, H200)
     assert best.options["algorithm"] == "near-far" and best.options["delta_scale"] == 64.0
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     with Store(url, seed=False) as store:
@@ -224,7 +239,7 @@ def test_auto_search_picks_and_stores_the_algorithm(tmp_path, monkeypatch):
     )
     assert source.value == "tuned-exact" and "near-far" in detail
     # a kept default stores Crauser OUT with the default configuration
-    kept = structure.to_best({**rec, "speedup": 1.0}, H200)
+    kept = class_search.to_best(dataclasses.replace(res, default_ms=res.best_ms), H200)
     assert kept.options["algorithm"] == "crauser" and kept.options["tuned.algorithm"] == "near-far"
 
 
@@ -291,13 +306,11 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
 
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
-    rec = search_record(
-        5.0,
-        algorithm="auto",
-        options={**search_record(5.0)["options"], "algorithm": "near-far", "delta_scale": 64},
-    )
+    point = {**class_search.from_config(SEARCHED), "algorithm": "near-far", "delta_scale": 64}
     with Store(url, seed=False) as store:
-        store.put_best(structure.to_best(rec, H200))
+        store.put_best(
+            class_search.to_best(search_result(5.0, algorithm="auto", point=point), H200)
+        )
     seen = {}
 
     class FakeGPU:
@@ -335,11 +348,10 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
     assert solver.algorithm == "near-far"
 
 
-def test_a_retune_measures_the_stored_best_right_after_the_default(monkeypatch, tmp_path):
+def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
     """After a kernel change the stored best of a class (older kernels) is measured second, so
     a small re-tuning budget still compares it with the default on the new kernels; a record
     outside the searched space (another algorithm) is not used."""
-    import sssp
 
     searched = LaunchConfig(
         KernelConfig(512, "N", 8),
@@ -349,40 +361,43 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(monkeypatch, 
         cluster=16,
         fuse=True,
     )
-    rec = search_record(
-        5.0,
-        algorithm="auto",
-        labels=searched.as_dict(),
-        options={**searched.options(), "algorithm": "near-far", "delta_scale": 2.0},
+    pick = {**class_search.from_config(searched), "algorithm": "near-far", "delta_scale": 2.0}
+    best = class_search.to_best(search_result(5.0, algorithm="auto", point=pick), H200)
+    point = class_search.previous_point(best, "auto")
+    assert point == {
+        **class_search.from_config(searched),
+        "algorithm": "near-far",
+        "delta_scale": 2.0,
+    }
+    assert class_search.previous_point(best, "crauser") is None  # not in Crauser's space
+    crauser = class_search.to_best(search_result(5.0), H200)
+    assert class_search.previous_point(crauser, "crauser") == class_search.from_config(
+        crauser.config
     )
-    best = structure.to_best(rec, H200)
-    point = structure.previous_point(best, "auto")
-    assert point == {**structure.from_config(searched), "algorithm": "near-far", "delta_scale": 2.0}
-    assert structure.previous_point(best, "crauser") is None  # not in Crauser's space
-    crauser = structure.to_best(search_record(5.0), H200)
-    assert structure.previous_point(crauser, "crauser") == structure.from_config(crauser.config)
 
     order = []
 
-    def fake_score(graph, config, sources, *, algorithm, delta_scale=None, **_):
-        order.append((algorithm, structure.from_config(config), delta_scale))
-        return structure.Trial(structure.from_config(config), 2.0, [2.0] * len(sources), 3)
+    def scorer(point):
+        algorithm, scale = class_search.choice(point, "auto")
+        order.append((algorithm, class_search.from_config(class_search.to_config(point)), scale))
+        return class_search.Trial(point, 2.0, (2.0, 2.0), (1.0, 1.0), 3)
 
-    monkeypatch.setattr(structure, "score", fake_score)
-    graph = sssp.generate("random", size=2000, degree=2, seed=0)
-    structure.search(graph, algorithm="auto", budget=3, sources=2, previous=point)
+    gc = GraphClass("98k", "deg2")
+    class_search.search(
+        memory_study(), scorer, graph_class=gc, algorithm="auto", budget=3, previous=point
+    )
     assert order[0][0] == "crauser" and order[1] == (
         "near-far",
-        structure.from_config(searched),
+        class_search.from_config(searched),
         2.0,
     )
 
-    # the CLI's look-up takes the class's latest record on this GPU model, whatever its kernels
-    from sssp.classes import GraphClass
-    from tuner.cli import _previous_best
-
+    # the look-up takes the class's latest record on this GPU model, whatever its kernels
+    opts = class_search.EngineOptions(algorithm="auto")
     with Store(f"sqlite:///{tmp_path / 't.sqlite'}", seed=False) as store:
         store.put_best(best)
-        previous = _previous_best(store, "NVIDIA H200", "auto", "successors")
-        assert previous(GraphClass("98k", "deg2")) == point
-        assert previous(GraphClass("24k", "deg2")) is None
+        assert class_search.previous_best(store, "NVIDIA H200", gc, opts) == point
+        assert (
+            class_search.previous_best(store, "NVIDIA H200", GraphClass("24k", "deg2"), opts)
+            is None
+        )

@@ -213,16 +213,7 @@ def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         metavar="DIR",
         help="folder for Kernel Tuner's cache files (default: a private per-user folder)",
     )
-    p.add_argument(
-        "--workers",
-        type=positive_int,
-        metavar="N",
-        help="worker processes sharing the classes through the database (one host; run "
-        "the same command on other hosts against one PostgreSQL --db to share more)",
-    )
-    p.add_argument(
-        "--devices", metavar="LIST", help="GPU ordinals, one worker process each, e.g. 0,1"
-    )
+    _add_worker_options(p)
     p.set_defaults(
         func=cmd_run,
         parser=p,
@@ -240,10 +231,14 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         "block size, L1 state, lanes per node, blocks per SM, block-local "
         "phase limit; with --algorithm auto, the default, also the "
         "algorithm and near-far's delta) with Optuna, scoring each by the "
-        "median time of whole solves on the class instance, and store the "
-        "best for solve(tuned=True). Needs a CUDA GPU.",
+        "median wall time of whole solves on the class instance, and store the "
+        "best for solve(tuned=True). Each class is a tuning run: an interrupted "
+        "search resumes where it stopped on the next call, and a class with a "
+        "finished run of the same kernels, class, algorithm and seed is done. "
+        "Needs a CUDA GPU, except with --replay.",
         epilog="examples:\n  tune engine --all\n  tune engine --graph-class deg2 --size 98k "
-        "--budget 40",
+        "--budget 40\n  tune engine --all --devices 0,1\n"
+        "  tune engine --replay --all --db tuning.sqlite   # no GPU: the measured runs in the db",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     what = p.add_mutually_exclusive_group(required=True)
@@ -287,8 +282,32 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         help="sources per configuration, medians (default 5)",
     )
     _add_target_options(p, ("auto", *GPU_ALGORITHMS), "auto")
-    p.set_defaults(func=cmd_engine, parser=p)
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="score configurations from the measured runs of the same classes in the "
+        "database instead of a GPU (no GPU needed); results are labelled as replayed",
+    )
+    _add_worker_options(p)
+    p.set_defaults(
+        func=cmd_engine,
+        parser=p,
+        interrupted="interrupted; the run is stored as interrupted and resumes on the next call",
+    )
     return p
+
+
+def _add_worker_options(p: ArgumentParser) -> None:
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="worker processes sharing the classes through the database (one host; run "
+        "the same command on other hosts against one PostgreSQL --db to share more)",
+    )
+    p.add_argument(
+        "--devices", metavar="LIST", help="GPU ordinals, one worker process each, e.g. 0,1"
+    )
 
 
 def _add_upgrade_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
@@ -477,6 +496,25 @@ def _classes(args: argparse.Namespace) -> list[GraphClass]:
     return []
 
 
+def _require_gpu(device: int, command: str) -> None:
+    """One clear error when CUDA device ``device`` is missing, pointing at ``--replay``."""
+    from sssp.gpu import is_available
+
+    if is_available(device):
+        return
+    from sssp.gpu.device import driver
+
+    try:
+        driver()
+        reason = f"device {device} does not exist"
+    except SSSPError as err:
+        reason = str(err)
+    raise SSSPError(
+        f"tuning needs a CUDA GPU: {reason}. On a machine without one, "
+        f"`{command} --replay ...` re-runs the search on recorded measurements"
+    )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``tune run``: tune classes (or replay them), store the best, print a summary."""
     from tqdm import tqdm
@@ -496,20 +534,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.replay and not args.graph:
         _check_replayable([gc for gc, _, _ in jobs], args)
     if not args.replay:
-        from sssp.gpu import is_available
-
-        if not is_available(args.device):
-            from sssp.gpu.device import driver
-
-            try:
-                driver()
-                reason = f"device {args.device} does not exist"
-            except SSSPError as err:
-                reason = str(err)
-            raise SSSPError(
-                f"tuning needs a CUDA GPU: {reason}. On a machine without one, "
-                "`tune run --replay ...` re-runs the pipeline on the recorded measurements"
-            )
+        _require_gpu(args.device, "tune run")
     store = _store(args, writes=True)
     kernels_ = KERNELS if args.kernel == "all" else (args.kernel,)
     opts = TuneOptions(
@@ -638,69 +663,30 @@ def _check_replayable(classes: list[GraphClass], args: argparse.Namespace) -> No
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
-    """``tune engine``: search engine 2 per class on this GPU and store the best."""
-    from .pipeline import device_record
-    from .structure import to_best, tune_classes
+    """``tune engine``: the class search per class on this GPU (or replayed), best stored."""
+    from . import workers
+    from .class_search import EngineOptions
 
     classes = _classes(args)
-    store = _store(args, writes=True)
-    device = device_record(args.device)
-
-    def stored(rec: dict) -> None:
-        best = to_best(rec, device)
-        store.put_best(best)
-        verdict = "kept the default" if best.kept_default else "stored"
-        picked = rec["options"].get("algorithm", rec["algorithm"])
-        if "delta_scale" in rec["options"]:
-            picked += f" delta x{rec['options']['delta_scale']:g}"
-        print(
-            f"{rec['graph_class']:>12}  default {rec['default_median_ms']:.3f} ms  searched "
-            f"{rec['tuned_median_ms']:.3f} ms  ({rec['speedup']:.2f}x, {verdict})  {picked}  {best.tuned_config}",
-            flush=True,
-        )
-
-    tune_classes(
-        classes,
+    opts = EngineOptions(
+        algorithm=args.algorithm,
+        variant=args.variant,
         budget=args.budget,
         sources=args.sources,
         seed=args.seed,
         device=args.device,
-        algorithm=args.algorithm,
-        variant=args.variant,
-        on_result=stored,
-        storage=store.storage,
-        previous=_previous_best(store, device.name, args.algorithm, args.variant),
+        replay=args.replay,
     )
+    devices = workers.parse_devices(args.devices)
+    if not args.replay:
+        _require_gpu(args.device, "tune engine")
+    _store(args, writes=True).close()  # created (or refused) once, before any worker
+    db = getattr(args, "db", None)
+    if args.workers is not None or devices:
+        workers.run_pool(classes, opts, db, workers=args.workers, devices=devices)
+    else:  # one worker, in this process: the same claims, so that a finished class is done
+        workers.worker(0, None, classes, opts, db, None)
     return 0
-
-
-def _previous_best(store: Any, device_name: str, algorithm: str, variant: str) -> Any:
-    """``previous(gc)`` for :func:`tuner.structure.tune_classes`: the point of the latest stored
-    best record of the class on this GPU model (any kernel version), so that a re-tune measures
-    what won before right after the default."""
-    from .structure import previous_point
-
-    records = [
-        r
-        for r in store.all_best(device_name=device_name)
-        if r.algorithm == algorithm and r.variant == variant and r.config.loop != "legacy"
-    ]
-
-    def previous(gc: Any) -> dict | None:
-        mine = [r for r in records if r.graph_class == gc]
-        if not mine:
-            return None
-        latest = max(mine, key=lambda r: r.updated_at)
-        point = previous_point(latest, algorithm)
-        if point is not None:
-            log.info(
-                "class %s: measuring the stored best of kernels %s after the default",
-                gc,
-                latest.kernel_version.digest,
-            )
-        return point
-
-    return previous
 
 
 def cmd_report(args: argparse.Namespace) -> int:

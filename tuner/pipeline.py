@@ -6,15 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import socket
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import platformdirs
@@ -30,20 +29,15 @@ from tuning_db.records import (
     DeviceRecord,
     KernelVersionRecord,
     RunKey,
-    RunRecord,
-    RunStatus,
     TrialRecord,
     TrialStatus,
 )
 
-from . import measure
+from . import driver, measure
+from .driver import TuneOutcome
 from .search import OptunaStrategy
 
 log = logging.getLogger(__name__)
-
-NOISE_FLOOR = (
-    0.02  # a tuned config must beat the default by more than 2% and by more than the A/A spread
-)
 
 
 @dataclass(frozen=True)
@@ -61,15 +55,6 @@ class TuneOptions:
     seed: int = 0
     device: int = 0
     replay: bool = False
-
-
-@dataclass(frozen=True)
-class TuneOutcome:
-    best: BestRecord
-    run_id: int
-    resumed: bool
-    wall_seconds: float
-    trials: int
 
 
 def private_cache_dir(*parts: str) -> Path:
@@ -112,52 +97,6 @@ def replay_workdir() -> Path:
         except (ValueError, PermissionError):
             continue
     return Path(tempfile.mkdtemp(prefix=f"replay-{os.getpid()}-", dir=root))
-
-
-def worker_id() -> str:
-    """``host:pid``: who holds a run while it is tuned."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-class Heartbeat:
-    """While a run is tuned, a thread renews its heartbeat and that of the Optuna trial being
-    measured, so that other workers can tell a live worker from a killed one."""
-
-    def __init__(
-        self, store: Store, run_id: int, owner: str, interval: float = studies.HEARTBEAT_SECONDS
-    ) -> None:
-        self.store, self.run_id, self.owner, self.interval = store, run_id, owner, interval
-        self.trial_id: int | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="sssp-heartbeat", daemon=True)
-
-    def trial(self, trial_id: int | None) -> None:
-        self.trial_id = trial_id
-        if trial_id is not None:
-            self.store.storage.record_heartbeat(trial_id)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                if not self.store.beat(self.run_id, self.owner):
-                    # Taken over after a stall longer than the grace period: the next trial's
-                    # slot is refused, which stops this process.
-                    log.warning("run %d is no longer held by %s", self.run_id, self.owner)
-                    return
-                if self.trial_id is not None:
-                    self.store.storage.record_heartbeat(self.trial_id)
-            except Exception as err:  # a missed beat is not fatal; the next one may succeed
-                log.warning("heartbeat of run %d failed: %s", self.run_id, err)
-
-    def __enter__(self) -> Heartbeat:
-        if self.store.shared:  # no other worker can see an in-memory database
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
 
 
 def recorded_dir() -> Path:
@@ -231,7 +170,7 @@ def tune_class(
     graph: Graph | None = None,
     instance: str = "",
     progress: Callable[[str, TrialRecord], None] | None = None,
-    claim: Callable[[RunKey], tuple[RunRecord, bool] | None] | None = None,
+    claim: driver.Claim | None = None,
 ) -> TuneOutcome | None:
     """Tune relax, min and update for ``graph_class`` on this GPU (or replay recorded
     measurements with ``opts.replay``) and store the best configuration.
@@ -301,28 +240,25 @@ def tune_class(
         instance=instance,
         replay=opts.replay,
     )
-    owner = worker_id()
     try:
-        claimed = (
-            claim(key)
-            if claim is not None
-            else store.open_run(key, budget=opts.budget, seed=opts.seed, owner=owner)
-        )
+        held = driver.take_run(store, key, budget=opts.budget, seed=opts.seed, claim=claim)
     except BaseException:
         if replay_dir is not None:
             shutil.rmtree(replay_dir, ignore_errors=True)
         raise
-    if claimed is None:
+    if held is None:
         if replay_dir is not None:
             shutil.rmtree(replay_dir, ignore_errors=True)
         return None
-    run, resumed = claimed
+    run, resumed, owner = held.run, held.resumed, held.owner
     if resumed:
         log.info("resuming run %d (%d trials stored)", run.id, len(store.trials(run.id)))
+    unfinishable: TuningError | None = None
     try:
-        picks: dict[str, KernelConfig] = {}
-        workload = None
-        with Heartbeat(store, run.id, owner) as beat:
+        with held:
+            outcome = None
+            picks: dict[str, KernelConfig] = {}
+            workload = None
             for kernel in opts.kernels:
 
                 def on_trial(t: TrialRecord, kernel: str = kernel) -> None:
@@ -331,13 +267,24 @@ def tune_class(
 
                 study = store.study(run, kernel)
                 dists, _ = studies.search_space(kernel, opts.scope)
+                ids = driver.TrialIds(store.storage, study)
 
                 def write(
-                    t: TrialRecord, trial_id: int | None, params: dict, study=study, dists=dists
+                    t: TrialRecord, trial: Any, params: dict, study=study, dists=dists, ids=ids
                 ) -> bool:
                     return store.store_measurement(
-                        study, run.id, t, owner, trial_id=trial_id, params=params, dists=dists
+                        study,
+                        run.id,
+                        t,
+                        owner,
+                        trial_id=ids(trial),
+                        params=params,
+                        dists=dists,
                     )
+
+                def on_ask(trial: Any, ids=ids) -> None:
+                    assert held.beat is not None
+                    held.beat.trial(None if trial is None else ids(trial))
 
                 strategy = OptunaStrategy(
                     kernel=kernel,
@@ -347,7 +294,7 @@ def tune_class(
                     seed=run.seed,
                     study=study,
                     on_trial=on_trial,
-                    on_ask=beat.trial,
+                    on_ask=on_ask,
                     store=write,
                 )
                 if strategy.remaining():
@@ -392,72 +339,78 @@ def tune_class(
                         f"no configuration of {kernel} ran correctly for {graph_class}"
                     )
                 picks[kernel] = pick
-        # The paper's kernels on their host loop: this pipeline characterises them (Table 1).
-        default = LaunchConfig.paper()
-        stored = store.best(device.uuid, digest, graph_class, opts.algorithm, opts.variant)
-        # A partial re-tune completes the stored configuration, never replaces it by a partial one.
-        base = stored.tuned_config if stored is not None else default
-        tuned = LaunchConfig(**{k: picks.get(k, base.kernel(k)) for k in KERNELS}, loop="legacy")
-        figures: tuple[float, float, float] | None
-        if opts.replay:
-            # The end-to-end timings cannot be replayed by Kernel Tuner: reuse the recorded ones,
-            # and say so. They hold only for the configuration they were measured with.
-            figures = (
-                (rec.default_median_ms, rec.tuned_median_ms, 0.0)
-                if tuned == rec.tuned_config
-                else None
+            # The paper's kernels on their host loop: this pipeline characterises them (Table 1).
+            default = LaunchConfig.paper()
+            stored = store.best(device.uuid, digest, graph_class, opts.algorithm, opts.variant)
+            # A partial re-tune completes the stored configuration, never replaces it by a partial one.
+            base = stored.tuned_config if stored is not None else default
+            tuned = LaunchConfig(
+                **{k: picks.get(k, base.kernel(k)) for k in KERNELS}, loop="legacy"
             )
-        else:
-            figures = end_to_end(graph, tuned, opts)
-        if figures is None:
-            log.warning(
-                "%s: no end-to-end figures were measured for %s (the recorded ones are for "
-                "%s): the stored best configuration is left unchanged",
-                graph_class,
-                tuned,
-                rec.tuned_config,
-            )
-            wall = time.perf_counter() - t0
-            store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall, owner=owner)
-            if stored is None:
-                raise TuningError(
-                    f"{graph_class}: a partial replay ({', '.join(opts.kernels)}) has no "
-                    f"recorded end-to-end figures for {tuned}, and the database holds "
-                    "no configuration of this class to complete: replay all kernels"
+            figures: tuple[float, float, float] | None
+            if opts.replay:
+                # The end-to-end timings cannot be replayed by Kernel Tuner: reuse the recorded ones,
+                # and say so. They hold only for the configuration they were measured with.
+                figures = (
+                    (rec.default_median_ms, rec.tuned_median_ms, 0.0)
+                    if tuned == rec.tuned_config
+                    else None
                 )
-            return TuneOutcome(stored, run.id, resumed, wall, len(store.trials(run.id)))
-        d_ms, t_ms, spread = figures
-        speedup = d_ms / t_ms
-        kept_default = not (speedup > 1.0 + max(NOISE_FLOOR, 2 * spread))
-        best = BestRecord(
-            device=device,
-            kernel_version=key.kernel_version,
-            graph_class=graph_class,
-            algorithm=opts.algorithm,
-            variant=opts.variant,
-            config=default if kept_default else tuned,
-            tuned_config=tuned,
-            tuned_median_ms=t_ms,
-            default_median_ms=d_ms,
-            speedup=speedup,
-            n_sources=opts.sources if not opts.replay else rec.n_sources,
-            kept_default=kept_default,
-            replay=opts.replay,
-            run_id=run.id,
-            options=stored.options if stored is not None else {},
-        )
-        store.put_best(best)
-        wall = time.perf_counter() - t0
-        store.finish_run(run.id, RunStatus.FINISHED, wall_seconds=wall, owner=owner)
-        return TuneOutcome(best, run.id, resumed, wall, len(store.trials(run.id)))
-    except BaseException:
-        store.finish_run(
-            run.id, RunStatus.INTERRUPTED, wall_seconds=time.perf_counter() - t0, owner=owner
-        )
-        raise
+            else:
+                figures = end_to_end(graph, tuned, opts)
+            if figures is None:
+                log.warning(
+                    "%s: no end-to-end figures were measured for %s (the recorded ones are for "
+                    "%s): the stored best configuration is left unchanged",
+                    graph_class,
+                    tuned,
+                    rec.tuned_config,
+                )
+                if stored is None:  # the run is finished all the same: nothing is left to do
+                    unfinishable = TuningError(
+                        f"{graph_class}: a partial replay ({', '.join(opts.kernels)}) has no "
+                        f"recorded end-to-end figures for {tuned}, and the database holds "
+                        "no configuration of this class to complete: replay all kernels"
+                    )
+                else:
+                    outcome = stored
+            else:
+                d_ms, t_ms, spread = figures
+                speedup = d_ms / t_ms
+                kept_default = not driver.accepts(d_ms, t_ms, spread)
+                best = BestRecord(
+                    device=device,
+                    kernel_version=key.kernel_version,
+                    graph_class=graph_class,
+                    algorithm=opts.algorithm,
+                    variant=opts.variant,
+                    config=default if kept_default else tuned,
+                    tuned_config=tuned,
+                    tuned_median_ms=t_ms,
+                    default_median_ms=d_ms,
+                    speedup=speedup,
+                    n_sources=opts.sources if not opts.replay else rec.n_sources,
+                    kept_default=kept_default,
+                    replay=opts.replay,
+                    run_id=run.id,
+                    options=stored.options if stored is not None else {},
+                )
+                store.put_best(best)
+                outcome = best
     finally:
         if replay_dir is not None:
             shutil.rmtree(replay_dir, ignore_errors=True)
+    if unfinishable is not None:
+        raise unfinishable
+    assert outcome is not None
+    wall = time.perf_counter() - t0
+    return TuneOutcome(outcome, run.id, resumed, wall, len(store.trials(run.id)))
+
+
+def summary(out: TuneOutcome) -> str:
+    """One line of a class's outcome, for the command line."""
+    b = out.best
+    return f"{b.tuned_config}  speedup {b.speedup:.3f}x"
 
 
 @cache

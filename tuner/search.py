@@ -1,24 +1,26 @@
-"""Optuna as the search driver, plugged into Kernel Tuner as a user-defined strategy (ask/tell).
+"""Optuna as the search of a kernel's launch configurations, plugged into Kernel Tuner as a
+user-defined strategy: the driver's ask/tell loop (:func:`tuner.driver.drive`) with Kernel
+Tuner's runner as the measurement.
 
-``exhaustive`` enqueues every unmeasured point of the space into the study (the paper's space is
-small); ``tpe`` samples it with TPE under a budget. The study is the run's named study in the
-tuning database (Optuna's RDB storage), so the trials are the record of what was measured: a
-measured configuration is told to the study with Kernel Tuner's result as user attributes before
-the next one is asked for. An interrupted run resumes from its study; a trial that a killed
-worker left running is failed by Optuna's stale-trial check and measured again.
+``exhaustive`` measures every point of the space, in a seeded random order (Optuna's
+``BruteForceSampler``: the paper's space is small, and a random order keeps drift during the run
+from lining up with block size); ``tpe`` samples it with TPE under a budget. The study is the
+run's named study in the tuning database (Optuna's RDB storage), so the trials are the record of
+what was measured: a measured configuration is told to the study with Kernel Tuner's result as
+user attributes before the next one is asked for. An interrupted run resumes from its study; a
+trial that a killed worker left running is failed by Optuna's stale-trial check and measured
+again.
 
 A measured configuration is stored through ``store`` (:meth:`tuning_db.Store.store_measurement`:
 a running trial, the configuration's slot in the run, the finished trial), which refuses a
 second measurement of a configuration in a run and stops a process whose run was taken over.
-Those writes happen with signals held, so that an interrupt cannot cut them apart.
+Those writes happen with signals held (:func:`tuner.driver.drive`), so that an interrupt cannot cut
+them apart.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-import random
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +28,7 @@ from sssp.errors import TuningError
 from tuning_db import studies
 from tuning_db.records import TrialRecord, TrialStatus
 
-from . import interrupt, space
+from . import driver, space
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +89,11 @@ def to_trial(kernel: str, params: dict, result: dict) -> TrialRecord:
 
 class OptunaStrategy:
     """A Kernel Tuner strategy (``tune(searchspace, runner, tuning_options)``) driven by Optuna,
-    on ``study`` (the run's study of ``kernel`` in the tuning database)."""
+    on ``study`` (the run's study of ``kernel`` in the tuning database).
+
+    ``on_ask(trial)`` is told the Optuna trial being measured (None when done); ``store(record,
+    trial, params)`` stores a measured configuration (False: the run holds it already); without
+    it the trial is told to the study directly."""
 
     def __init__(
         self,
@@ -99,8 +105,8 @@ class OptunaStrategy:
         seed: int,
         study: Any,
         on_trial: Callable[[TrialRecord], None] | None = None,
-        on_ask: Callable[[int | None], None] | None = None,
-        store: Callable[[TrialRecord, int | None, dict[str, Any]], bool] | None = None,
+        on_ask: Callable[[Any], None] | None = None,
+        store: Callable[[TrialRecord, Any, dict[str, Any]], bool] | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise TuningError(
@@ -111,42 +117,17 @@ class OptunaStrategy:
         self.budget = total if strategy == "exhaustive" else min(budget or 40, total)
         self.study = study
         self.on_trial = on_trial
-        self.on_ask = on_ask  # told the Optuna trial id being measured (None when done)
-        # store(record, asked trial id or None, params) -> stored (False: the run holds it)
+        self.on_ask = on_ask
         self.store = store
-
-    def _stored(self, record: TrialRecord, trial: Any, params: dict[str, Any], dists: dict) -> bool:
-        """Store a measured configuration (``trial``: the Optuna trial asked for, or None)."""
-        from optuna.trial import TrialState
-
-        with interrupt.held():
-            if self.store is not None:
-                stored = self.store(record, None if trial is None else trial._trial_id, params)
-                if not stored:
-                    log.info(
-                        "%s %s was stored by another process: not stored again",
-                        self.kernel,
-                        record.config.label,
-                    )
-                return stored
-            if trial is None:
-                self.study.add_trial(studies.frozen_trial(record, params, dists))
-                return True
-            for name, value in studies.trial_attrs(record).items():
-                trial.set_user_attr(name, value)
-            if record.status is TrialStatus.OK:
-                self.study.tell(trial, record.median_ms)
-            else:
-                self.study.tell(trial, state=TrialState.FAIL)
-            return True
 
     def measured(self) -> list[TrialRecord]:
         import optuna
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        with driver.quiet_optuna():
             optuna.storages.fail_stale_trials(self.study)
-        recs = (studies.to_record(t) for t in self.study.get_trials(deepcopy=False))
+        recs = (
+            studies.to_record(t) for t in driver.measured_trials(self.study, studies.MEASUREMENT)
+        )
         return [r for r in recs if r is not None]
 
     def remaining(self) -> int:
@@ -154,79 +135,60 @@ class OptunaStrategy:
 
     def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[dict]:
         import optuna
-        from optuna.trial import TrialState
 
-        tp = tuning_options.tune_params
-        names = list(tp)
+        names = list(tuning_options.tune_params)
         dists, _ = studies.search_space(self.kernel, self.scope)
-        seen = {
-            tuple(space.from_config(t.config, self.kernel, self.scope)[k] for k in names)
-            for t in self.measured()
-        }
-        # A waiting trial (a worker of an earlier version, killed between enqueue and ask) is
-        # retired (FAIL, no measurement), or ask() would hand it out instead of a TPE point.
-        storage = self.study._storage
-        for t in self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
-            storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+        done = len(self.measured())
         if self.strategy == "exhaustive":
-            return self._exhaustive(runner, tuning_options, names, dists, seen)
-        self.study.sampler = optuna.samplers.TPESampler(
-            seed=self.seed + len(seen), n_startup_trials=min(10, self.budget)
-        )
+            with driver.quiet_optuna():
+                self.study.sampler = optuna.samplers.BruteForceSampler(seed=self.seed)
+        else:
+            self.study.sampler = optuna.samplers.TPESampler(
+                seed=self.seed + done, n_startup_trials=min(10, self.budget)
+            )
         results: list[dict] = []
-        done, stale = len(seen), 0
-        while done < self.budget and stale < 200:
-            interrupt.check()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
-                trial = self.study.ask(dists)
-            if self.on_ask:
-                self.on_ask(trial._trial_id)
-            key = tuple(trial.params[k] for k in names)
-            if key in seen:  # TPE can propose a measured point again: skip it, ask anew
-                self.study.tell(trial, state=TrialState.PRUNED)
-                stale += 1
-                continue
-            stale = 0
-            result = runner.run([list(key)], tuning_options)[0]
-            if result is None:  # Kernel Tuner's own budget is spent
-                self.study.tell(trial, state=TrialState.FAIL)
-                break
-            record = to_trial(self.kernel, dict(trial.params), result)
-            seen.add(key)
-            if not self._stored(record, trial, dict(trial.params), dists):
-                continue
-            if self.on_trial:
-                self.on_trial(record)
-            results.append(result)
-            done += 1
-        if self.on_ask:
-            self.on_ask(None)
-        return results
 
-    def _exhaustive(
-        self, runner: Any, tuning_options: Any, names: list[str], dists: dict, seen: set[tuple]
-    ) -> list[dict]:
-        """Every unmeasured point, in a seeded random order (so that drift during the run does
-        not line up with block size). No sampler to consult: each point is measured, then
-        written whole with its slot (three transactions: the running trial, the slot, the final
-        state), not asked and told, which costs a dozen storage round trips per trial. A worker
-        killed mid-point leaves no measurement behind; whoever takes the run over measures that
-        point again."""
-        todo = list(itertools.product(*tuning_options.tune_params.values()))
-        random.Random(self.seed).shuffle(todo)
-        todo = [values for values in todo if values not in seen]
-        results: list[dict] = []
-        for values in todo[: max(0, self.budget - len(seen))]:
-            interrupt.check()
-            result = runner.run([list(values)], tuning_options)[0]
+        def key(params: dict[str, Any]) -> tuple:
+            return tuple(params[k] for k in names)
+
+        def measure(params: dict[str, Any]) -> driver.Measured | None:
+            result = runner.run([list(key(params))], tuning_options)[0]
             if result is None:  # Kernel Tuner's own budget is spent
-                break
-            params = dict(zip(names, values, strict=True))
+                return None
             record = to_trial(self.kernel, params, result)
-            if not self._stored(record, None, params, dists):
-                continue
+            return driver.Measured(
+                record.median_ms if record.status is TrialStatus.OK else None,
+                studies.trial_attrs(record),
+                (record, result),
+            )
+
+        def tell(trial: Any, measured: driver.Measured) -> bool:
+            record, _ = measured.detail
+            assert self.store is not None
+            stored = self.store(record, trial, dict(trial.params))
+            if not stored:
+                log.info(
+                    "%s %s was stored by another process: not stored again",
+                    self.kernel,
+                    record.config.label,
+                )
+            return stored
+
+        def on_result(params: dict[str, Any], measured: driver.Measured) -> None:
+            record, result = measured.detail
             if self.on_trial:
                 self.on_trial(record)
             results.append(result)
+
+        driver.drive(
+            self.study,
+            dists,
+            budget=self.budget,
+            key=key,
+            measure=measure,
+            marker=studies.MEASUREMENT,
+            tell=tell if self.store is not None else None,
+            on_ask=self.on_ask,
+            on_result=on_result,
+        )
         return results

@@ -1,4 +1,5 @@
-"""Many tuning workers on one database: ``tune --all --workers N`` and ``--devices 0,1,...``.
+"""Many tuning workers on one database: ``tune run``/``tune engine`` with ``--workers N`` and
+``--devices 0,1,...``.
 
 Each worker is a process with at most one GPU (``CUDA_VISIBLE_DEVICES`` is set to its device
 before CUDA is touched, so it sees its GPU as device 0). Workers share the work through the
@@ -67,7 +68,9 @@ def worker(
     cache_dir: str | None,
 ) -> int:
     """One worker: tune every class it can claim until all are finished; returns the number of
-    classes it tuned."""
+    classes it tuned. ``opts`` says what is tuned: :class:`tuner.pipeline.TuneOptions` the
+    kernels (``tune run``), :class:`tuner.class_search.EngineOptions` the class's structural
+    choices (``tune engine``)."""
     if device is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
         opts = dataclasses.replace(opts, device=0)
@@ -75,7 +78,9 @@ def worker(
 
     from tuning_db import Store, studies
 
-    from .pipeline import tune_class, worker_id
+    from .driver import worker_id
+
+    tune_class, summary = job(opts)
 
     owner = worker_id()
     label = " [REPLAY of recorded measurements]" if opts.replay else ""
@@ -94,29 +99,37 @@ def worker(
                         return None
                     return got
 
-                out = tune_class(
-                    gc,
-                    opts,
-                    store=store,
-                    claim=claim,
-                    cache_root=None if cache_dir is None else Path(cache_dir),
-                )
+                extra = {} if cache_dir is None else {"cache_root": Path(cache_dir)}
+                out = tune_class(gc, opts, store=store, claim=claim, **extra)
                 if out is None:
                     if state.get("claim") == "busy":
                         busy.append(gc)
+                    elif state.get("claim") == "finished":
+                        log.info("%s: a finished run of this key holds it: nothing to do", gc)
                     continue
                 tuned += 1
-                b = out.best
                 print(
-                    f"{gc}{label}: {b.tuned_config}  speedup {b.speedup:.3f}x  [worker {index} "
-                    f"({owner}), {out.trials} trials, {out.wall_seconds:.1f} s"
-                    f"{', resumed' if out.resumed else ''}]",
+                    f"{gc}{label}: {summary(out)}  [worker {index} ({owner}), {out.trials} "
+                    f"trials, {out.wall_seconds:.1f} s{', resumed' if out.resumed else ''}]",
                     flush=True,
                 )
             pending = busy
             if pending:  # held by live workers: wait, and take over any whose worker died
                 time.sleep(max(1.0, studies.HEARTBEAT_SECONDS))
     return tuned
+
+
+def job(opts: Any) -> tuple[Any, Any]:
+    """(``tune_class``, ``summary``) of what ``opts`` tunes (see :func:`worker`)."""
+    from .class_search import EngineOptions
+
+    if isinstance(opts, EngineOptions):
+        from . import class_search
+
+        return class_search.tune_class, class_search.summary
+    from . import pipeline
+
+    return pipeline.tune_class, pipeline.summary
 
 
 PARENT_WATCH_SECONDS = 1.0

@@ -80,15 +80,6 @@ def study_name(run: RunRecord, kernel: str) -> str:
     )
 
 
-def structure_study_name(
-    device_uuid: str, digest: str, graph_class: str, algorithm: str, variant: str, started: str
-) -> str:
-    """The study of one engine-2 structure search (``tune engine``), e.g.
-    ``sssp/GPU-1234/251de4c8d3f33bc8/49k-deg200/crauser-successors/engine/2026-12-01T01:02:03Z``:
-    the same key as the best configuration it produced, plus when the search started."""
-    return f"sssp/{device_uuid}/{digest}/{graph_class.replace('/', '-')}/{algorithm}-{variant}/engine/{started}"
-
-
 def study_attrs(run: RunRecord, kernel: str) -> dict[str, Any]:
     """What a study is about, for readers that only see Optuna (e.g. optuna-dashboard)."""
     k = run.key
@@ -252,7 +243,6 @@ def make_storage(url: URL, *, memory_connection: Any = None) -> optuna.storages.
 
 
 __all__ = [
-    "structure_study_name",
     "KERNEL_TUNER",
     "MEASUREMENT",
     "GRACE_SECONDS",

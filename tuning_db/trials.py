@@ -183,7 +183,8 @@ class TrialsMixin:
         with studies.optuna_errors(self.where):
             if trial_id is None:
                 template = studies.running_trial(trial, params or {}, dists or {})
-                trial_id = storage.create_new_trial(study._study_id, template_trial=template)
+                study_id = storage.get_study_id_from_name(study.study_name)
+                trial_id = storage.create_new_trial(study_id, template_trial=template)
         try:
             free = self.reserve_trial(run_id, trial.kernel, trial.config, owner)
         except BaseException:
@@ -228,10 +229,13 @@ class TrialsMixin:
         for kernel in self.run_kernels(run):
             study = self.study(run, kernel)
             with studies.optuna_errors(self.where):
+                study_id = self.storage.get_study_id_from_name(study.study_name)
                 for ft in study.get_trials(
                     deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)
                 ):
-                    self._abandon(ft._trial_id)
+                    self._abandon(
+                        self.storage.get_trial_id_from_study_id_trial_number(study_id, ft.number)
+                    )
                 measured = {
                     rec.config.label
                     for rec in map(studies.to_record, study.get_trials(deepcopy=False))

@@ -1,0 +1,317 @@
+"""The tuning driver shared by ``tune run`` and ``tune engine`` (no GPU): the acceptance rule, and
+the class search in tuning runs, interrupted and resumed, replayed from recorded measurements, and
+shared by two workers on one SQLite file. Whole solves are replaced by a scorer that times points
+by their parameters, or by the replay of such a scorer's recorded run."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import re
+
+import pytest
+
+from sssp.classes import GraphClass
+from sssp.errors import TuningError
+from tuner import class_search, driver, workers
+from tuner.class_search import EngineOptions
+from tuning_db import RunStatus, Store
+from tuning_db.records import DeviceRecord
+
+pytestmark = pytest.mark.timeout(600)
+
+H200 = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580.159.04", "13.0")
+CLASSES = [GraphClass("24k", "deg2"), GraphClass("24k", "deg20"), GraphClass("49k", "deg2")]
+MEASURED = re.compile(r"^(\S+): measured (.+): ")
+
+
+def timed(point: dict) -> class_search.Trial:
+    """A stand-in for whole solves: near-far at Δ x2 is fastest, bigger blocks are faster, 32
+    lanes give wrong distances (a failed point is data)."""
+    if point["lanes"] == 32:
+        return class_search.Trial(point, None, error="wrong distances from source 3")
+    algorithm, scale = class_search.choice(point, "auto")
+    ms = 4.0 if algorithm != "near-far" else 1.0 + abs((scale or 1) - 2) / 8
+    ms += 256 / point["block_size"] / 10
+    return class_search.Trial(point, ms, (ms, ms, ms), (ms / 2,) * 3, 9)
+
+
+class Counting:
+    """``timed``, counting each point's measurements; raises KeyboardInterrupt (Ctrl-C) at the
+    ``stop_at``-th call."""
+
+    def __init__(self, stop_at: int | None = None) -> None:
+        self.calls: list[tuple] = []
+        self.stop_at = stop_at
+
+    def __call__(self, point: dict) -> class_search.Trial:
+        if self.stop_at is not None and len(self.calls) + 1 == self.stop_at:
+            raise KeyboardInterrupt
+        self.calls.append(class_search.point_key(point))
+        return timed(point)
+
+
+@pytest.fixture
+def no_gpu(monkeypatch, tmp_path):
+    """The GPU's identity, for measured runs on a machine without one."""
+    import tuner.pipeline
+
+    monkeypatch.setattr(tuner.pipeline, "device_record", lambda ordinal=0: H200)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def measured_lines(caplog) -> list[tuple[str, str]]:
+    """(class, point) of every "measured" log line of the class search."""
+    out = []
+    for r in caplog.records:
+        if r.name == "tuner.class_search" and (m := MEASURED.match(r.getMessage())):
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def study_keys(store: Store, run) -> list[tuple]:
+    import optuna
+
+    from tuning_db import studies
+
+    study = optuna.load_study(
+        study_name=studies.study_name(run, class_search.STUDY_KERNEL), storage=store.storage
+    )
+    return [
+        class_search.point_key(t.user_attrs[class_search.MARKER]["point"])
+        for t in driver.measured_trials(study, class_search.MARKER)
+    ]
+
+
+# -- the acceptance rule ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "default,tuned,spread,accepted",
+    [
+        (1.03, 1.0, 0.0, True),  # 3 % faster, no spread: beyond the 2 % floor
+        (1.02, 1.0, 0.0, False),  # exactly the floor is not beyond it
+        (1.015, 1.0, 0.0, False),
+        (1.09, 1.0, 0.05, False),  # 9 % faster, but the default alone moved 5 %: need > 10 %
+        (1.11, 1.0, 0.05, True),
+        (1.0, 1.1, 0.0, False),  # slower
+    ],
+)
+def test_acceptance_rule(default, tuned, spread, accepted):
+    assert driver.accepts(default, tuned, spread) is accepted
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_acceptance_rule_refuses_times_that_are_no_times(bad):
+    with pytest.raises(TuningError, match=re.escape(repr(bad))):
+        driver.accepts(bad, 1.0)
+    with pytest.raises(TuningError, match="spread"):
+        driver.accepts(1.0, 1.0, -0.1)
+
+
+def test_class_search_records_follow_the_acceptance_rule():
+    """The stored record of a class search keeps the default exactly when the rule says so,
+    its A/A spread included (the rule of tune run's records too)."""
+    point = {**class_search.start_points("auto")[1]}
+    for default, spread in ((1.5, 0.0), (1.5, 0.3), (1.015, 0.0), (1.03, 0.0)):
+        result = class_search.SearchResult(
+            graph_class=CLASSES[0],
+            algorithm="auto",
+            variant="successors",
+            best_point=point,
+            best_ms=1.0,
+            default_ms=default,
+            spread=spread,
+            n_sources=3,
+        )
+        best = class_search.to_best(result, H200)
+        assert best.kept_default is not driver.accepts(default, 1.0, spread), (default, spread)
+        assert best.tuned_config == result.best  # the pick is kept either way
+    assert driver.aa_spread(1.0, 1.2) == pytest.approx(0.2 / 1.1)
+
+
+# -- interrupted and resumed ------------------------------------------------------------------
+def test_an_interrupted_class_search_resumes_measuring_nothing_twice(tmp_path, no_gpu, caplog):
+    gc = CLASSES[0]
+    opts = EngineOptions(budget=14, sources=3)
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    first = Counting(stop_at=8)  # Ctrl-C during the 8th measurement
+    with caplog.at_level(logging.INFO, logger="tuner"), Store(url, seed=False) as store:
+        with pytest.raises(KeyboardInterrupt):
+            class_search.tune_class(gc, opts, store=store, scorer=first)
+        (run,) = store.runs()
+        assert run.status is RunStatus.INTERRUPTED and run.key.kernel == "engine"
+        assert len(study_keys(store, run)) == 7 and store.all_best() == []
+        lines_before = len(measured_lines(caplog))
+
+        second = Counting()
+        out = class_search.tune_class(gc, opts, store=store, scorer=second)
+        assert out is not None and out.resumed and out.run_id == run.id
+        (run,) = store.runs()
+        assert run.status is RunStatus.FINISHED
+        keys = study_keys(store, run)
+    # the run's trials: the budget, each configuration once
+    assert len(keys) == len(set(keys)) == opts.budget == out.trials
+    # what was measured: the search's points once each across both sessions (the 4 last calls of
+    # the second are the final comparison of the best with the default, twice each)
+    searched = first.calls + second.calls[:-4]
+    assert len(searched) == len(set(searched)) == opts.budget
+    assert sorted(searched) == sorted(keys)
+    assert not set(first.calls) & set(second.calls[:-4])
+    # and the log says the same: one "measured" line per configuration
+    lines = measured_lines(caplog)
+    assert len(lines) == len(set(lines)) == opts.budget and lines_before == 7
+    assert any("resuming run" in r.getMessage() for r in caplog.records)
+    # the result: the pick beats the default beyond the rule, and is stored as such
+    assert out.best.options["algorithm"] == "near-far" and not out.best.kept_default
+    assert out.best.run_id == run.id
+
+    # tune engine claims its classes as a worker does: the finished run makes the class done
+    with Store(url, seed=False) as store:
+
+        def claim(key):
+            got = store.claim_run(key, budget=opts.budget, seed=opts.seed, owner="another")
+            return None if isinstance(got, str) else got
+
+        third = Counting()
+        assert class_search.tune_class(gc, opts, store=store, scorer=third, claim=claim) is None
+        assert third.calls == [] and len(store.runs()) == 1
+
+
+def _record_measured_runs(url: str, classes, opts: EngineOptions) -> None:
+    """Measured class-search runs (the stand-in scorer) for replays to replay."""
+    with Store(url, seed=False) as store:
+        for gc in classes:
+            class_search.tune_class(gc, opts, store=store, scorer=timed)
+
+
+def test_tune_engine_replay_resumes_after_ctrl_c(tmp_path, no_gpu, monkeypatch, capsys, caplog):
+    """``tune engine --replay``: Ctrl-C exits 130 with one line, the run is stored as
+    interrupted, and the same command resumes it measuring no configuration twice."""
+    from tuner.cli import main
+
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    gc = CLASSES[0]
+    _record_measured_runs(url, [gc], EngineOptions(budget=20, sources=3))
+    argv = ["engine", "--replay", "--graph-class", "deg2", "--size", "24k", "--budget", "10"]
+    argv += ["--sources", "3"]  # the recording's
+    calls: list[tuple] = []
+    replay = class_search.RecordedScorer.__call__
+
+    def interrupted(self, point):
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        calls.append(class_search.point_key(point))
+        return replay(self, point)
+
+    monkeypatch.setattr(class_search.RecordedScorer, "__call__", interrupted)
+    capsys.readouterr()
+    with caplog.at_level(logging.INFO, logger="tuner"):
+        assert main([*argv, "--db", url]) == 130
+        err = capsys.readouterr().err
+        assert err.splitlines() == [
+            "tune: interrupted by SIGINT; the run is stored as interrupted and resumes on the next "
+            "call"
+        ]
+        monkeypatch.setattr(class_search.RecordedScorer, "__call__", replay)
+        assert main([*argv, "--db", url]) == 0
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("24k/deg2")]
+    assert "[REPLAY of recorded measurements]" in line and "resumed" in line
+    with Store(url) as store:
+        replays = [r for r in store.runs() if r.key.replay]
+        (run,) = replays
+        assert run.status is RunStatus.FINISHED
+        keys = study_keys(store, run)
+        (best,) = [b for b in store.all_best() if b.graph_class == gc]
+    assert len(keys) == len(set(keys)) == 10 and set(calls) <= set(keys)
+    lines = measured_lines(caplog)
+    assert len(lines) == len(set(lines)) == 10  # both sessions of the replay: each point once
+    assert best.replay and best.run_id == run.id
+
+
+def test_two_workers_share_the_classes_without_duplicates(tmp_path, no_gpu, capfd):
+    """``tune engine --replay --workers 2`` on one SQLite file: every class is searched by one
+    worker, in one run, each configuration measured once."""
+    url = f"sqlite:///{tmp_path / 'w.sqlite'}"
+    _record_measured_runs(url, CLASSES, EngineOptions(budget=12, sources=3))
+    capfd.readouterr()
+    opts = EngineOptions(budget=8, sources=3, replay=True)
+    workers.run_pool(CLASSES, opts, url, workers=2, devices=[])
+    out = capfd.readouterr().out
+    done = collections.Counter(ln.split(" [REPLAY")[0] for ln in out.splitlines() if "REPLAY" in ln)
+    assert done == {str(gc): 1 for gc in CLASSES}, out
+    assert {m for ln in out.splitlines() for m in re.findall(r"\[worker (\d)", ln)} <= {"0", "1"}
+    with Store(url) as store:
+        replays = [r for r in store.runs() if r.key.replay]
+        assert sorted(str(r.key.graph_class) for r in replays) == sorted(map(str, CLASSES))
+        assert {r.status for r in replays} == {RunStatus.FINISHED}
+        for run in replays:
+            keys = study_keys(store, run)
+            assert len(keys) == len(set(keys)) == opts.budget, run.key.graph_class
+        assert {b.graph_class for b in store.all_best() if b.replay} == set(CLASSES)
+
+
+def test_a_replay_needs_a_measured_run(tmp_path):
+    with Store(f"sqlite:///{tmp_path / 't.sqlite'}", seed=False) as store:
+        with pytest.raises(TuningError, match="no measured class-search run of 24k/deg2"):
+            class_search.tune_class(CLASSES[0], EngineOptions(replay=True), store=store)
+        assert store.runs() == []
+
+
+def test_recorded_trials_round_trip():
+    t = timed({**class_search.start_points("auto")[1]})
+    assert class_search.Trial.from_attrs(t.attrs()) == t
+    with pytest.raises(TuningError, match="needs its reason"):
+        class_search.Trial({"loop": "graph"}, None)
+
+
+# -- the ask/tell loop ------------------------------------------------------------------------
+def _tiny_study():
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+
+    with driver.quiet_optuna():
+        study = optuna.create_study(sampler=optuna.samplers.BruteForceSampler(seed=3))
+    dists = {"a": CategoricalDistribution([1, 2, 3]), "b": CategoricalDistribution(["x", "y"])}
+    return study, dists
+
+
+def test_drive_resumes_an_exhaustive_search_measuring_each_point_once():
+    """Ctrl-C during a measurement: the asked trial holds no measurement, the next call
+    measures it (an exhaustive sampler counts it as visited: it is enqueued again) and the rest,
+    and a third call measures nothing. Failed points are data, measured once too."""
+    import optuna
+
+    study, dists = _tiny_study()
+    calls: list[tuple] = []
+
+    def measure(params, stop_at=None):
+        if stop_at is not None and len(calls) + 1 == stop_at:
+            raise KeyboardInterrupt
+        calls.append((params["a"], params["b"]))
+        value = None if params["a"] == 3 else float(params["a"])
+        return driver.Measured(value, {"m": dict(params)})
+
+    def run(stop_at=None, budget=6):
+        return driver.drive(
+            study,
+            dists,
+            budget=budget,
+            key=lambda p: (p["a"], p["b"]),
+            measure=lambda p: measure(p, stop_at),
+            marker="m",
+        )
+
+    with pytest.raises(KeyboardInterrupt):
+        run(stop_at=4)
+    assert len(driver.measured_trials(study, "m")) == 3
+    assert run() == 3
+    assert len(calls) == len(set(calls)) == 6
+    measured = driver.measured_trials(study, "m")
+    assert sorted((t.params["a"], t.params["b"]) for t in measured) == sorted(calls)
+    assert sum(t.state.name == "FAIL" for t in measured) == 2  # a == 3 failed, as data
+    assert run() == 0 and len(calls) == 6
+    # a budget beyond the space: the sampler ends the search (Optuna's study.stop) at its first
+    # proposal of a measured point, with no error
+    pruned = len(study.get_trials(states=(optuna.trial.TrialState.PRUNED,)))
+    assert run(budget=7) == 0 and len(calls) == 6
+    assert len(study.get_trials(states=(optuna.trial.TrialState.PRUNED,))) == pruned + 1

@@ -1,0 +1,909 @@
+"""The class search: a graph class's structural choices for engine 2 (``tune engine``), scored by
+whole solves; what ``solve(tuned=True)`` runs.
+
+Engine 2's kernels are short and their work depends on the phase, so per-kernel event times
+measure launch latency rather than the kernel (the reason the paper-style characterisation kept
+the default on every sparse class). Here every candidate point is scored by what a user waits
+for: the median wall time of whole solves (``SSSPResult.timings["wall"]``: initialisation, every
+phase, predecessors, the copy back and the result), with the CUDA-event time of the same solves
+kept beside it, over several sources of the class's instance, each answer checked against
+SciPy's distances. The tuning driver (:mod:`tuner.driver`) runs the search: a tuning run per
+class (resumed after an interrupt, shared by workers), Optuna's TPE (seeded) with the default
+enqueued first, and the acceptance rule of every tuning for the stored record.
+
+The space (:data:`SPACE`): loop ("persistent", "graph", "host"), block size, L1 state (the
+paper's per-kernel knob, applied to every kernel of the solve), lanes per node in relax (the
+degree-aware mapping: 1 thread, a lane group or a whole warp per frontier node; nodes of more than
+``SSSP_BIG_DEGREE`` edges are always walked by a whole block), blocks per multiprocessor and the
+block-local phase limit of the persistent loop.
+
+With ``algorithm="auto"`` (what ``solve(tuned=True)`` uses) the algorithm joins the space
+(:data:`AUTO_SPACE`): Crauser OUT, Crauser IN+OUT or near-far, and near-far's Δ as a multiple of
+its default rule (:func:`sssp.cpu.nearfar.default_delta`), so that the choice carries over to
+every graph of the class rather than fitting one instance's weights.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import kernels
+from sssp.classes import GraphClass
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.errors import TuningError
+from sssp.graph import Graph, iter_sources
+from tuning_db import Store, studies
+from tuning_db.records import (
+    BestRecord,
+    DeviceRecord,
+    KernelVersionRecord,
+    RunKey,
+    RunRecord,
+    RunStatus,
+)
+
+from . import driver, interrupt
+
+log = logging.getLogger(__name__)
+
+SPACE: dict[str, tuple] = {
+    "loop": ("persistent", "graph", "host"),
+    "block_size": (256, 512, 1024),
+    "l1": ("N", "A", "S"),
+    "lanes": (1, 2, 4, 8, 16, 32),
+    "blocks_per_sm": (1, 2),
+    "local_limit": (0, 2048, 8192, 32768),
+}
+
+
+AUTO_ALGORITHMS = ("crauser", "crauser-inout", "near-far")
+DELTA_SCALES = (0.5, 1, 2, 4, 16, 64, 256)
+CLUSTER_CHOICES = (0, 4, 16)
+"""Cluster loop: the fewest blocks that hold the graph (0), or at least 4 or 16 (more threads to
+walk a step's edges, more shared-memory round trips between blocks)."""
+FUSE_CHOICES = (0, 1)
+"""Cluster loop: nodes spread v % C with one cluster barrier per step (0), or in bands of a
+bandwidth-reducing order with local rounds inside each block between the barriers (1)."""
+AUTO_SPACE: dict[str, tuple] = {
+    **SPACE,
+    "loop": (*SPACE["loop"], "cluster"),
+    "algorithm": AUTO_ALGORITHMS,
+    "delta_scale": DELTA_SCALES,
+    "cluster": CLUSTER_CHOICES,
+    "fuse": FUSE_CHOICES,
+}
+"""The space of ``algorithm="auto"``: :data:`SPACE` plus the cluster loop, the algorithm,
+near-far's Δ scale, the cluster's size and its fusion."""
+
+
+def space_for(algorithm: str) -> dict[str, tuple]:
+    if algorithm == "auto":
+        return AUTO_SPACE
+    if algorithm == "near-far":
+        return {
+            **SPACE,
+            "loop": ("persistent", "cluster"),
+            "delta_scale": DELTA_SCALES,
+            "cluster": CLUSTER_CHOICES,
+            "fuse": FUSE_CHOICES,
+        }
+    return SPACE
+
+
+def canonical(p: dict) -> dict:
+    """One representative of the points that run the same solve: near-far runs on the persistent
+    or the cluster loop, the phase-synchronous algorithms on the other three and without Δ; the
+    cluster loop has no blocks per multiprocessor, no block-local limit and fixed lanes
+    (``kernels.CLUSTER_LANES``, its predecessor pass), and the cluster's size and fusion mean
+    nothing to the other loops."""
+    q = dict(p)
+    nearfar = q.get("algorithm", "near-far" if "delta_scale" in q else None) == "near-far"
+    if nearfar:
+        if q["loop"] not in ("persistent", "cluster"):
+            q["loop"] = "persistent"
+    elif "algorithm" in q:
+        q["delta_scale"] = 1
+        if q["loop"] == "cluster":
+            q["loop"] = "persistent"
+    if q["loop"] == "cluster":
+        q.update(lanes=kernels.CLUSTER_LANES, blocks_per_sm=1, local_limit=0)
+    else:
+        if "cluster" in q:
+            q["cluster"] = 0
+        if "fuse" in q:
+            q["fuse"] = 0
+    return q
+
+
+def choice(p: dict, algorithm: str) -> tuple[str, float | None]:
+    """(algorithm, Δ scale or None) a point runs, for the searched ``algorithm``."""
+    algo = str(p.get("algorithm", algorithm))
+    return algo, (float(p.get("delta_scale", 1)) if algo == "near-far" else None)
+
+
+def to_config(p: dict) -> LaunchConfig:
+    """A launch configuration from one point of :data:`SPACE`."""
+    bs, l1 = int(p["block_size"]), str(p["l1"])
+    return LaunchConfig(
+        KernelConfig(bs, l1, int(p["lanes"])),
+        KernelConfig(bs, l1),
+        KernelConfig(bs, l1),
+        loop=str(p["loop"]),
+        blocks_per_sm=int(p["blocks_per_sm"]),
+        local_limit=int(p["local_limit"]),
+        cluster=int(p.get("cluster", 0)),
+        fuse=p["loop"] == "cluster" and bool(int(p.get("fuse", 0))),
+    )
+
+
+def from_config(c: LaunchConfig) -> dict:
+    """Inverse of :func:`to_config` (the cluster's size and fusion only for the cluster loop)."""
+    point = {
+        "loop": c.loop,
+        "block_size": c.relax.block_size,
+        "l1": c.relax.l1,
+        "lanes": c.relax.lanes,
+        "blocks_per_sm": c.blocks_per_sm,
+        "local_limit": c.local_limit,
+    }
+    if c.loop == "cluster":
+        point["cluster"] = c.cluster
+        point["fuse"] = int(c.fuse)
+    return point
+
+
+DEFAULT_POINT = {
+    "loop": "persistent",
+    "block_size": 256,
+    "l1": "N",
+    "lanes": 1,
+    "blocks_per_sm": 2,
+    "local_limit": 2048,
+}
+"""LaunchConfig.default() as a point of the space (its local limit -1 means 8 x 256)."""
+
+WARM_START = (
+    {
+        "loop": "persistent",
+        "block_size": 1024,
+        "l1": "N",
+        "lanes": 4,
+        "blocks_per_sm": 1,
+        "local_limit": 8192,
+    },
+    {
+        "loop": "persistent",
+        "block_size": 1024,
+        "l1": "N",
+        "lanes": 32,
+        "blocks_per_sm": 1,
+        "local_limit": 0,
+    },
+    {
+        "loop": "persistent",
+        "block_size": 256,
+        "l1": "N",
+        "lanes": 4,
+        "blocks_per_sm": 2,
+        "local_limit": 8192,
+    },
+    {
+        "loop": "graph",
+        "block_size": 256,
+        "l1": "N",
+        "lanes": 32,
+        "blocks_per_sm": 1,
+        "local_limit": 0,
+    },
+)
+"""Points measured well on the H200 across graph families (benchmarks/bench_engine.py): the
+search starts from them and the default, then TPE explores."""
+
+NEARFAR_WARM_START = tuple(
+    {
+        "loop": "cluster",
+        "block_size": bs,
+        "l1": "N",
+        "lanes": kernels.CLUSTER_LANES,
+        "blocks_per_sm": 1,
+        "local_limit": 0,
+        "algorithm": "near-far",
+        "delta_scale": scale,
+        "cluster": blocks,
+        "fuse": fuse,
+    }
+    for bs, scale, blocks, fuse in (
+        (1024, 1, 16, 0),
+        (1024, 0.5, 0, 1),
+        (1024, 2, 16, 0),
+        (1024, 1, 0, 1),
+        (1024, 0.5, 16, 0),
+        (1024, 1, 0, 0),
+    )
+) + tuple(
+    {
+        "loop": "persistent",
+        "block_size": 1024,
+        "l1": "N",
+        "lanes": lanes,
+        "blocks_per_sm": 1,
+        "local_limit": 8192,
+        "algorithm": "near-far",
+        "delta_scale": scale,
+        "cluster": 0,
+        "fuse": 0,
+    }
+    for lanes, scale in ((4, 16), (32, 16), (4, 64), (32, 256), (4, 1), (32, 4))
+)
+"""Near-far points measured well on the H200 (benchmarks/bench_nearfar.py), the cluster loop's
+first (a 393k-node class's budget of 10 ran out before reaching them when they came last). On
+the persistent loop sparse and mesh-like graphs favour Δ 16-256 times the default rule with 4
+lanes, social and denser ones 32 lanes; on the cluster loop, whole blocks, 16 of them, and Δ
+0.5-2 times the rule (its steps cost less, so fewer nodes pushed twice pays), and fused on FE
+meshes (12-28 % less time than unfused on crack, fe_4elt2, fe_sphere, t60k; more on Delaunay
+meshes, roads and random graphs: benchmarks/results/h200/nearfar_fused_run39.csv)."""
+
+
+def start_points(algorithm: str) -> list[dict]:
+    """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``."""
+    if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
+        # measures the cluster loop), then Crauser's
+        phased = [
+            {**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0}
+            for p in (DEFAULT_POINT, *WARM_START)
+        ]
+        return [phased[0], *NEARFAR_WARM_START, *phased[1:]]
+    if algorithm == "near-far":
+        return [{k: v for k, v in p.items() if k != "algorithm"} for p in NEARFAR_WARM_START]
+    return [DEFAULT_POINT, *WARM_START]
+
+
+def previous_point(record: BestRecord, algorithm: str) -> dict | None:
+    """The configuration a stored best record (``tuning_db.records.BestRecord``, typically of an
+    older kernel version) runs, as a point of :func:`space_for` ``(algorithm)``; None when it
+    does not belong to that space (another algorithm, a Δ scale or size the space lacks)."""
+    space = space_for(algorithm)
+    point = from_config(record.config)
+    if algorithm == "auto":
+        point["algorithm"] = str(record.options.get("algorithm", "crauser"))
+    if "delta_scale" in space:
+        point["delta_scale"] = record.options.get("delta_scale", 1)
+    if "cluster" in space:
+        point.setdefault("cluster", 0)
+        point.setdefault("fuse", 0)
+    if set(point) != set(space) or any(point[k] not in space[k] for k in space):
+        return None
+    if "algorithm" not in space and record.options.get("algorithm", algorithm) != algorithm:
+        return None
+    return canonical(point)
+
+
+def representative_sources(graph: Graph, count: int, seed: int) -> list[int]:
+    """``count`` seeded sources that each reach at least a quarter of what the best-reaching
+    candidate reaches: on sparse random classes many nodes reach almost nothing, and a solve
+    from them scores a configuration on no work at all."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    matrix = graph.to_scipy()
+    candidates = list(iter_sources(graph, 4 * count, seed=seed))
+    reach = {
+        s: breadth_first_order(matrix, s, directed=True, return_predecessors=False).size
+        for s in candidates
+    }
+    top = max(reach.values())
+    good = [s for s in candidates if reach[s] >= top / 4]
+    return good[:count]
+
+
+MARKER = "solves"
+"""The user attribute of a measured trial: its point and the figures of its solves
+(:meth:`Trial.attrs`). A trial without it was never measured (see :func:`tuner.driver.drive`)."""
+STUDY_KERNEL = "engine"
+"""What a class search's run and study are named after in place of a kernel
+(:class:`~tuning_db.records.RunKey` ``kernel``, :func:`tuning_db.studies.study_name`)."""
+
+
+def strategy_label(sources: int) -> str:
+    """The run key's strategy of a class search over ``sources`` sources: trials scored on
+    another number of sources are another search, and never share a study."""
+    return f"tpe/sources-{sources}"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One point of the space scored by whole solves over the class's sources.
+
+    ``wall_ms`` (the objective) is the median of ``times_ms``, the wall time of each solve as a
+    user waits for it (``SSSPResult.timings["wall"]``: initialisation, every phase, the copy
+    back and the result's assembly); ``gpu_ms`` holds the CUDA-event time of the same solves
+    beside it. A point that cannot run, or gives wrong distances, has ``wall_ms`` None and says
+    why in ``error``.
+    """
+
+    params: Mapping[str, Any]
+    wall_ms: float | None
+    times_ms: tuple[float, ...] = ()
+    gpu_ms: tuple[float, ...] = ()
+    phases: int = 0
+    error: str = ""
+
+    def __post_init__(self) -> None:
+        if self.wall_ms is None and not self.error:
+            raise TuningError(f"a failed point {dict(self.params)} needs its reason")
+
+    @property
+    def gpu_median_ms(self) -> float | None:
+        return float(np.median(self.gpu_ms)) if self.gpu_ms else None
+
+    def attrs(self) -> dict[str, Any]:
+        """The trial's user attribute :data:`MARKER` (JSON)."""
+        return {
+            "point": dict(self.params),
+            "wall_ms": self.wall_ms,
+            "times_ms": list(self.times_ms),
+            "gpu_ms": list(self.gpu_ms),
+            "phases": self.phases,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[str, Any]) -> Trial:
+        """The inverse of :meth:`attrs`."""
+        try:
+            return cls(
+                dict(attrs["point"]),
+                None if attrs["wall_ms"] is None else float(attrs["wall_ms"]),
+                tuple(float(t) for t in attrs.get("times_ms", ())),
+                tuple(float(t) for t in attrs.get("gpu_ms", ())),
+                int(attrs.get("phases", 0)),
+                str(attrs.get("error", "")),
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise TuningError(
+                f"a recorded class-search trial holds an invalid value: {err}"
+            ) from err
+
+
+Scorer = Callable[[dict[str, Any]], Trial]
+"""``scorer(point)``: a canonical point of the searched space, scored (:class:`SolveScorer` on a
+GPU, :class:`RecordedScorer` from recorded measurements)."""
+
+
+def point_key(point: Mapping[str, Any]) -> tuple:
+    """A hashable key of a point: points of one key run the same solve."""
+    q = canonical(dict(point))
+    return tuple(sorted(q.items()))
+
+
+def point_label(point: Mapping[str, Any], algorithm: str) -> str:
+    """A point as one line of the log, e.g. ``near-far delta x2 loop=cluster block_size=1024 ...``."""
+    algo, scale = choice(point, algorithm)
+    rest = " ".join(f"{k}={v}" for k, v in point.items() if k not in ("algorithm", "delta_scale"))
+    return f"{algo}{f' delta x{scale:g}' if scale is not None else ''} {rest}"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a class search found: the best point, its time and the default's (measured
+    interleaved after the search), and every trial of the run."""
+
+    graph_class: GraphClass
+    algorithm: str
+    """The searched algorithm (``"auto"``: the algorithm is part of the point)."""
+    variant: str
+    best_point: Mapping[str, Any]
+    best_ms: float
+    default_ms: float
+    spread: float
+    """A/A spread of the default's two measurements (:func:`tuner.driver.aa_spread`)."""
+    n_sources: int
+    trials: tuple[Trial, ...] = ()
+
+    @property
+    def best(self) -> LaunchConfig:
+        return to_config(dict(self.best_point))
+
+    @property
+    def speedup(self) -> float:
+        return self.default_ms / self.best_ms
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the search's pick replaces the default (:func:`tuner.driver.accepts`)."""
+        return driver.accepts(self.default_ms, self.best_ms, self.spread)
+
+    def chosen(self) -> tuple[str, float | None]:
+        """(algorithm, Δ scale or None) of the best point."""
+        return choice(dict(self.best_point), self.algorithm)
+
+
+def score(
+    graph: Graph,
+    config: LaunchConfig,
+    sources: list[int],
+    *,
+    algorithm: str,
+    variant: str,
+    device: int,
+    reference: dict[int, np.ndarray],
+    delta_scale: float | None = None,
+) -> Trial:
+    """Median wall ms of ``config`` over ``sources`` (after one warm-up solve); an answer that
+    differs from ``reference`` makes the trial fail (recorded, not raised). ``algorithm`` is the
+    one that runs (not ``"auto"``); ``delta_scale`` near-far's Δ scale."""
+    from sssp.gpu import make_solver
+
+    point = from_config(config)
+    extra = {}
+    if algorithm == "near-far":
+        point.update(algorithm=algorithm, delta_scale=delta_scale or 1)
+        from sssp.cpu.nearfar import scaled_delta
+
+        extra["delta"] = scaled_delta(graph, delta_scale or 1)
+    try:
+        with make_solver(
+            graph, algorithm=algorithm, variant=variant, config=config, device=device, **extra
+        ) as solver:
+            solver.solve(sources[0])
+            times, gpu, phases = [], [], []
+            for s in sources:
+                r = solver.solve(s)
+                if not np.array_equal(r.dist, reference[s]):
+                    return Trial(point, None, error=f"wrong distances from source {s}")
+                # The wall time, not the device's: a configuration fast on the GPU but slow to
+                # deliver its result must not win.
+                times.append(1e3 * r.timings["wall"])
+                gpu.append(1e3 * r.timings["gpu"])
+                phases.append(r.iterations)
+    except Exception as err:  # SSSPError, pycuda's LaunchError and friends: a failed point
+        return Trial(point, None, error=f"{type(err).__name__}: {err}")
+    return Trial(point, float(np.median(times)), tuple(times), tuple(gpu), int(np.median(phases)))
+
+
+@dataclass(frozen=True)
+class SolveScorer:
+    """Scores points by solving on the GPU (:func:`score`), each answer checked against SciPy's."""
+
+    graph: Graph
+    sources: tuple[int, ...]
+    algorithm: str
+    variant: str
+    device: int
+    reference: Mapping[int, np.ndarray] = field(repr=False)
+
+    @classmethod
+    def for_graph(
+        cls, graph: Graph, sources: list[int], *, algorithm: str, variant: str, device: int
+    ) -> SolveScorer:
+        from sssp.cpu.reference import dijkstra
+
+        # Every candidate's answer is checked against SciPy's, so no configuration (the
+        # default included) can serve as the reference of the others.
+        reference = {s: dijkstra(graph, s).dist for s in sources}
+        return cls(graph, tuple(sources), algorithm, variant, device, reference)
+
+    def __call__(self, point: dict[str, Any]) -> Trial:
+        algo, scale = choice(point, self.algorithm)
+        trial = score(
+            self.graph,
+            to_config(point),
+            list(self.sources),
+            algorithm=algo,
+            variant=self.variant,
+            device=self.device,
+            reference=dict(self.reference),
+            delta_scale=scale,
+        )
+        return dataclasses.replace(trial, params=dict(point))
+
+
+@dataclass(frozen=True)
+class RecordedScorer:
+    """Scores points from recorded measurements (a measured run's trials), for machines without
+    a GPU: a point the recording lacks is a failed point that says so."""
+
+    recorded: Mapping[tuple, Trial]
+    source: str = "the recorded run"
+
+    @classmethod
+    def from_trials(cls, trials: list[Trial], source: str = "the recorded run") -> RecordedScorer:
+        return cls({point_key(t.params): t for t in trials}, source)
+
+    def __call__(self, point: dict[str, Any]) -> Trial:
+        found = self.recorded.get(point_key(point))
+        if found is None:
+            return Trial(dict(point), None, error=f"not measured in {self.source}")
+        return dataclasses.replace(found, params=dict(point))
+
+
+def study_trials(study: Any) -> list[Trial]:
+    """The measured trials of a class search's study, in trial order."""
+    return [Trial.from_attrs(t.user_attrs[MARKER]) for t in driver.measured_trials(study, MARKER)]
+
+
+def search(
+    study: Any,
+    scorer: Scorer,
+    *,
+    graph_class: GraphClass,
+    algorithm: str = "crauser",
+    variant: str = "successors",
+    budget: int = 40,
+    n_sources: int = 5,
+    seed: int = 0,
+    previous: dict | None = None,
+    progress: Callable[[Trial], None] | None = None,
+    on_ask: Callable[[Any], None] | None = None,
+) -> SearchResult:
+    """Search :func:`space_for` ``(algorithm)`` on ``study`` until it holds ``budget`` measured
+    points (:func:`tuner.driver.drive`, Optuna's TPE, seeded), then measure the best and the
+    default interleaved, twice each, so that drift between the search and the comparison hits
+    both; returns the typed result.
+
+    The default is enqueued first, then ``previous`` (e.g. :func:`previous_point` of the class's
+    stored best for older kernels, so that a re-tune with a small budget still measures what won
+    before), then the warm start. A study that holds measurements already (a resumed run) keeps
+    them: nothing it measured is measured again, and its queue is not enqueued twice.
+
+    Raises
+    ------
+    TuningError
+        No point ran, or the final comparison failed.
+    """
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+
+    space = space_for(algorithm)
+    dists = {k: CategoricalDistribution(list(v)) for k, v in space.items()}
+    starts = start_points(algorithm)
+    if previous is not None:
+        starts.insert(1, previous)
+    driver.enqueue_new(study, starts, point_key, MARKER)
+    done = len(driver.measured_trials(study, MARKER))
+    study.sampler = optuna.samplers.TPESampler(seed=seed + done, n_startup_trials=10)
+    t0 = time.perf_counter()
+
+    def measure(params: dict[str, Any]) -> driver.Measured:
+        point = canonical(params)
+        trial = scorer(point)
+        figures = (
+            f"{trial.wall_ms:.3f} ms wall, {trial.gpu_median_ms or 0:.3f} ms gpu"
+            if trial.wall_ms is not None
+            else f"failed: {trial.error}"
+        )
+        log.info("%s: measured %s: %s", graph_class, point_label(point, algorithm), figures)
+        return driver.Measured(trial.wall_ms, {MARKER: trial.attrs()}, trial)
+
+    def on_result(params: dict[str, Any], measured: driver.Measured) -> None:
+        if progress:
+            progress(measured.detail)
+
+    driver.drive(
+        study,
+        dists,
+        budget=budget,
+        key=point_key,
+        measure=measure,
+        marker=MARKER,
+        on_ask=on_ask,
+        on_result=on_result,
+    )
+    trials = study_trials(study)
+    ok = [t for t in trials if t.wall_ms is not None]
+    if not ok:
+        raise TuningError(f"no engine configuration ran on {graph_class}")
+    best = min(ok, key=lambda t: t.wall_ms or 0.0)
+    # The comparison the result reports: best and default interleaved. The default of "auto" is
+    # Crauser OUT with the default configuration.
+    default_point = canonical(start_points(algorithm)[0])
+    d_trials, b_trials = [], []
+    for _ in range(2):
+        d_trials.append(scorer(default_point))
+        b_trials.append(scorer(canonical(dict(best.params))))
+    failed = [t.error for t in (*d_trials, *b_trials) if t.wall_ms is None]
+    if failed:
+        raise TuningError(f"the final comparison failed on {graph_class}: {failed[0]}")
+    d = [float(t.wall_ms) for t in d_trials if t.wall_ms is not None]
+    b = [float(t.wall_ms) for t in b_trials if t.wall_ms is not None]
+    log.info(
+        "class search on %s: %d trials (%.1f s this session), best %s",
+        graph_class,
+        len(trials),
+        time.perf_counter() - t0,
+        point_label(best.params, algorithm),
+    )
+    return SearchResult(
+        graph_class=graph_class,
+        algorithm=algorithm,
+        variant=variant,
+        best_point=dict(best.params),
+        best_ms=float(np.median(b)),
+        default_ms=float(np.median(d)),
+        spread=driver.aa_spread(d[0], d[1]),
+        n_sources=n_sources,
+        trials=tuple(trials),
+    )
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What ``tune engine`` searches, and how (the class search's :class:`TuneOptions`)."""
+
+    algorithm: str = "auto"
+    variant: str = "successors"
+    budget: int = 30
+    sources: int = 5
+    seed: int = 0
+    device: int = 0
+    replay: bool = False
+    """Score points from the measured runs of the same class in the database (no GPU)."""
+
+    def __post_init__(self) -> None:
+        from sssp.result import GPU_ALGORITHMS
+
+        if self.algorithm not in ("auto", *GPU_ALGORITHMS):
+            raise TuningError(
+                f"unknown algorithm {self.algorithm!r} for the class search: expected auto or "
+                f"one of {', '.join(GPU_ALGORITHMS)}"
+            )
+        if self.budget < 1 or self.sources < 1:
+            raise TuningError(f"budget {self.budget} and sources {self.sources} must be positive")
+
+
+def engine_kernel_version() -> KernelVersionRecord:
+    return KernelVersionRecord(
+        kernels.digest(kernels.ENGINE_SOURCE_FILE), " ".join(kernels.NVCC_OPTIONS)
+    )
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A measured class-search run to replay: its key's device and kernels, and its trials."""
+
+    run: RunRecord
+    sources: tuple[int, ...]
+    trials: tuple[Trial, ...]
+
+
+def recorded_run(store: Store, graph_class: GraphClass, opts: EngineOptions) -> Recorded:
+    """The newest finished, measured class-search run of ``graph_class`` (the algorithm,
+    variant, seed and number of sources of ``opts``) in ``store``, for a replay.
+
+    Raises
+    ------
+    TuningError
+        There is none.
+    """
+    import optuna
+
+    runs = [
+        r
+        for r in store.runs(graph_class=graph_class, status=RunStatus.FINISHED)
+        if r.key.kernel == STUDY_KERNEL
+        and not r.key.replay
+        and (r.key.algorithm, r.key.variant) == (opts.algorithm, opts.variant)
+        and r.seed == opts.seed
+        and r.key.strategy == strategy_label(opts.sources)
+    ]
+    if not runs:
+        raise TuningError(
+            f"no measured class-search run of {graph_class} ({opts.algorithm}/{opts.variant}, "
+            f"seed {opts.seed}, {opts.sources} sources) in {store.url}; replay needs one "
+            "(tune engine on a GPU)"
+        )
+    run = runs[-1]
+    study = optuna.load_study(
+        study_name=studies.study_name(run, STUDY_KERNEL), storage=store.storage
+    )
+    return Recorded(run, tuple(study.user_attrs.get("sources", ())), tuple(study_trials(study)))
+
+
+def tune_class(
+    graph_class: GraphClass,
+    opts: EngineOptions,
+    *,
+    store: Store,
+    claim: driver.Claim | None = None,
+    scorer: Scorer | None = None,
+    progress: Callable[[Trial], None] | None = None,
+) -> driver.TuneOutcome | None:
+    """Search ``graph_class`` (its paper instance) in a tuning run and store the best record.
+
+    The run (:func:`tuner.driver.take_run`, key: device, engine kernels, class, algorithm,
+    variant, instance) holds the search's Optuna study: an interrupted search resumes where it
+    stopped, measuring nothing twice; ``claim`` shares classes between workers. ``scorer``
+    replaces the GPU (tests); with ``opts.replay`` points are scored from the class's measured
+    run in ``store`` (:func:`recorded_run`). The stored best record is the search's pick when it
+    passes :func:`tuner.driver.accepts`, else the default with the pick beside it. Returns
+    ``None`` when ``claim`` gave the run to another worker or found it finished.
+    """
+    from .pipeline import device_record
+    from .workload import class_instance
+
+    interrupt.check()
+    graph = None
+    if opts.replay:
+        recorded = recorded_run(store, graph_class, opts)
+        device, version = recorded.run.key.device, recorded.run.key.kernel_version
+        instance, sources = recorded.run.key.instance, list(recorded.sources)
+        scorer = scorer or RecordedScorer.from_trials(
+            list(recorded.trials), f"recorded run {recorded.run.id}"
+        )
+    else:
+        device, version = device_record(opts.device), engine_kernel_version()
+        graph, instance = class_instance(graph_class, seed=opts.seed)
+        sources = []
+    key = RunKey(
+        device=device,
+        kernel_version=version,
+        graph_class=graph_class,
+        algorithm=opts.algorithm,
+        variant=opts.variant,
+        kernel=STUDY_KERNEL,
+        strategy=strategy_label(opts.sources),
+        instance=instance,
+        replay=opts.replay,
+    )
+    held = driver.take_run(store, key, budget=opts.budget, seed=opts.seed, claim=claim)
+    if held is None:
+        return None
+    run = held.run
+    with held:
+        study = store.study(run, STUDY_KERNEL)
+        if held.resumed:
+            log.info(
+                "resuming run %d of %s (%d configurations measured)",
+                run.id,
+                graph_class,
+                len(driver.measured_trials(study, MARKER)),
+            )
+        if graph is not None:
+            sources = representative_sources(graph, opts.sources, run.seed + 29)
+            if scorer is None:
+                scorer = SolveScorer.for_graph(
+                    graph,
+                    sources,
+                    algorithm=opts.algorithm,
+                    variant=opts.variant,
+                    device=opts.device,
+                )
+        if "sources" not in study.user_attrs:
+            study.set_user_attr("sources", [int(s) for s in sources])
+        assert scorer is not None
+
+        ids = driver.TrialIds(store.storage, study)
+
+        def on_ask(trial: Any) -> None:
+            assert held.beat is not None
+            held.beat.trial(None if trial is None else ids(trial))
+
+        result = search(
+            study,
+            scorer,
+            graph_class=graph_class,
+            algorithm=opts.algorithm,
+            variant=opts.variant,
+            budget=opts.budget,
+            n_sources=len(sources) or opts.sources,
+            seed=run.seed,
+            previous=previous_best(store, device.name, graph_class, opts),
+            progress=progress,
+            on_ask=on_ask,
+        )
+        best = to_best(result, device, kernel_version=version, run_id=run.id, replay=opts.replay)
+        store.put_best(best)
+    return driver.TuneOutcome(best, run.id, held.resumed, held.wall_seconds, len(result.trials))
+
+
+def previous_best(
+    store: Store, device_name: str, graph_class: GraphClass, opts: EngineOptions
+) -> dict | None:
+    """The point of the class's latest stored best record on this GPU model (any kernel
+    version), so that a re-tune measures what won before right after the default; None when
+    there is none or it lies outside the searched space."""
+    mine = [
+        r
+        for r in store.all_best(device_name=device_name)
+        if (r.algorithm, r.variant) == (opts.algorithm, opts.variant)
+        and r.config.loop != "legacy"
+        and r.graph_class == graph_class
+    ]
+    if not mine:
+        return None
+    latest = max(mine, key=lambda r: r.updated_at)
+    point = previous_point(latest, opts.algorithm)
+    if point is not None:
+        log.info(
+            "class %s: measuring the stored best of kernels %s after the default",
+            graph_class,
+            latest.kernel_version.digest,
+        )
+    return point
+
+
+def summary(out: driver.TuneOutcome) -> str:
+    """One line of a class's outcome, for the command line."""
+    b = out.best
+    verdict = "kept the default" if b.kept_default else "stored"
+    picked = str(b.options.get("tuned.algorithm", b.options.get("algorithm", b.algorithm)))
+    scale = b.options.get("tuned.delta_scale", b.options.get("delta_scale"))
+    if scale is not None:
+        picked += f" delta x{float(scale):g}"
+    return (
+        f"default {b.default_median_ms:.3f} ms  searched {b.tuned_median_ms:.3f} ms  "
+        f"({b.speedup:.2f}x, {verdict})  {picked}  {b.tuned_config}"
+    )
+
+
+def to_best(
+    result: SearchResult,
+    device: DeviceRecord,
+    *,
+    kernel_version: KernelVersionRecord | None = None,
+    run_id: int | None = None,
+    replay: bool = False,
+) -> BestRecord:
+    """The best record of a search: engine 2's kernel version, the searched configuration with
+    its structural options, or the default when the search's pick does not pass
+    :func:`tuner.driver.accepts` (the rule of every tuning)."""
+    searched = result.best
+    kept_default = not result.accepted
+    chosen = _default_config(result.algorithm) if kept_default else searched
+    return BestRecord(
+        device=device,
+        kernel_version=kernel_version or engine_kernel_version(),
+        graph_class=result.graph_class,
+        algorithm=result.algorithm,
+        variant=result.variant,
+        config=chosen,
+        tuned_config=searched,
+        tuned_median_ms=result.best_ms,
+        default_median_ms=result.default_ms,
+        speedup=result.speedup,
+        n_sources=result.n_sources,
+        kept_default=kept_default,
+        replay=replay,
+        run_id=run_id,
+        # The search's own structural picks ride along (prefixed) when the default is kept.
+        options=_stored_options(result, chosen, searched, kept_default),
+    )
+
+
+def algorithm_options(point: Mapping[str, Any], algorithm: str) -> dict:
+    """What a record of an ``"auto"`` (or near-far) search stores beside the launch options for
+    ``point``: the algorithm it runs and, for near-far, the Δ scale."""
+    if algorithm not in ("auto", "near-far"):
+        return {}
+    algo, scale = choice(dict(point), algorithm)
+    return {"algorithm": algo, **({"delta_scale": scale} if scale is not None else {})}
+
+
+def _default_config(algorithm: str) -> LaunchConfig:
+    """The configuration a search compared against: the default one, or for near-far alone its
+    first start point."""
+    return (
+        to_config(start_points("near-far")[0])
+        if algorithm == "near-far"
+        else LaunchConfig.default()
+    )
+
+
+def _stored_options(
+    result: SearchResult, chosen: LaunchConfig, searched: LaunchConfig, kept_default: bool
+) -> dict:
+    """The stored record's options: the chosen configuration's, its algorithm choice (records of
+    "auto": Crauser OUT when the default is kept), and the search's own picks, prefixed
+    ``tuned.``, when the default is kept."""
+    picked = algorithm_options(result.best_point, result.algorithm)
+    if not kept_default:
+        return {**chosen.options(), **picked}
+    default_algo = algorithm_options(start_points(result.algorithm)[0], result.algorithm)
+    tuned = {f"tuned.{k}": v for k, v in {**searched.options(), **picked}.items()}
+    return {**chosen.options(), **default_algo, **tuned}
