@@ -401,3 +401,27 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
             class_search.previous_best(store, "NVIDIA H200", GraphClass("24k", "deg2"), opts)
             is None
         )
+
+
+def test_canonical_wide_points():
+    """The wide loop runs near-far only, on its own kernels: one point per Δ scale."""
+    base = {"block_size": 1024, "l1": "A", "lanes": 4, "blocks_per_sm": 2, "local_limit": 8192}
+    wide = class_search.canonical(
+        {**base, "loop": "wide", "algorithm": "near-far", "delta_scale": 2, "cluster": 16}
+    )
+    assert wide == {
+        "loop": "wide",
+        "algorithm": "near-far",
+        "delta_scale": 2,
+        "cluster": 0,
+        "block_size": kernels.WIDE_BLOCK,
+        "l1": "N",
+        "lanes": 8,
+        "blocks_per_sm": 1,
+        "local_limit": 0,
+    }
+    assert all(wide[k] in class_search.AUTO_SPACE[k] for k in wide)
+    crauser = class_search.canonical({**base, "loop": "wide", "algorithm": "crauser"})
+    assert crauser["loop"] == "persistent" and crauser["block_size"] == 1024
+    assert "wide" in class_search.space_for("near-far")["loop"]
+    assert class_search.to_config(wide).loop == "wide"

@@ -73,7 +73,7 @@ FUSE_CHOICES = (0, 1)
 bandwidth-reducing order with local rounds inside each block between the barriers (1)."""
 AUTO_SPACE: dict[str, tuple] = {
     **SPACE,
-    "loop": (*SPACE["loop"], "cluster"),
+    "loop": (*SPACE["loop"], "cluster", "wide"),
     "algorithm": AUTO_ALGORITHMS,
     "delta_scale": DELTA_SCALES,
     "cluster": CLUSTER_CHOICES,
@@ -89,7 +89,7 @@ def space_for(algorithm: str) -> dict[str, tuple]:
     if algorithm == "near-far":
         return {
             **SPACE,
-            "loop": ("persistent", "cluster"),
+            "loop": ("persistent", "cluster", "wide"),
             "delta_scale": DELTA_SCALES,
             "cluster": CLUSTER_CHOICES,
             "fuse": FUSE_CHOICES,
@@ -98,23 +98,26 @@ def space_for(algorithm: str) -> dict[str, tuple]:
 
 
 def canonical(p: dict) -> dict:
-    """One representative of the points that run the same solve: near-far runs on the persistent
-    or the cluster loop, the phase-synchronous algorithms on the other three and without Δ; the
-    cluster loop has no blocks per multiprocessor, no block-local limit and fixed lanes
-    (``kernels.CLUSTER_LANES``, its predecessor pass), and the cluster's size and fusion mean
-    nothing to the other loops."""
+    """One representative of the points that run the same solve: near-far runs on the persistent,
+    the cluster or the wide loop, the phase-synchronous algorithms on the other three and without
+    Δ; the cluster loop has no blocks per multiprocessor, no block-local limit and fixed lanes
+    (``kernels.CLUSTER_LANES``, its predecessor pass), the wide loop runs its own kernels (block
+    size, L1, lanes and block-local limit mean nothing to it), and the cluster's size and fusion
+    mean nothing to the other loops."""
     q = dict(p)
     nearfar = q.get("algorithm", "near-far" if "delta_scale" in q else None) == "near-far"
     if nearfar:
-        if q["loop"] not in ("persistent", "cluster"):
+        if q["loop"] not in ("persistent", "cluster", "wide"):
             q["loop"] = "persistent"
     elif "algorithm" in q:
         q["delta_scale"] = 1
-        if q["loop"] == "cluster":
+        if q["loop"] in ("cluster", "wide"):
             q["loop"] = "persistent"
     if q["loop"] == "cluster":
         q.update(lanes=kernels.CLUSTER_LANES, blocks_per_sm=1, local_limit=0)
-    else:
+    if q["loop"] == "wide":  # its own kernels: fixed blocks, no lanes, no block-local moves
+        q.update(block_size=kernels.WIDE_BLOCK, l1="N", lanes=8, blocks_per_sm=1, local_limit=0)
+    if q["loop"] != "cluster":
         if "cluster" in q:
             q["cluster"] = 0
         if "fuse" in q:
