@@ -12,9 +12,10 @@ from sssp.classes import GraphClass
 from .mapping import best_record, device_record, fill_best
 from .models import BestConfig, Device, GraphClassRow, KernelVersion
 from .records import BestRecord, DeviceRecord
+from .storebase import StoreBase
 
 
-class BestsMixin:
+class BestsMixin(StoreBase):
     """Best configurations of :class:`tuning_db.Store` (sessions and key rows come from it)."""
 
     # -- best configurations -------------------------------------------------------------------

@@ -17,13 +17,14 @@ from . import studies
 from .mapping import run_record
 from .models import Device, GraphClassRow, KernelVersion, TuningRun, utcnow
 from .records import RunKey, RunRecord, RunStatus
+from .storebase import StoreBase
 
 logger = logging.getLogger(__name__)
 
 _OPEN_STATUSES = (RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value)
 
 
-class RunsMixin:
+class RunsMixin(StoreBase):
     """Runs of :class:`tuning_db.Store` (sessions and key rows come from the store)."""
 
     def _run_row(self, session: Session, run_id: int) -> TuningRun:

@@ -50,7 +50,7 @@ def remap_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         present[ids] = True
         node_ids = np.flatnonzero(present).astype(np.int64)
         # int32 ranks when they fit: rank[ids] is the largest array of the reader (one per id)
-        rank = np.cumsum(
+        rank: np.ndarray = np.cumsum(
             present, dtype=np.int32 if node_ids.size <= np.iinfo(np.int32).max else np.int64
         )
         rank -= 1
