@@ -35,7 +35,7 @@ from sqlalchemy.pool import StaticPool
 
 from sssp.config import KernelConfig
 
-from .engine import is_sqlite_memory, sqlite_pragmas
+from .connection import is_sqlite_memory, sqlite_pragmas
 from .records import RunRecord, TrialRecord, TrialStatus
 
 if TYPE_CHECKING:
