@@ -20,7 +20,7 @@ step() {
   local rc=0
   "$@" || rc=$?
   if ((rc != 0)); then
-    printf '\ntest: FAILED: %s (%s exited %d)\n\n' "$name" "$*" >&2
+    printf '\ntest: FAILED: %s (%s exited %d)\n\n' "$name" "$*" "$rc" >&2
     exit "$rc"
   fi
 }
