@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from sssp.formats import _PARSERS, detect_format, load
-from sssp.formats._text import read_bytes
+from sssp.formats._textio import read_bytes
 
 DEFAULT_DIR = Path(
     os.environ.get("SSSP_GRAPHS_DIR")

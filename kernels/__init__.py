@@ -4,7 +4,7 @@ and sentinels.
 
 Two sources ship:
 
-``sssp_kernels.cu`` (engine ``"legacy"``)
+``sssp_kernels.cu`` (the paper's loop, ``loop="legacy"``)
     The paper's three kernels (relax, min, update) and a predecessor pass, driven by a host loop.
     Kept as the measured baseline and for the paper's per-kernel characterisation (Table 1).
 ``sssp_engine.cu`` (engine ``"engine"``)
@@ -92,7 +92,7 @@ UINT64_INF = 2**64 - 1
 
 @cache
 def source(file: str = SOURCE_FILE) -> str:
-    """Text of a kernel source (default: the legacy kernels); a source of several files
+    """Text of a kernel source (default: the paper's kernels); a source of several files
     (:data:`SOURCE_PARTS`) is their concatenation."""
     root = resources.files(__package__)
     return "".join(
@@ -104,7 +104,7 @@ _C_UNSIGNED = {32: "unsigned int", 64: "unsigned long long"}
 
 
 def signature_source(defines: dict) -> str:
-    """The legacy kernels' source with the typedef'd pointer types of distances and weights
+    """The paper's kernels' source with the typedef'd pointer types of distances and weights
     (``sssp_dist_t *``, ``sssp_weight_t *``) spelled out for ``defines``' widths
     (``SSSP_DIST_BITS``, ``SSSP_WEIGHT_BITS``).
 
@@ -528,7 +528,8 @@ def nearfar_delta_bits(delta: int | float, floating: bool) -> int:
     return min(int(delta), UINT64_INF)
 
 
-LEGACY_KERNELS: dict[str, KernelSpec] = {
+#: The paper's kernels (:data:`SOURCE_FILE`), driven by a host loop.
+PAPER_KERNELS: dict[str, KernelSpec] = {
     "relax": KernelSpec(
         "relax",
         {"successors": "sssp_relax", "predecessors": "sssp_relax_pull"},
@@ -559,6 +560,7 @@ LEGACY_KERNELS: dict[str, KernelSpec] = {
         "node-lanes",
     ),
 }
+LEGACY_KERNELS = PAPER_KERNELS  # the former name, still used by sssp.gpu.runtime
 
 # Sentinels shared by both sources.
 UNSETTLED = 0x7FFFFFFF

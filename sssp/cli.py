@@ -111,7 +111,7 @@ def _degree(text: str) -> int | float:
 
 
 # -- parser -------------------------------------------------------------------------------------
-def _common() -> argparse.ArgumentParser:
+def _common() -> ArgumentParser:
     """Options accepted before and after the verb (``sssp -v solve ...`` = ``sssp solve -v ...``)."""
     p = ArgumentParser(add_help=False)
     # SUPPRESS so that a subcommand's default does not overwrite a value given before the verb.
@@ -482,16 +482,18 @@ def _save_result(r: SSSPResult, path: str, labels: Any) -> None:
         sys.stdout.buffer.write(buf.getbuffer())
         sys.stdout.buffer.flush()
     elif path.lower().endswith(".npz"):
-        arrays = {
+        arrays: dict[str, np.ndarray] = {
             "dist": r.dist,
             "dist_float": r.dist_float,
-            "pred": r.pred,
-            "source": np.int64(r.source),
+            "source": np.asarray(r.source, dtype=np.int64),
         }
+        if r.pred is not None:  # solves here ask for the tree; None would need a pickle
+            arrays["pred"] = r.pred
         if labels is not None:
             arrays["labels"] = np.asarray(labels)
         with atomic_output(path, ".npz") as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+            # numpy's stub reads **arrays as possibly its allow_pickle flag (numpy >= 2.1 only).
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
     else:
         with atomic_output(path, ".npy") as tmp, open(tmp, "wb") as fh:
             if is_stream(tmp):
@@ -632,13 +634,13 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         src = config_source.value if config_source is not None else "?"
         pairs.append(("config", f"{config} ({src}{', ' + detail if detail else ''})"))
     if len(runs) == 1:
-        r = runs[0]
+        row = runs[0]
         pairs += [
-            ("source", r["source"]),
-            ("iterations", r["iterations"]),
-            ("time", f"{r['time_ms']:.3f} ms"),
-            ("reached", f"{r['reached']} / {graph.n}"),
-            ("max dist", r["max_dist"] if r["max_dist"] is not None else "-"),
+            ("source", row["source"]),
+            ("iterations", row["iterations"]),
+            ("time", f"{row['time_ms']:.3f} ms"),
+            ("reached", f"{row['reached']} / {graph.n}"),
+            ("max dist", row["max_dist"] if row["max_dist"] is not None else "-"),
         ]
         if args.output:
             pairs.append(("output", args.output))
@@ -648,11 +650,11 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
     out.write(
         f"\n{'source':>10}  {'iterations':>10}  {'time ms':>10}  {'reached':>10}  {'max dist':>12}\n"
     )
-    for r in runs:
-        md = "-" if r["max_dist"] is None else r["max_dist"]
+    for row in runs:
+        md = "-" if row["max_dist"] is None else row["max_dist"]
         out.write(
-            f"{r['source']:>10}  {r['iterations']:>10}  {r['time_ms']:>10.3f}  "
-            f"{r['reached']:>10}  {md:>12}\n"
+            f"{row['source']:>10}  {row['iterations']:>10}  {row['time_ms']:>10.3f}  "
+            f"{row['reached']:>10}  {md:>12}\n"
         )
     out.write(f"\nmedian over {len(runs)} sources: {median_ms:.3f} ms\n")
     return 0

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import difflib
 import errno
+import io
 import logging
 import os
 import signal
@@ -386,8 +387,9 @@ def run_command(
 
     for stream in (sys.stdout, sys.stderr):
         # Reports hold "×" and "—": a terminal that cannot show them gets escapes, not a crash.
-        with contextlib.suppress(AttributeError, ValueError, OSError):
-            stream.reconfigure(errors="backslashreplace")
+        if isinstance(stream, io.TextIOWrapper):  # not a replaced stream without reconfigure
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="backslashreplace")
     try:
         rc = func()
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at exit

@@ -213,7 +213,7 @@ def dijkstra(
         options["algorithm"] = "dijkstra"  # SciPy's trees, tie for tie
     if min_only:
         if src.size == 0:  # SciPy: nothing is reached
-            dist = np.full(n, np.inf)
+            dist: np.ndarray = np.full(n, np.inf)
             none = np.full(n, NULL_INDEX, dtype=np.int32)
             return (dist, none, none.copy()) if return_predecessors else dist
         r = solve(
@@ -247,7 +247,7 @@ def dijkstra(
     )
     dist = out if out is not None else np.array(r.dist_float)
     dist = dist.reshape(shape + (n,))
-    if not return_predecessors:
+    if pred_out is None:  # return_predecessors=False
         return dist
     return dist, _null(pred_out).reshape(shape + (n,))
 

@@ -24,6 +24,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
+from types import FrameType
 
 
 class SSSPError(Exception):
@@ -137,7 +138,7 @@ def warn(message: str, category: type[Warning] = SSSPWarning) -> None:
     """:func:`warnings.warn`, attributed to the first caller outside the ``sssp`` package (so the
     warning names the user's line, whichever public entry point it went through)."""
     level = 2  # 1 is this function, 2 its caller
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PASS_THROUGH):
         frame = frame.f_back
         level += 1

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -254,7 +254,7 @@ class Graph:
                 "distances could become infinite"
             )
         self._labels = _check_labels(labels, n)
-        self._label_index: dict[Any, int] | str | None = None
+        self._label_index: dict[Any, int] | Literal["sorted"] | None = None
         indices = np.ascontiguousarray(indices, dtype=np.int32)
         self._indptr = _readonly(indptr)
         self._indices = _readonly(indices)

@@ -400,7 +400,7 @@ class NearestSourceResult:
         return _walk(self.pred, self.reached, target, lambda v: v == root)
 
 
-def _as_float64(dist: np.ndarray, unreachable: int | None) -> np.ndarray:
+def _as_float64(dist: np.ndarray, unreachable: int | float | None) -> np.ndarray:
     """``dist`` as read-only float64 with ``inf`` where it holds ``unreachable`` (None: the
     distances are real, their ``inf`` kept): ``dist`` itself when it is float64 already."""
     if dist.dtype == np.float64:

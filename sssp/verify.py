@@ -46,6 +46,10 @@ def check_tree(graph: Graph, result: SSSPResult) -> None:
     nodes have no predecessor; following predecessors always ends at the source."""
     dist, pred, s = result.dist, result.pred, result.source
     n = graph.n
+    if pred is None:
+        raise VerificationError(
+            "the result has no predecessor tree to check (solve with pred=True)"
+        )
     if dist.shape != (n,) or pred.shape != (n,):
         raise VerificationError(f"result shapes {dist.shape}, {pred.shape} do not match n = {n}")
     if dist[s] != 0 or pred[s] != -1:

@@ -152,8 +152,8 @@ def test_solve_tuned_looks_up_engine_records(tmp_path):
     assert source.value == "default" and cfg == LaunchConfig.default()
 
 
-def test_legacy_records_keep_the_legacy_loop(tmp_path):
-    """Records of the paper's kernels (no options) read back as the legacy loop."""
+def test_records_without_options_keep_the_paper_loop(tmp_path):
+    """Records of the paper's kernels (no options) read back as the paper's loop."""
     from tuning_db.mapping import launch
 
     assert launch("192-A", "128-A", "256-N").loop == "legacy"

@@ -24,7 +24,7 @@ from sssp.formats import (
     sniff_format,
     symmetric_random_weights,
 )
-from sssp.formats._text import Text
+from sssp.formats._textio import Text
 from sssp.graph import Graph
 
 
@@ -654,7 +654,7 @@ def test_bad_seed_is_one_clear_error(tmp_path, seed):
 
 
 def test_streamed_compressed_file_over_several_blocks(tmp_path):
-    from sssp.formats import _text, parse_bytes
+    from sssp.formats import _textio, parse_bytes
 
     rng = np.random.default_rng(3)
     rows = rng.integers(0, 5000, size=(200_000, 2))
@@ -663,7 +663,7 @@ def test_streamed_compressed_file_over_several_blocks(tmp_path):
         for (u, v), w in zip(rows.tolist(), rng.random(len(rows)).round(3).tolist(), strict=True)
     )
     data = text.encode()
-    assert len(data) > 2 * _text.CHUNK_BYTES
+    assert len(data) > 2 * _textio.CHUNK_BYTES
     path = tmp_path / "big.txt.gz"
     path.write_bytes(gzip.compress(data, compresslevel=1))
     g = load(path)

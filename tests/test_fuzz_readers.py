@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import sssp
 from sssp.errors import GraphFormatError
-from sssp.formats import _text, load, parse_bytes
+from sssp.formats import _textio, load, parse_bytes
 
 try:  # tests/ as a package (tests/__init__.py) or as a rootdir-relative path
     from tests.reference_readers import FORMATS, check, mutate, random_file
@@ -51,12 +51,12 @@ def test_blocks_do_not_change_the_result(fmt, rng, chunk, monkeypatch_module):
     data = mutate(rng, random_file(rng, fmt)) if rng.random() < 0.5 else random_file(rng, fmt)
     data = data.replace(b"\r", b" ")  # bare-CR detection looks at the first block only
     whole = _outcome(fmt, data)
-    default = _text.CHUNK_BYTES
-    monkeypatch_module.setattr(_text, "CHUNK_BYTES", chunk)
+    default = _textio.CHUNK_BYTES
+    monkeypatch_module.setattr(_textio, "CHUNK_BYTES", chunk)
     try:
         assert _outcome(fmt, data) == whole
     finally:
-        monkeypatch_module.setattr(_text, "CHUNK_BYTES", default)
+        monkeypatch_module.setattr(_textio, "CHUNK_BYTES", default)
 
 
 def _outcome(fmt: str, data: bytes):
@@ -117,7 +117,7 @@ def test_bom_and_bare_cr_line_ends():
     g = load(DATA / "metis-cr-only.graph")
     assert g.n == 3 and g.m == 4
     with pytest.raises(GraphFormatError, match=r"x.txt:3: mixed line endings"):
-        list(_text.iter_texts(b"0 1\r1 2\r" + b"\n2 3\n", "x.txt", chunk=4))
+        list(_textio.iter_texts(b"0 1\r1 2\r" + b"\n2 3\n", "x.txt", chunk=4))
 
 
 def test_real_weights_beyond_int64_stay_real():

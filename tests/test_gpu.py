@@ -1,6 +1,6 @@
 """GPU solvers against SciPy and the CPU versions, on a real CUDA device (marker ``gpu``).
 
-Every loop mechanism (engine 2's persistent, graph and host loops, and the paper's legacy loop),
+Every loop mechanism (engine 2's persistent, graph and host loops, and the paper's loop, ``"legacy"``),
 every algorithm, both variants and several launch configurations run on every graph. Every
 solve poisons the device outputs first, so an element the kernels fail to write shows up as a
 wrong distance or predecessor. Distances must equal SciPy's exactly; predecessor trees and
@@ -47,7 +47,7 @@ LOCAL = (-1, 0, 100_000)  # default, no block-local phases, every phase block-lo
 def configs_for(key: int, count: int, algorithm: str = "crauser") -> list[LaunchConfig]:
     """``count`` configurations cycling through loop x block size x L1 x lanes x block-local
     limit, offset by ``key``, so the cross product is covered across the graphs of a test. The
-    legacy loop has only Crauser OUT and Martín."""
+    paper's loop has only Crauser OUT and Martín."""
     space = list(itertools.product(LOOPS, BLOCKS, L1S, LANES, LOCAL))
     out = []
     j = 0

@@ -165,6 +165,41 @@ def test_packages_come_from_the_wheel(installed):
     assert str(venv) in out and str(ROOT) not in out
 
 
+def test_type_checkers_read_the_installed_annotations(installed):
+    """py.typed at work (PEP 561): mypy, pointed at the installed wheel, reads the annotations of
+    the package (without the marker it would take ``sssp`` for an untyped module, ``Any``, and
+    report no error here)."""
+    venv, env, base = installed
+    user = base / "uses_sssp.py"
+    user.write_text(
+        "import sssp\n"
+        "r = sssp.solve(sssp.Graph.from_edges(2, [0], [1], [3]), 0)\n"
+        "wrong: str = r.dist\n"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--python-executable",
+            str(venv / "bin" / "python"),
+            "--cache-dir",
+            str(base / "mypy-cache"),
+            "--no-error-summary",
+            str(user),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=base,
+        timeout=300,
+    )
+    assert "py.typed" not in out.stdout, out.stdout
+    assert out.returncode == 1 and "uses_sssp.py:3: error: Incompatible types" in out.stdout, (
+        out.stdout + out.stderr
+    )
+
+
 def test_tune_report_from_the_shipped_results(installed):
     venv, env, base = installed
     out = sh(venv / "bin" / "tune", "report", env=env, cwd=base)

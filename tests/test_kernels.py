@@ -4,8 +4,12 @@ needed)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,7 +19,7 @@ import kernels
 from kernels import (
     ENGINE_KERNELS,
     ENGINE_SOURCE_FILE,
-    LEGACY_KERNELS,
+    PAPER_KERNELS,
     CompileParams,
     EngineParams,
     KernelCompileFailure,
@@ -26,9 +30,9 @@ from kernels import (
 )
 
 
-def test_sources_are_package_data_and_digests_are_stable():
+def test_sources_are_package_data():
     for file, specs in (
-        (kernels.SOURCE_FILE, LEGACY_KERNELS),
+        (kernels.SOURCE_FILE, PAPER_KERNELS),
         (ENGINE_SOURCE_FILE, ENGINE_KERNELS),
         (ENGINE_SOURCE_FILE, kernels.NEARFAR_KERNELS),
     ):
@@ -38,8 +42,54 @@ def test_sources_are_package_data_and_digests_are_stable():
                 assert re.search(
                     rf'extern "C" __global__ void (__launch_bounds__\([^)]*\)\s+)?{name}\(', src
                 ), name
-        assert kernels.digest(file) == kernels.digest(file) and len(kernels.digest(file)) == 16
-    assert kernels.digest(ENGINE_SOURCE_FILE) != kernels.digest()
+
+
+DIGESTED = (kernels.SOURCE_FILE, ENGINE_SOURCE_FILE, kernels.RESULT_SOURCE_FILE)
+
+
+def test_digest_is_the_hash_of_the_source_files_and_options():
+    """Recomputed here from the files on disk (every part of a source of several files) and the
+    compile options, so the digest covers exactly what is compiled."""
+    root = Path(kernels.__file__).parent
+    for file in DIGESTED:
+        text = "".join(
+            (root / part).read_text(encoding="utf-8")
+            for part in kernels.SOURCE_PARTS.get(file, (file,))
+        )
+        want = hashlib.sha256(
+            text.encode() + b"\0" + " ".join(kernels.NVCC_OPTIONS).encode()
+        ).hexdigest()[:16]
+        assert kernels.digest(file) == want, file
+    assert len({kernels.digest(file) for file in DIGESTED}) == len(DIGESTED)
+
+
+def test_digest_changes_with_any_source_byte_and_with_the_options(monkeypatch):
+    uncached = kernels.digest.__wrapped__  # the cached digest would answer from before the patch
+    text = kernels.source(ENGINE_SOURCE_FILE)
+    base = uncached(ENGINE_SOURCE_FILE)
+    for pos in (0, len(text) // 2, len(text) - 1):
+        changed = text[:pos] + ("x" if text[pos] != "x" else "y") + text[pos + 1 :]
+        monkeypatch.setattr(kernels, "source", lambda file, changed=changed: changed)
+        assert uncached(ENGINE_SOURCE_FILE) != base, pos
+    monkeypatch.setattr(kernels, "source", lambda file: text + "\n")  # one trailing byte
+    assert uncached(ENGINE_SOURCE_FILE) != base
+    monkeypatch.setattr(kernels, "source", lambda file: text)
+    assert uncached(ENGINE_SOURCE_FILE) == base
+    monkeypatch.setattr(kernels, "NVCC_OPTIONS", (*kernels.NVCC_OPTIONS, "-lineinfo"))
+    assert uncached(ENGINE_SOURCE_FILE) != base
+
+
+def test_digest_is_the_same_in_another_process():
+    """No per-process input (hash seeds, paths, time) enters the digest: a fresh interpreter,
+    started elsewhere with another hash seed, computes the same values."""
+    code = f"import kernels; print(' '.join(kernels.digest(f) for f in {DIGESTED!r}))"
+    root = Path(kernels.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/", timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [kernels.digest(f) for f in DIGESTED]
 
 
 def test_engine_argument_list_matches_the_source():
@@ -71,8 +121,8 @@ def test_kernels_package_does_not_import_sssp():
 
 def test_launch_rules():
     n = 10_000
-    assert kernels.blocks_for(LEGACY_KERNELS["min"], n, 256) == -(-n // 512)
-    assert kernels.blocks_for(LEGACY_KERNELS["relax"], n, 256, 8) == -(-n * 8 // 256)
+    assert kernels.blocks_for(PAPER_KERNELS["min"], n, 256) == -(-n // 512)
+    assert kernels.blocks_for(PAPER_KERNELS["relax"], n, 256, 8) == -(-n * 8 // 256)
     # engine 2's per-phase kernels stride, so their grid is capped at the resident blocks
     assert kernels.blocks_for(ENGINE_KERNELS["relax"], 10**6, 256, 1, resident=1056) == 1056
     assert kernels.blocks_for(ENGINE_KERNELS["settle"], 1000, 256, resident=1056) == 4

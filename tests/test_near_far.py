@@ -241,7 +241,7 @@ def test_near_far_runs_on_both_backends() -> None:
     from sssp.result import ALGORITHMS, GPU_ALGORITHMS, PHASED_ALGORITHMS
 
     assert "near-far" in ALGORITHMS and "near-far" in GPU_ALGORITHMS
-    assert "near-far" not in PHASED_ALGORITHMS  # no per-kernel (paper loop) tuning, no legacy loop
+    assert "near-far" not in PHASED_ALGORITHMS  # no per-kernel tuning, no paper loop
 
 
 def test_paper_tuner_refuses_near_far_in_one_line(capsys) -> None:

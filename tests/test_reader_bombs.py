@@ -22,7 +22,7 @@ import pytest
 
 import sssp
 from sssp.errors import GraphFormatError
-from sssp.formats import _text, parse_bytes
+from sssp.formats import _textio, parse_bytes
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -128,10 +128,12 @@ def test_declared_sizes_are_checked_on_the_header_line():
     with pytest.raises(
         GraphFormatError, match=r"x:2: .* more than the 1.0 KiB this process may use"
     ):
-        _text.check_declared(10, 100, "x", line=2, budget=1024)
-    _text.check_declared(_text.FREE_NODE_LIMIT, 0, "x", line=1)  # small enough to take at its word
-    _text.check_declared(4 * 1_000_000, 1_000_000, "x", line=1)  # 4 nodes per arc beyond it
-    assert 0 < _text.memory_budget()
+        _textio.check_declared(10, 100, "x", line=2, budget=1024)
+    _textio.check_declared(
+        _textio.FREE_NODE_LIMIT, 0, "x", line=1
+    )  # small enough to take at its word
+    _textio.check_declared(4 * 1_000_000, 1_000_000, "x", line=1)  # 4 nodes per arc beyond it
+    assert 0 < _textio.memory_budget()
 
 
 def test_a_graph_of_isolated_nodes_within_the_limit_still_loads():

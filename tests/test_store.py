@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 import tuning_db
-import tuning_db.engine as engine_mod
+import tuning_db.connection as connection_mod
 import tuning_db.export as export_mod
 from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
@@ -104,9 +104,9 @@ def file_url(tmp_path) -> str:
 def _no_user_database(monkeypatch, tmp_path):
     # Never touch the developer's real database, and never seed from real shipped data.
     monkeypatch.setattr(
-        engine_mod.platformdirs, "user_data_dir", lambda *a, **k: str(tmp_path / "user")
+        connection_mod.platformdirs, "user_data_dir", lambda *a, **k: str(tmp_path / "user")
     )
-    monkeypatch.delenv(engine_mod.ENV_VAR, raising=False)
+    monkeypatch.delenv(connection_mod.ENV_VAR, raising=False)
     monkeypatch.setattr(export_mod, "shipped_exports", lambda: [])
 
 
@@ -425,7 +425,7 @@ def test_default_url_uses_platformdirs(monkeypatch, tmp_path):
         seen.append(appname)
         return str(tmp_path / "data")
 
-    monkeypatch.setattr(engine_mod.platformdirs, "user_data_dir", fake_dir)
+    monkeypatch.setattr(connection_mod.platformdirs, "user_data_dir", fake_dir)
     assert default_url() == f"sqlite:///{tmp_path / 'data' / 'tuning.sqlite'}"
     assert seen == ["sssp-tune"]
     with Store() as s:  # creates the directory and the file

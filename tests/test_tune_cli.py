@@ -96,7 +96,7 @@ def test_usage_errors_exit_2(argv, capsys):
     usage_error(capsys, *argv)
 
 
-def test_legacy_form_means_run(capsys):
+def test_form_without_a_verb_means_run(capsys):
     # Same parse as `tune run ...`: the old spelling keeps working.
     from tuner.cli import _with_default_command
 

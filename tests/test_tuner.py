@@ -196,7 +196,7 @@ def test_sigterm_removes_the_replay_folder_and_interrupts_the_run(tmp_path):
 
 def test_new_default_database_is_seeded_and_renders_table1(tmp_path, monkeypatch):
     monkeypatch.setattr(
-        "tuning_db.engine.platformdirs.user_data_dir", lambda *a, **k: str(tmp_path)
+        "tuning_db.connection.platformdirs.user_data_dir", lambda *a, **k: str(tmp_path)
     )
     monkeypatch.delenv("SSSP_TUNING_DB", raising=False)
     with Store() as store:
@@ -251,9 +251,9 @@ def test_tuned_lookup_reads_a_read_only_database_and_falls_back_from_a_broken_on
     from sssp.graph import Graph
     from sssp.tuned import resolve_config
 
+    # The record's device and class only: it is stored under these engine sources' digest, so
+    # the look-up holds whatever kernels the shipped results were measured with.
     rec = RECORDED[0]
-    if rec.kernel_version.digest != kernels.digest():
-        pytest.skip("the shipped results are of other kernel sources than these")
     g = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], [5, 6, 7])  # its class is the nearest one's
     path = tmp_path / "t.sqlite"
     # solve(tuned=True) reads engine 2's records: store one of this class

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sssp.classes import (
     DIAMETER_CLASSES,
@@ -43,6 +43,9 @@ from sssp.result import GPU_ALGORITHMS, PHASED_ALGORITHMS, VARIANTS
 
 from . import interrupt
 from .space import SCOPES
+
+if TYPE_CHECKING:
+    from sssp.graph import Graph
 
 log = logging.getLogger("tuner")
 
@@ -530,7 +533,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.warning(
             "--sources %d is below the 20 the end-to-end check is meant to use", args.sources
         )
-    jobs: list[tuple[GraphClass, object, str]] = [(gc, None, "") for gc in _classes(args)]
+    jobs: list[tuple[GraphClass, Graph | None, str]] = [(gc, None, "") for gc in _classes(args)]
     if args.replay and not args.graph:
         _check_replayable([gc for gc, _, _ in jobs], args)
     if not args.replay:
@@ -601,6 +604,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             cache_root=None if args.cache_dir is None else Path(args.cache_dir),
         )
         bar.close()
+        assert out is not None  # None only for a run that a claim callback refused
         b = out.best
         verdict = "kept default (not faster beyond noise)" if b.kept_default else "tuned"
         print(

@@ -19,11 +19,14 @@ import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from sssp.classes import DEGREE_CLASSES, SIZE_LABELS
 from sssp.errors import TuningError
 from tuning_db.records import BestRecord
+
+#: The speedup heat map's colour map (the cell labels' contrast rule below is written for it).
+CMAP = "viridis"
 
 __all__ = ["Baseline", "Figure", "baseline_dotplot", "read_baselines", "speedup_heatmap"]
 
@@ -116,6 +119,7 @@ def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded")
     TuningError
         No records.
     """
+    from matplotlib.cm import ScalarMappable
     from matplotlib.colors import LogNorm
     from matplotlib.figure import Figure as MplFigure
     from matplotlib.ticker import NullFormatter
@@ -141,14 +145,13 @@ def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded")
     )
     fig = MplFigure(figsize=(5.2 * ncols + 1.2, height + 0.6), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    image = None
     for ax, ((device, engine, algorithm, diameter), cells), (sizes, degrees) in zip(
         axes, panels.items(), shapes, strict=False
     ):
         grid = [
             [cells[(s, d)].speedup if (s, d) in cells else math.nan for d in degrees] for s in sizes
         ]
-        image = ax.imshow(grid, norm=norm, cmap="viridis", aspect="auto")
+        ax.imshow(grid, norm=norm, cmap=CMAP, aspect="auto")
         for i, s in enumerate(sizes):
             for j, d in enumerate(degrees):
                 rec = cells.get((s, d))
@@ -182,7 +185,10 @@ def speedup_heatmap(records: Sequence[BestRecord], *, results: str = "recorded")
             spine.set_visible(False)
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
-    bar = fig.colorbar(image, ax=list(axes[: len(panels)]), shrink=0.8)
+    # Every panel shares the norm and the colour map, so one mappable of them draws the bar.
+    bar = fig.colorbar(
+        ScalarMappable(norm=norm, cmap=CMAP), ax=list(axes[: len(panels)]), shrink=0.8
+    )
     bar.set_label("speedup: default / tuned median time (×, log scale)")
     bar.set_ticks([t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200) if lo <= t <= hi])
     bar.ax.yaxis.set_major_formatter(_times)
@@ -255,6 +261,12 @@ def read_baselines(text: str, source: str = "<baselines>") -> list[Baseline]:
             f"the header has {', '.join(sorted(columns)) or 'nothing'}"
         )
 
+    @overload
+    def number(row: dict[str, str], column: str, line: int, required: Literal[True]) -> float: ...
+    @overload
+    def number(
+        row: dict[str, str], column: str, line: int, required: Literal[False]
+    ) -> float | None: ...
     def number(row: dict[str, str], column: str, line: int, required: bool) -> float | None:
         cell = (row.get(column) or "").strip()
         if not cell and not required:
@@ -313,8 +325,10 @@ def baseline_dotplot(rows: Sequence[Baseline], *, source: str) -> Figure:
             if getattr(b, attr) is not None
         ]
         if pts:
+            xs, ys_at = zip(*pts, strict=True)
             ax.scatter(
-                *zip(*pts, strict=True),
+                xs,
+                ys_at,
                 marker=marker,
                 s=28,
                 color=colour,

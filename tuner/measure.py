@@ -78,7 +78,7 @@ def build_problem(wl: Workload, kernel: str) -> KernelProblem:
     inf = wl.inf
     dd = wl.dist_dtype
     crauser = wl.algorithm == "crauser"
-    omega = wl.graph.omega().astype(dd)
+    omega: np.ndarray = wl.graph.omega().astype(dd)
     omega[wl.graph.omega() < 0] = inf
     dsize = np.dtype(dd).itemsize
     defines = {
@@ -99,7 +99,7 @@ def build_problem(wl: Workload, kernel: str) -> KernelProblem:
             it,
         ]
         state_args = [{3: s.settled_at, 4: s.dist} for s in states]
-        answer = [None] * 7
+        answer: list[np.ndarray | None] = [None] * 7
         # Unchanged inputs are listed too: Kernel Tuner restores exactly the arrays that have an
         # answer before verifying, and the observer leaves the last state in the others.
         answer[3] = s0.settled_at
@@ -117,7 +117,7 @@ def build_problem(wl: Workload, kernel: str) -> KernelProblem:
             defines,
         )
     if kernel == "min":
-        delta = np.full(2, inf, dd)
+        delta: np.ndarray = np.full(2, inf, dd)
         args = [s0.settled_at.copy(), s0.dist.copy(), omega, delta.copy(), n, it]
         state_args = [{0: s.settled_at, 1: s.dist, 3: delta} for s in states]
         answer = [None] * 6
@@ -136,7 +136,9 @@ def build_problem(wl: Workload, kernel: str) -> KernelProblem:
             defines,
         )
     if kernel == "update":
-        deltas = [np.array([inf, s.delta if s.delta is not None else inf], dd) for s in states]
+        deltas: list[np.ndarray] = [
+            np.array([inf, s.delta if s.delta is not None else inf], dd) for s in states
+        ]
         count = np.zeros(2, np.uint32)
         args = [s0.settled_at.copy(), s0.dist.copy(), deltas[0].copy(), count.copy(), n, it]
         state_args = [

@@ -64,7 +64,7 @@ def worker(
     device: int | None,
     classes: list[GraphClass],
     opts: Any,
-    db: str,
+    db: str | None,
     cache_dir: str | None,
 ) -> int:
     """One worker: tune every class it can claim until all are finished; returns the number of
@@ -162,7 +162,7 @@ def _child(
     device: int | None,
     classes: list[GraphClass],
     opts: Any,
-    db: str,
+    db: str | None,
     cache_dir: str | None,
     level: int,
     parent: int | None = None,
@@ -186,7 +186,7 @@ def _child(
 def run_pool(
     classes: list[GraphClass],
     opts: Any,
-    db: str,
+    db: str | None,
     *,
     workers: int | None,
     devices: list[int],

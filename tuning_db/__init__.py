@@ -5,7 +5,7 @@ plain records below, never as SQLAlchemy objects. Trials are Optuna trials in na
 the same database (:mod:`tuning_db.studies`).
 """
 
-from .engine import ENV_VAR, as_url, default_path, default_url
+from .connection import ENV_VAR, as_url, default_path, default_url
 from .lookup import tuned_records
 from .records import (
     BestRecord,

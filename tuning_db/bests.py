@@ -13,13 +13,12 @@ from . import rows
 from .mapping import best_record, device_record, fill_best
 from .models import BestConfig, Device, GraphClassRow, KernelVersion
 from .records import BestRecord, DeviceRecord
+from .storebase import StoreBase
 
 
-class BestsMixin:
+class BestsMixin(StoreBase):
     """Best configurations of :class:`tuning_db.Store`: sessions come from its
     :meth:`~tuning_db.Store.transact`, key rows from :mod:`tuning_db.rows`."""
-
-    transact: Any
 
     # -- best configurations -------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from sssp.classes import GraphClass
 from sssp.config import KernelConfig
@@ -94,6 +94,10 @@ def _at(where: str) -> Iterator[None]:
         raise Malformed(f"{where}: {err}") from err
 
 
+@overload
+def _time(text: str) -> dt.datetime: ...
+@overload
+def _time(text: None) -> None: ...
 def _time(text: str | None) -> dt.datetime | None:
     if text is None:
         return None

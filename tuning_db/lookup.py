@@ -39,7 +39,7 @@ def state(url: str | None) -> tuple[str, tuple] | None:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    from .engine import as_url, default_url, sqlite_file
+    from .connection import as_url, default_url, sqlite_file
 
     try:
         resolved = default_url() if url is None else as_url(url)

@@ -75,7 +75,7 @@ def run_record(row: TuningRun) -> RunRecord:
 
 def launch(relax: str, min_: str, update: str, options: dict | None = None) -> LaunchConfig:
     """A stored configuration: the three kernels' labels and the structural options (loop
-    mechanism, ...). Records without options describe the paper's legacy loop."""
+    mechanism, ...). Records without options describe the paper's loop (``loop="legacy"``)."""
     return LaunchConfig.from_parts({"relax": relax, "min": min_, "update": update}, options)
 
 

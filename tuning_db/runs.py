@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
-from typing import Any
 
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
@@ -17,19 +16,16 @@ from . import studies
 from .mapping import run_record
 from .models import Device, GraphClassRow, TuningRun, utcnow
 from .records import RunKey, RunRecord, RunStatus
+from .storebase import StoreBase
 
 logger = logging.getLogger(__name__)
 
 _OPEN_STATUSES = (RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value)
 
 
-class RunsMixin:
+class RunsMixin(StoreBase):
     """Runs of :class:`tuning_db.Store`: sessions come from its :meth:`~tuning_db.Store.transact`,
     key rows from :mod:`tuning_db.rows`."""
-
-    where: str
-    backend: str
-    transact: Any
 
     # -- runs ---------------------------------------------------------------------------------
 

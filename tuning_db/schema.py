@@ -9,7 +9,8 @@ from typing import Any
 
 from sqlalchemy import inspect
 
-from .models import LEGACY_SCHEMA_TABLE, VERSION_TABLE
+from .models import LEGACY_SCHEMA_TABLE as SCHEMA_V1_TABLE
+from .models import VERSION_TABLE
 
 UPGRADE_COMMAND = "tune upgrade --db URL"
 
@@ -85,8 +86,11 @@ class Outdated(str):
     """The reason returned for a database that :func:`upgrade` brings up to date."""
 
 
-class Legacy(Outdated):
-    """The reason returned for a database of schema 1 (see :mod:`tuning_db.legacy`)."""
+class SchemaV1(Outdated):
+    """The reason returned for a database of schema 1 (see :mod:`tuning_db.schema_v1`)."""
+
+
+Legacy = SchemaV1  # the former name, still used by tuning_db.store
 
 
 def check(connection: Any, where: str) -> str | None:
@@ -109,8 +113,8 @@ def check(connection: Any, where: str) -> str | None:
             f"{where} holds schema revision {rev!r}, unknown to this code (written by a newer "
             "sssp-tune?): open it with that release"
         )
-    if LEGACY_SCHEMA_TABLE in names:
-        return Legacy(
+    if SCHEMA_V1_TABLE in names:
+        return SchemaV1(
             f"{where} was written by schema 1 of sssp-tune (trials in its own tables): convert "
             f"it with `{UPGRADE_COMMAND}` (its trials move to Optuna studies)"
         )

@@ -34,7 +34,7 @@ from sssp.errors import StoreError
 
 from . import schema, studies, transfer
 from .bests import BestsMixin
-from .engine import (
+from .connection import (
     ENV_VAR,
     check_sqlite_file,
     default_path,
@@ -332,7 +332,8 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         beside it (``<file>.schema1.json``) before anything changes, since the trials are
         written by Optuna's storage after the tables' transaction.
         """
-        from . import export, legacy
+        from . import export
+        from . import schema_v1 as legacy
 
         def read(session: Session) -> str:
             return json.dumps(legacy.read_schema_1(session.connection()), indent=1, sort_keys=True)
@@ -430,7 +431,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
 
 
 def _url_text(url: str | os.PathLike[str]) -> str:
-    from .engine import as_url
+    from .connection import as_url
 
     return as_url(url)
 

@@ -39,7 +39,7 @@ from sqlalchemy.pool import StaticPool
 from sssp.config import KernelConfig
 from sssp.errors import StoreError
 
-from .engine import describe, is_sqlite_memory, sqlite_pragmas
+from .connection import describe, is_sqlite_memory, sqlite_pragmas
 from .records import RunRecord, TrialRecord, TrialStatus
 
 if TYPE_CHECKING:

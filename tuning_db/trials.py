@@ -18,6 +18,7 @@ from sssp.errors import StoreError
 from . import studies
 from .models import TrialSlot, TuningRun
 from .records import RunRecord, RunStatus, TrialRecord
+from .storebase import StoreBase
 
 if TYPE_CHECKING:
     import optuna
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class TrialsMixin:
+class TrialsMixin(StoreBase):
     """Trials of :class:`tuning_db.Store` (its Optuna storage and runs come from the store)."""
 
     # -- trials (Optuna studies) ----------------------------------------------------------------

@@ -165,7 +165,7 @@ class CPURows:
             if stop.is_set():  # the batch was stopped: leave the row untouched
                 return its
             dist[i] = d  # one assignment of a finished row
-            if p is not None:
+            if p is not None and pred is not None:
                 pred[i] = p
             return its
 
@@ -205,7 +205,7 @@ class CPURows:
             for j in range(ix.size):
                 d = self._native(fd[j])
                 dist[a + j] = d
-                if fp is not None:
+                if fp is not None and pred is not None:
                     p = fp[j]
                     pred[a + j] = np.where(p < 0, -1, p).astype(np.int32)
                 iterations[a + j] = int(np.count_nonzero(np.isfinite(fd[j])))
@@ -242,6 +242,7 @@ class CPURows:
         big = super_source_graph(self.graph, sources)
         extra = {"delta": self._delta_arg} if self._delta_arg is not None else {}
         res = solve_cpu(big, n, algorithm=self.algorithm, variant=self.variant, **extra)
+        assert res.pred is not None  # the CPU solvers always build the tree
         dist, nearest, pred = nearest_from_super(res.dist, res.pred, n, sources, limit)
         return dist, nearest, pred if want_pred else None, res.iterations, 0.0
 

@@ -26,8 +26,8 @@ METIS and Matrix Market; the ids that occur, sorted, for SNAP edge lists), so th
 takes and reports them. Parallel edges are kept as separate arcs by every reader, as by the
 :class:`~sssp.graph.Graph` constructors. Text files are read as a stream of blocks: memory grows
 with the edges read, not with the file's bytes. Sizes a header declares are checked on its line
-before anything is allocated for them (:func:`~sssp.formats._text.check_declared`: nodes backed
-by declared arcs, the whole within :func:`~sssp.formats._text.memory_budget`), and each ``.npz``
+before anything is allocated for them (:func:`~sssp.formats._textio.check_declared`: nodes backed
+by declared arcs, the whole within :func:`~sssp.formats._textio.memory_budget`), and each ``.npz``
 member from its ``.npy`` header before it is decompressed (:mod:`sssp.formats.npz`).
 
 Random weights are reproducible from ``seed``. For directed sources one weight per arc is drawn
@@ -56,7 +56,7 @@ import numpy as np
 from ..errors import GraphFormatError, InvalidGraphError, InvalidTypeError
 from ..graph import Graph, check_seed
 from . import dimacs, metis, mtx, npz, snap
-from ._text import BOM, STREAM_ERRORS, EdgeList, base_name, open_stream, split_suffixes
+from ._textio import BOM, STREAM_ERRORS, EdgeList, base_name, open_stream, split_suffixes
 
 __all__ = [
     "FORMATS",

@@ -4,7 +4,7 @@ Format: ``c`` comment lines, one problem line ``p sp n m``, then ``m`` arc lines
 (1-based ids, directed arcs, non-negative weight ``w``: an integer, or a real number such as
 ``2.5``, which gives the graph float64 weights). Blank lines are ignored; any other line is an
 error. Arcs are kept as given (parallel arcs and self-loops included). The graph's labels are
-the file's ids 1..n. The file is read in blocks (:func:`~sssp.formats._text.iter_texts`).
+the file's ids 1..n. The file is read in blocks (:func:`~sssp.formats._textio.iter_texts`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import IO
 import numpy as np
 
 from ..errors import GraphFormatError
-from ._text import (
+from ._textio import (
     EdgeList,
     HeaviestWeight,
     check_declared,
@@ -58,7 +58,7 @@ def parse(source: bytes | IO[bytes], path: str | Path | None = None) -> EdgeList
         line that is not ``c``/``p``/``a``, an arc line without exactly three numbers, a
         real-valued id, an id outside ``[1, n]``, a negative weight, an arc count different
         from ``m``, or sizes that ``m`` cannot back or memory cannot hold
-        (:func:`~sssp.formats._text.check_declared`, checked on the problem line).
+        (:func:`~sssp.formats._textio.check_declared`, checked on the problem line).
     """
     n = m = -1
     p_line = 0

@@ -11,7 +11,7 @@ becomes ``v w v w ...``), ``b = 1`` ``ncon`` vertex weights (default 1) at the s
 weights are validated as integers and skipped. Edge weights must be non-negative: integers, or
 real numbers (``0.5``; a file that writes any gives a graph with float64 weights). The graph's
 labels are the file's ids 1..n. The file is read in blocks
-(:func:`~sssp.formats._text.iter_texts`).
+(:func:`~sssp.formats._textio.iter_texts`).
 
 The graph is undirected: every edge is listed from both ends, so ``m`` counts undirected edges
 and the directed graph has one arc per neighbour entry. Self-loops: a self-loop ``{v, v}`` is
@@ -33,7 +33,7 @@ from typing import IO
 import numpy as np
 
 from ..errors import GraphFormatError
-from ._text import (
+from ._textio import (
     EdgeList,
     HeaviestWeight,
     Text,

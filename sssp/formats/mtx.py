@@ -22,7 +22,7 @@ from typing import IO
 import numpy as np
 
 from ..errors import GraphFormatError
-from ._text import (
+from ._textio import (
     EdgeList,
     HeaviestWeight,
     Text,

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import GraphFormatError, InvalidGraphError
 from ..graph import Graph
-from ._text import format_bytes
+from ._textio import format_bytes
 
 __all__ = ["FORMAT_VERSION", "read", "write"]
 
@@ -267,7 +267,13 @@ def _open_archive(source: bytes | str | Path, path: str | Path | None) -> tuple[
     must close it."""
     if isinstance(source, bytes | bytearray | memoryview):
         return io.BytesIO(source), True
-    from ._text import STREAM_ERRORS, memory_budget, open_stream, sniff_compression, split_suffixes
+    from ._textio import (
+        STREAM_ERRORS,
+        memory_budget,
+        open_stream,
+        sniff_compression,
+        split_suffixes,
+    )
 
     try:
         with open(source, "rb") as fh:
@@ -334,7 +340,7 @@ def read(source: bytes | str | Path, path: str | Path | None = None) -> Graph:
         path = source
     if isinstance(source, bytes | bytearray | memoryview) and not bytes(source[:4]) == _ZIP_MAGIC:
         raise GraphFormatError(path, "not an .npz file: missing zip signature")
-    from ._text import memory_budget
+    from ._textio import memory_budget
 
     fh, _ = _open_archive(source, path)
     try:

@@ -9,7 +9,7 @@ the results speak in the file's ids. The optional third column is a non-negative
 or real (``1.5``, ``2e-3``): a file that writes any real weight gives a graph with float64
 weights. Arcs are directed as given: a file that lists each undirected pair once stays
 one-directional (SNAP's own convention for its "directed" files); files that list both
-directions give both arcs. The file is read in blocks (:func:`~sssp.formats._text.iter_texts`).
+directions give both arcs. The file is read in blocks (:func:`~sssp.formats._textio.iter_texts`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,15 @@ from typing import IO
 import numpy as np
 
 from ..errors import GraphFormatError
-from ._text import EdgeList, HeaviestWeight, compact_ids, first_bad, iter_texts, join, join_weights
+from ._textio import (
+    EdgeList,
+    HeaviestWeight,
+    compact_ids,
+    first_bad,
+    iter_texts,
+    join,
+    join_weights,
+)
 
 __all__ = ["parse", "remap_ids"]
 
@@ -50,7 +58,7 @@ def remap_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         present[ids] = True
         node_ids = np.flatnonzero(present).astype(np.int64)
         # int32 ranks when they fit: rank[ids] is the largest array of the reader (one per id)
-        rank = np.cumsum(
+        rank: np.ndarray = np.cumsum(
             present, dtype=np.int32 if node_ids.size <= np.iinfo(np.int32).max else np.int64
         )
         rank -= 1

@@ -129,7 +129,7 @@ class BackendGraph:
             return self._source
         import networkx as nx
 
-        G = (
+        G: nx.Graph = (
             nx.MultiDiGraph()
             if self.directed and self.multigraph
             else nx.DiGraph()

@@ -87,8 +87,8 @@ def _options() -> dict[str, Any]:
     try:
         import networkx as nx
 
-        backend = nx.config.backends.sssp.backend
-    except (AttributeError, ImportError):
+        backend = nx.config.backends["sssp"].backend
+    except (AttributeError, ImportError, KeyError):
         pass
     if backend == "auto":
         from ..gpu import is_available
@@ -353,7 +353,7 @@ def _bad_weight(G: Any, weight: Any) -> str:
     for u, v, w in G.edges(data=weight, default=1):
         if isinstance(w, bool) or not isinstance(w, numbers.Real):
             return f"weight {w!r} of edge {u!r} -> {v!r} is not a number"
-        if not (w >= 0 and math.isfinite(w)):
+        if not (float(w) >= 0 and math.isfinite(w)):
             return f"weight {w!r} of edge {u!r} -> {v!r} is negative or not finite"
     return ""
 

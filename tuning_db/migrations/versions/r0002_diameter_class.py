@@ -26,7 +26,8 @@ OLD_KEY_SQLITE = "uq_sssp_graph_classes_size_degree"
 
 def _old_key_name(bind: sa.engine.Connection) -> str:
     for uc in sa.inspect(bind).get_unique_constraints(TABLE):
-        if sorted(uc["column_names"]) == ["degree", "size"]:
+        # A constraint without a name cannot be dropped by name: it is not one to replace.
+        if sorted(uc["column_names"]) == ["degree", "size"] and uc["name"] is not None:
             return uc["name"]
     raise RuntimeError(f"{TABLE} has no unique (size, degree) constraint to replace")
 

@@ -22,12 +22,13 @@ import lzma
 import os
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import GraphFormatError
 
@@ -187,7 +188,14 @@ def open_stream(path: str | Path) -> IO[bytes]:
     GraphFormatError
         The file cannot be opened, or its suffix promises a codec its content does not start with.
     """
-    opener = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open, None: open}
+    # The decompressing files are binary streams (io.BufferedIOBase) that typeshed does not
+    # class as IO[bytes]: hence the cast where one is returned.
+    opener: dict[str | None, Callable[[str | Path, str], object]] = {
+        "gzip": gzip.open,
+        "bz2": bz2.open,
+        "xz": lzma.open,
+        None: open,
+    }
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
@@ -199,7 +207,7 @@ def open_stream(path: str | Path) -> IO[bytes]:
                 f"the {Path(path).suffix!r} suffix promises {codec} data, "
                 f"but the file does not start with the {codec} magic number",
             )
-        return opener[codec or found](path, "rb")  # the caller closes it
+        return cast(IO[bytes], opener[codec or found](path, "rb"))  # the caller closes it
     except OSError as err:
         raise GraphFormatError(path, f"cannot read file: {err.strerror or err}") from err
 
@@ -714,8 +722,10 @@ class Text:
             values = self._convert(
                 starts, tok, digit, signed, exact=exact_integers or not allow_float
             )
-        big = None if values is None else (values >= MAX_ABS_INT) | (values <= -MAX_ABS_INT)
-        if values is None or big.any():
+        if values is None:  # _convert gives up on integers only where reals are allowed
+            return self._reals(starts, self._check_reals(starts, tok), exact_integers)
+        big = (values >= MAX_ABS_INT) | (values <= -MAX_ABS_INT)
+        if big.any():
             if not exact_integers and allow_float:
                 return self._reals(starts, self._check_reals(starts, tok), exact_integers)
             pos = int(starts[int(np.argmax(big))])
@@ -838,8 +848,9 @@ class Text:
         return values
 
 
-def first_bad(mask: np.ndarray) -> int | None:
-    """Index of the first True in ``mask``, or None."""
+def first_bad(mask: npt.ArrayLike) -> int | None:
+    """Index of the first True in ``mask`` (a boolean vector), or None."""
+    mask = np.asarray(mask, dtype=bool)
     if mask.size and mask.any():
         return int(np.argmax(mask))
     return None

@@ -1,5 +1,5 @@
-"""Where the tuning database is and how to reach it: URL policy, SQLite checks, engines, and the
-one wording of every database error.
+"""Where the tuning database is and how to reach it: URL policy, SQLite checks, SQLAlchemy
+engines, and the one wording of every database error.
 
 * ``--db`` / ``$SSSP_TUNING_DB`` take an SQLAlchemy URL or the path of an *existing* SQLite file;
   anything else is refused (a typo must not silently create a new, empty database).

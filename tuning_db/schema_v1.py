@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from .export import EXPORT_FORMAT
 
-LEGACY_TABLES = (
+SCHEMA_V1_TABLES = (
     "sssp_best_configs",
     "sssp_trials",
     "sssp_tuning_runs",
@@ -116,5 +116,5 @@ def read_schema_1(conn: Any) -> dict[str, Any]:
 
 
 def drop_schema_1(conn: Any) -> None:
-    for table in LEGACY_TABLES:
+    for table in SCHEMA_V1_TABLES:
         conn.execute(text(f"DROP TABLE {table}"))
