@@ -215,7 +215,11 @@ class LaunchConfig:
 
     def with_kernel(self, name: str, config: KernelConfig) -> LaunchConfig:
         self.kernel(name)
-        return replace(self, **{name: config})
+        kernels_now = {k: getattr(self, k) for k in KERNELS}
+        kernels_now[name] = config
+        return replace(
+            self, relax=kernels_now["relax"], min=kernels_now["min"], update=kernels_now["update"]
+        )
 
     def as_dict(self) -> dict[str, str]:
         return {k: self.kernel(k).label for k in KERNELS}

@@ -90,7 +90,10 @@ class SolverPlugin(_WorkerPlugin):
         return {"graph": self.graph, "options": self.options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["graph"], state["options"])
+        self.graph = state["graph"]
+        self.options = dict(state["options"])
+        self._solver = None
+        self._lock = threading.Lock()
 
     def setup(self, worker: Any) -> None:
         self.address = worker.address
@@ -118,7 +121,9 @@ def _solve_chunk(
     from distributed import get_worker
 
     worker = get_worker()
-    solver = worker.plugins[name].solver()
+    plugin = worker.plugins[name]
+    assert isinstance(plugin, SolverPlugin), type(plugin)
+    solver = plugin.solver()
     r = solver.solve_many(sources, return_predecessors=want_pred, limit=limit, progress=False)
     meta = {
         "worker": worker.address,

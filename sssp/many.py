@@ -254,13 +254,13 @@ def run_rows(
     try:
         for a in range(0, k, rows):
             b = min(a + rows, k)
-            target = dist[a:b] if direct else buf[: b - a]
+            target = dist[a:b] if buf is None else buf[: b - a]
             it, dev = engine.fill(
                 src[a:b], target, None if pred is None else pred[a:b], request.limit, bar.update
             )
             iterations[a:b] = it
             device += dev
-            if not direct:
+            if buf is not None:
                 for i in range(b - a):  # one row per assignment: whole rows only
                     dist[a + i] = _convert_row(buf[i], dist.dtype)
             release_rows(dist, a, b)

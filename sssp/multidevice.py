@@ -21,6 +21,7 @@ the dealer waits for the chunks in flight before it raises, so no row is written
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import numbers
@@ -427,7 +428,7 @@ def gpu_workers(solver: Any, devices: Sequence[int], options: dict[str, Any]) ->
             DeviceWorker(
                 f"cuda:{d}",
                 build,
-                enter=lambda d=d: activate(d),
+                enter=functools.partial(activate, d),
                 leave=deactivate,
             )
         )

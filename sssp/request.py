@@ -224,10 +224,10 @@ class SolverRequest:
         """
         if algorithm is not None:
             algorithm = check_algorithm(algorithm, auto=True)
-        delta_value = check_delta_for(algorithm, delta)  # type: ignore[arg-type]
+        delta_value = check_delta_for(algorithm, delta)
         if algorithm is None and delta_value is not None:
             algorithm = "near-far"  # a Δ names near-far
-        variant = check_variant(variant, algorithm)  # type: ignore[arg-type]
+        variant = check_variant(variant, algorithm)
         backend = check_backend(backend)
         if not isinstance(tuned, bool | np.bool_):
             raise InvalidTypeError(f"tuned must be True or False, got {tuned!r}")
@@ -240,7 +240,7 @@ class SolverRequest:
             raise InvalidTypeError(f"db must be a SQLAlchemy URL (a string), got {db!r}")
         return cls(
             graph,
-            algorithm,  # type: ignore[arg-type]
+            algorithm,
             variant,
             backend,
             bool(tuned),

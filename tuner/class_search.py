@@ -125,7 +125,7 @@ def canonical(p: dict) -> dict:
     return q
 
 
-def choice(p: dict, algorithm: str) -> tuple[str, float | None]:
+def choice(p: Mapping[str, Any], algorithm: str) -> tuple[str, float | None]:
     """(algorithm, Δ scale or None) a point runs, for the searched ``algorithm``."""
     algo = str(p.get("algorithm", algorithm))
     return algo, (float(p.get("delta_scale", 1)) if algo == "near-far" else None)

@@ -310,7 +310,7 @@ def drive(
         interrupt.check()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
-            trial = study.ask(dists)
+            trial = study.ask(dict(dists))
         params = dict(trial.params)
         k = key(params)
         if k in done:  # a sampler may propose a measured configuration again: ask anew

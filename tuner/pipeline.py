@@ -127,8 +127,12 @@ def device_record(ordinal: int) -> DeviceRecord:
 
 
 def best_kernel_config(trials: list[TrialRecord]) -> KernelConfig | None:
-    ok = [t for t in trials if t.status is TrialStatus.OK and t.median_ms is not None]
-    return min(ok, key=lambda t: t.median_ms).config if ok else None
+    ok = [
+        (t.median_ms, i, t)
+        for i, t in enumerate(trials)
+        if t.status is TrialStatus.OK and t.median_ms is not None
+    ]
+    return min(ok)[2].config if ok else None
 
 
 def end_to_end(graph: Graph, tuned: LaunchConfig, opts: TuneOptions) -> tuple[float, float, float]:
@@ -309,6 +313,7 @@ def tune_class(
                             weight_bits=weight_bits,
                         )
                     else:
+                        assert graph is not None  # made above unless replaying
                         if workload is None:
                             srcs = list(iter_sources(graph, opts.capture_sources, seed=run.seed))
                             workload = capture(
@@ -344,9 +349,8 @@ def tune_class(
             stored = store.best(device.uuid, digest, graph_class, opts.algorithm, opts.variant)
             # A partial re-tune completes the stored configuration, never replaces it by a partial one.
             base = stored.tuned_config if stored is not None else default
-            tuned = LaunchConfig(
-                **{k: picks.get(k, base.kernel(k)) for k in KERNELS}, loop="legacy"
-            )
+            relax, min_, update = (picks.get(k, base.kernel(k)) for k in KERNELS)
+            tuned = LaunchConfig(relax, min_, update, loop="legacy")
             figures: tuple[float, float, float] | None
             if opts.replay:
                 # The end-to-end timings cannot be replayed by Kernel Tuner: reuse the recorded ones,
@@ -357,6 +361,7 @@ def tune_class(
                     else None
                 )
             else:
+                assert graph is not None
                 figures = end_to_end(graph, tuned, opts)
             if figures is None:
                 log.warning(

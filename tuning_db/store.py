@@ -380,6 +380,7 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         transaction, and checks every reference before the commit."""
         with self._engine.connect() as conn:
             raw = conn.connection.dbapi_connection
+            assert raw is not None  # an open connection's
             raw.execute("PRAGMA foreign_keys=OFF")
             try:
                 with conn.begin():

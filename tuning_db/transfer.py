@@ -151,16 +151,16 @@ def import_rows(store: Store, session: Session, doc: export.ExportDoc) -> tuple[
         pending.append((row, [(t.trial, t.created_at) for t in run_doc.trials]))
     for best in doc.bests:
         dev = devices[best.device.uuid]
-        kv = rows.kernel_version_row(session, best.kernel_version)
+        kv_row = rows.kernel_version_row(session, best.kernel_version)
         gc = rows.class_row(session, best.graph_class)
         run_id = None if best.run_id is None else run_rows[best.run_id].id
-        row = rows.best_row(session, dev, kv, gc, best.algorithm, best.variant)
-        if row is None:
-            row = rows.new_best(dev, kv, gc, best.algorithm, best.variant)
-            session.add(row)
-        elif row.updated_at >= best.updated_at:
+        best_row = rows.best_row(session, dev, kv_row, gc, best.algorithm, best.variant)
+        if best_row is None:
+            best_row = rows.new_best(dev, kv_row, gc, best.algorithm, best.variant)
+            session.add(best_row)
+        elif best_row.updated_at >= best.updated_at:
             continue  # ours is as new or newer
-        fill_best(row, best, run_id)
+        fill_best(best_row, best, run_id)
         written += 1
     session.flush()
     return written, [(run_record(r), t) for r, t in pending if t]

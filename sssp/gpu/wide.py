@@ -144,7 +144,8 @@ class WideLoop:
         """Queue rounds until the device reports the end (the advance kernels also end the solve
         at near-far's step limit, with the done word clear, which the solver reports)."""
         cuda, stream = self.solver.cuda, lane.stream
-        batch, queued, pending = self.FIRST_ROUNDS, 0, []
+        batch, queued = self.FIRST_ROUNDS, 0
+        pending: list[int] = []  # the poll slots of the batches in flight, oldest first
         # Every round takes at least one step or raise until the end, so this bounds the loop
         # even if a defect kept the mode from ever reading done.
         bound = 2 * int(self._limit) + 4
