@@ -315,3 +315,34 @@ def test_drive_resumes_an_exhaustive_search_measuring_each_point_once():
     pruned = len(study.get_trials(states=(optuna.trial.TrialState.PRUNED,)))
     assert run(budget=7) == 0 and len(calls) == 6
     assert len(study.get_trials(states=(optuna.trial.TrialState.PRUNED,))) == pruned + 1
+
+
+def test_a_trial_killed_while_asked_is_not_requeued():
+    """A process killed while Optuna stored an asked trial's parameters (one at a time) leaves a
+    trial with some of them: it names no configuration, so resuming skips it instead of failing
+    on the missing key (seen with a worker killed mid-ask)."""
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+    from optuna.trial import TrialState, create_trial
+
+    dists = {
+        "block_size_x": CategoricalDistribution([256, 512]),
+        "lanes": CategoricalDistribution([1, 2]),
+    }
+    study = optuna.create_study(direction="minimize")
+    partial = create_trial(
+        state=TrialState.FAIL,
+        params={"block_size_x": 256},
+        distributions={"block_size_x": dists["block_size_x"]},
+    )
+    whole = create_trial(
+        state=TrialState.FAIL, params={"block_size_x": 512, "lanes": 2}, distributions=dists
+    )
+    study.add_trials([partial, whole])
+
+    def key(p):
+        return (p["block_size_x"], p["lanes"])
+
+    assert driver.requeue_lost(study, key, "measured") == 1
+    assert len(study.get_trials(states=(TrialState.WAITING,))) == 1
+    assert study.ask(dists).params == {"block_size_x": 512, "lanes": 2}  # the queued one

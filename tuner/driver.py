@@ -257,7 +257,7 @@ def enqueue_new(
 
     have = {key(t.params) for t in measured_trials(study, marker)}
     have |= {
-        key(t.params)
+        _keyed(key, t.params)
         for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
         if t.params
     }
@@ -370,9 +370,20 @@ def requeue_lost(
     lost = [
         t
         for t in study.get_trials(deepcopy=False, states=(TrialState.PRUNED, TrialState.FAIL))
-        if t.params and (t.state == TrialState.PRUNED or marker not in t.user_attrs)
+        if t.params
+        and (t.state == TrialState.PRUNED or marker not in t.user_attrs)
+        and _keyed(key, t.params) is not None
     ]
     return enqueue_new(study, [dict(t.params) for t in lost], key, marker) if lost else 0
+
+
+def _keyed(key: Callable[[dict[str, Any]], Hashable], params: dict[str, Any]) -> Hashable | None:
+    """``key(params)``, or None for the params of a trial that a process killed while it was
+    being asked (Optuna stores them one at a time): such a trial names no configuration."""
+    try:
+        return key(params)
+    except KeyError:
+        return None
 
 
 def _tell(study: optuna.Study, trial: Trial, *args: Any, **kwargs: Any) -> bool:
