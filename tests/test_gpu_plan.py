@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -460,3 +461,167 @@ def test_make_solver_stays_at_the_package():
     from sssp.gpu.factory import make_solver
 
     assert sssp.gpu.make_solver is make_solver
+
+
+# -- the executor follows its plan (a stand-in driver, no GPU) ----------------------------------
+class _Names:
+    """An enum stand-in: every attribute is its own name."""
+
+    def __getattr__(self, name: str) -> str:
+        return name
+
+    def __call__(self, value: int) -> str:
+        return f"#{value}"
+
+
+class _Func:
+    def __init__(self, name: str) -> None:
+        self.name, self.attrs, self.calls = name, {"NUM_REGS": 32, "SHARED_SIZE_BYTES": 128}, []
+
+    def prepare(self, fmt: str) -> None:
+        self.fmt = fmt
+
+    def set_cache_config(self, pref: str) -> None:
+        self.pref = pref
+
+    def set_attribute(self, attr: str, value: int) -> None:
+        self.attrs[attr] = value
+
+    def get_attribute(self, attr: str) -> int:
+        return self.attrs.get(attr, 0)
+
+    def prepared_call(self, *args, **kw) -> None:
+        self.calls.append(args)
+
+    prepared_async_call = prepared_call
+
+
+class _Buf(int):
+    def free(self) -> None:
+        pass
+
+
+class _Driver:
+    """What :class:`sssp.gpu.engine.EngineSolver` calls of ``pycuda.driver``, recorded."""
+
+    device_attribute = function_attribute = func_cache = host_alloc_flags = _Names()
+    DEVICE = {
+        "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 232448,
+        "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 233472,
+        "MAX_REGISTERS_PER_MULTIPROCESSOR": 65536,
+        "MAX_THREADS_PER_MULTIPROCESSOR": 2048,
+        "MAX_BLOCKS_PER_MULTIPROCESSOR": 32,
+        "CAN_MAP_HOST_MEMORY": 0,  # the pool then takes plain page-locked blocks
+        "UNIFIED_ADDRESSING": 1,
+    }
+
+    def __init__(self) -> None:
+        self.allocs: list[int] = []
+        self.uploads: list[int] = []
+        self.functions: dict[str, _Func] = {}
+        self.Context = SimpleNamespace(synchronize=lambda: None)
+
+    def Device(self, ordinal: int):  # noqa: N802 - pycuda's name
+        return SimpleNamespace(get_attribute=lambda a: self.DEVICE[a])
+
+    def mem_alloc(self, nbytes: int) -> _Buf:
+        self.allocs.append(nbytes)
+        return _Buf(0x1000 * len(self.allocs))
+
+    def memcpy_htod(self, buf, array) -> None:
+        self.uploads.append(array.nbytes)
+
+    def memset_d8(self, buf, byte, nbytes) -> None:
+        pass
+
+    def pagelocked_empty(self, n, dtype, mem_flags=None):
+        return np.empty(n, dtype)
+
+    def pagelocked_zeros(self, n, dtype, mem_flags=None):
+        return np.zeros(n, dtype)
+
+    def module_from_buffer(self, cubin):
+        def get_function(name: str) -> _Func:
+            return self.functions.setdefault(name, _Func(name))
+
+        return SimpleNamespace(get_function=get_function)
+
+    def Stream(self):  # noqa: N802
+        return SimpleNamespace(handle=0)
+
+    def Event(self):  # noqa: N802
+        return SimpleNamespace()
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    import sssp.gpu.base
+    import sssp.gpu.cudagraph
+    import sssp.gpu.engine
+    import sssp.gpu.wide
+    from sssp.gpu.device import DeviceInfo
+
+    drv = _Driver()
+    info = DeviceInfo(0, "stand-in H200", "GPU-0", (9, 0), 132, 1 << 37, "0", "13.0", "0:0")
+    for module in (sssp.gpu.engine, sssp.gpu.base):
+        monkeypatch.setattr(module, "driver", lambda: drv)
+    monkeypatch.setattr(sssp.gpu.engine, "activate", lambda ordinal: None)
+    monkeypatch.setattr(sssp.gpu.engine, "device_info", lambda ordinal: info)
+    for module in (sssp.gpu.engine, sssp.gpu.wide, sssp.gpu.cudagraph):
+        monkeypatch.setattr(module, "compile_cubin", lambda params, arch: b"")
+    monkeypatch.setattr(sssp.gpu.cudagraph, "occupancy", lambda *a: None)
+    monkeypatch.setattr(
+        sssp.gpu.cudagraph, "PhaseGraph", lambda solver: SimpleNamespace(close=lambda: None)
+    )
+    return drv
+
+
+@pytest.mark.parametrize(
+    ("loop", "algorithm", "variant", "weights"),
+    [
+        ("persistent", "crauser", "successors", "int"),
+        ("graph", "crauser-inout", "predecessors", "int"),
+        ("host", "martin", "successors", "float"),
+        ("persistent", "near-far", "successors", "float"),
+        ("cluster", "near-far", "successors", "int"),
+        ("cluster", "near-far", "successors", "float"),  # falls back to persistent
+        ("wide", "near-far", "successors", "int"),
+        ("wide", "near-far", "successors", "float"),  # falls back to persistent
+    ],
+)
+def test_engine_solver_executes_its_plan(fake_driver, loop, algorithm, variant, weights):
+    from sssp.gpu.engine import EngineSolver
+
+    graph = sssp.generate("random", size=3000, degree=4, seed=5)
+    if weights == "float":
+        graph = sssp.Graph(graph.indptr, graph.indices, graph.weights.astype(np.float64) / 3)
+    with EngineSolver(
+        graph, algorithm=algorithm, variant=variant, config=LaunchConfig(loop=loop)
+    ) as solver:
+        p = solver.plan
+        assert p == plan_engine(
+            GraphFacts.of(graph), LaunchConfig(loop=loop), algorithm, variant, None, H200,
+            host_mapped=False,
+        )  # fmt: skip
+        assert fake_driver.allocs == [b.alloc_bytes for b in p.buffers]
+        assert fake_driver.uploads == [
+            b.nbytes for b in p.buffers if b.fill == "upload" and b.nbytes
+        ]
+        assert solver.memory_bytes() == p.device_bytes
+        for name in BUFFER_NAMES:
+            assert (getattr(solver, name) is None) == (p.buffer(name) is None), name
+        assert list(solver.ctrl0) == list(p.ctrl0) and solver.rows_sorted is p.sort_rows
+        assert (solver.loop, solver.cluster, solver.params, solver.delta) == (
+            p.loop, p.cluster, p.params, p.delta,
+        )  # fmt: skip
+        assert solver._lane0.d_key is solver.d_key and not solver.mapped
+        assert (solver._wide is not None) is (p.loop == "wide")
+        assert set(solver._shapes) == set(p.kernel_set)
+        stats = solver._static_stats()
+        assert stats["loop"] == p.loop and stats["memory_bytes"] == p.device_bytes
+        assert stats.get("cluster_fallback", "") == p.cluster_fallback
+        assert stats.get("loop_fallback", "") == p.loop_fallback
+        if p.loop == "cluster":
+            assert stats["cluster_blocks"] == p.cluster and stats["cluster_resident"]
+        if p.sort_rows:
+            assert fake_driver.functions["sssp_e_sort_rows"].calls  # sorted once at set-up

@@ -112,6 +112,9 @@ def resident_blocks(
 class EngineSolver(DeviceBuffers):
     """Engine-2 solver on one CUDA device, for many sources.
 
+    Construction builds the plan (:func:`sssp.gpu.plan.plan_engine`, kept as ``plan``) from the
+    graph's and the device's facts and executes it: compile, upload, allocate, launch shapes.
+
     Parameters
     ----------
     graph : Graph

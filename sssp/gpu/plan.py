@@ -7,9 +7,10 @@ into a frozen :class:`EnginePlan`: the loop that runs after the fallbacks and wh
 compile-time parameters, the kernels, the cluster layout, every device buffer with its size, the
 control words' initial values, the shared-memory budgets, the result pass's layout and Δ. The
 executor (:class:`sssp.gpu.engine.EngineSolver`) reads the real device's facts, executes the plan
-(compile, upload, allocate) and computes only what needs a loaded function: the launch shapes,
-from each function's registers (:meth:`EnginePlan.grid_blocks` and
-:meth:`EnginePlan.persistent_carveout` take them).
+(compile, upload, allocate) and computes only what needs a loaded function: how many blocks of
+it are resident per multiprocessor (from its registers), which :meth:`EnginePlan.grid_blocks`,
+:meth:`EnginePlan.persistent_per_sm` and :meth:`EnginePlan.persistent_carveout` turn into launch
+shapes and the carveout.
 
 One decision needs the graph itself, not its facts: the fused cluster loop places the nodes in a
 bandwidth-reducing order and runs fused only where that order keeps edges local. That work is
