@@ -272,7 +272,12 @@ def effective_delta(graph: Graph, delta: int | float) -> int | float:
     """Δ as the solver uses it: on integer graphs rounded up to an integer (distances are
     integers, so this keeps every threshold exact) and capped at :data:`INF`; on real graphs a
     float64 (``inf`` for anything beyond float64's range)."""
-    if graph.is_float:
+    return round_delta(delta, graph.is_float)
+
+
+def round_delta(delta: int | float, is_float: bool) -> int | float:
+    """:func:`effective_delta` for a graph with real (``is_float``) or integer weights."""
+    if is_float:
         try:
             return float(delta)
         except OverflowError:
@@ -296,12 +301,21 @@ def default_delta(graph: Graph) -> int | float:
     Bellman-Ford). Rounded up to an integer (at least 1) on integer graphs; 1 when no edge has
     a positive weight (all distances are then 0 and every Δ runs the same single bucket).
     """
-    n, m = graph.n, graph.m
-    total = float(np.sum(graph.weights, dtype=np.float64)) if m else 0.0
+    return delta_rule(graph.n, graph.m, weight_total(graph), graph.is_float)
+
+
+def weight_total(graph: Graph) -> float:
+    """The weights of ``graph`` summed in float64 (0 without edges)."""
+    return float(np.sum(graph.weights, dtype=np.float64)) if graph.m else 0.0
+
+
+def delta_rule(n: int, m: int, total: float, is_float: bool) -> int | float:
+    """:func:`default_delta` from a graph's facts: ``n`` nodes, ``m`` edges, weights summing to
+    ``total`` (:func:`weight_total`), real or integer (``is_float``)."""
     raw = WARP_WIDTH * total * n / (m * m) if m else 0.0
     if not raw > 0:  # no positive weight (or an underflow): any Δ gives the same solve
         raw = 1.0
-    return effective_delta(graph, raw)
+    return round_delta(raw, is_float)
 
 
 def tight_tree(graph: Graph, dist: np.ndarray, source: int) -> np.ndarray:

@@ -11,10 +11,14 @@ __all__ = ["DeviceInfo", "EngineSolver", "GPUSolver", "device_info", "is_availab
 
 def __getattr__(name: str):
     # Lazy: these modules import pycuda when used.
-    if name in ("GPUSolver", "make_solver"):
-        from . import runtime
+    if name == "GPUSolver":
+        from .runtime import GPUSolver
 
-        return getattr(runtime, name)
+        return GPUSolver
+    if name == "make_solver":
+        from .factory import make_solver
+
+        return make_solver
     if name == "EngineSolver":
         from .engine import EngineSolver
 

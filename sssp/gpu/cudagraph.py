@@ -15,6 +15,7 @@ from kernels import ENGINE_KERNELS
 
 from ..config import L1_STATES
 from ..errors import BackendUnavailableError, SolverError
+from .base import compile_cubin
 
 if TYPE_CHECKING:
     from .engine import EngineSolver
@@ -86,8 +87,6 @@ class PhaseGraph:
         cu = self.cu = _driver()
         _check(cu.cuInit(0))
         ctx = _check(cu.cuCtxGetCurrent())
-        from .runtime import compile_cubin
-
         cubin = compile_cubin(solver.params, solver.info.arch)
         self.module = _check(cu.cuModuleLoadData(cubin))
         self._keep: list[Any] = []  # argument storage must outlive the instantiated graph

@@ -6,30 +6,42 @@ One solver object holds the graph on the device and runs the phase loop in one o
 launches that poll the device every few phases. All three run the same relax and settle steps,
 so they give the same distances, predecessors and phase counts.
 
-Near-far runs on the persistent loop, or on the cluster loop: one thread-block cluster whose
-shared memory holds every distance (``kernels/sssp_cluster.cu``), when the graph fits.
+Near-far runs on the persistent loop, on the cluster loop: one thread-block cluster whose
+shared memory holds every distance (``kernels/sssp_cluster.cu``), when the graph fits, or on the
+wide loop (:mod:`sssp.gpu.wide`).
+
+What to compile, allocate and launch is decided by :func:`sssp.gpu.plan.plan_engine` from the
+graph's and the device's facts; :class:`EngineSolver` executes that plan.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import kernels
-from kernels import CLUSTER_KERNELS, ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams
 
-from ..bands import band_order, fusion_gate
 from ..config import ConfigSource, KernelConfig, LaunchConfig
-from ..errors import BackendUnavailableError, InvalidGraphError, SolverError
+from ..errors import InvalidGraphError, SolverError
 from ..graph import Graph
 from ..result import SSSPResult
+from .base import DeviceBuffers, apply_l1, compile_cubin
 from .device import DeviceInfo, activate, device_info, driver
 from .hostmem import HostArrays
-from .runtime import DeviceBuffers, apply_l1, compile_cubin
+from .plan import (
+    BUFFER_NAMES,
+    DeviceFacts,
+    EnginePlan,
+    GraphFacts,
+    check_request,
+    graph_bands,
+    kernel_config,
+    plan_engine,
+)
 from .wide import WideLoop
 
 log = logging.getLogger(__name__)
@@ -49,17 +61,6 @@ class _Lane:
     d_scratch: Any
 
 
-CRITERION = {
-    "crauser": "out",
-    "crauser-in": "in",
-    "crauser-inout": "inout",
-    "martin": "martin",
-    "near-far": "out",
-}
-"""GPU algorithm name -> settling criterion of engine 2 (near-far has none; its kernels sit in
-every module, so it takes the Crauser build's)."""
-
-
 def min_weights(indptr: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(has edges, minimum weight per row) of a CSR; rows without edges get 0 in the second."""
     deg = np.diff(indptr)
@@ -70,23 +71,18 @@ def min_weights(indptr: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.nda
     return has, out
 
 
-def engine_params_for(graph: Graph, algorithm: str, variant: str, lanes: int) -> EngineParams:
-    """Compile-time parameters for ``graph``: the distance type from the weights (see
-    :func:`kernels.widths_for`), the criterion from the algorithm."""
-    if algorithm not in CRITERION:
-        raise BackendUnavailableError("gpu", f"algorithm {algorithm!r} has no GPU version", hint="")
-    w = graph.weights
-    if w.dtype.kind == "f":
-        dist_bits, weight_bits = kernels.widths_for_float(w.dtype.name)
-        floating = True
-    else:
-        try:
-            dist_bits, weight_bits = kernels.widths_for(graph.n, graph.max_weight)
-        except kernels.KernelContractError as err:
-            raise InvalidGraphError(str(err)) from err
-        floating = False
-    return EngineParams(
-        dist_bits, weight_bits, floating, CRITERION[algorithm], lanes, variant == "predecessors"
+def _device_facts(cuda: Any, info: DeviceInfo, non_portable: Any) -> DeviceFacts:
+    """What the plan needs of device ``info`` (pycuda's ``driver`` as ``cuda``)."""
+    dev = cuda.Device(info.ordinal)
+    a = cuda.device_attribute
+    return DeviceFacts(
+        compute_capability=info.compute_capability,
+        sm_count=info.sm_count,
+        smem_per_block_optin=dev.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+        smem_per_sm=dev.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+        can_map_host=bool(dev.get_attribute(a.CAN_MAP_HOST_MEMORY))
+        and bool(dev.get_attribute(a.UNIFIED_ADDRESSING)),
+        non_portable_clusters=non_portable is not None,
     )
 
 
@@ -115,6 +111,9 @@ def resident_blocks(
 
 class EngineSolver(DeviceBuffers):
     """Engine-2 solver on one CUDA device, for many sources.
+
+    Construction builds the plan (:func:`sssp.gpu.plan.plan_engine`, kept as ``plan``) from the
+    graph's and the device's facts and executes it: compile, upload, allocate, launch shapes.
 
     Parameters
     ----------
@@ -156,116 +155,41 @@ class EngineSolver(DeviceBuffers):
         host_mapped: bool | None = None,
         wide: kernels.WideParams | None = None,
     ) -> None:
-        # The front door's request (sssp.request) checked the variant, Δ and sources.
-        assert variant in ("successors", "predecessors"), variant
-        if graph.n == 0:
-            raise InvalidGraphError("the graph has no nodes")
-        self.config = config or LaunchConfig.default()
-        if self.config.loop == "legacy":
-            raise InvalidGraphError(
-                "loop 'legacy' runs on sssp.gpu.runtime.GPUSolver, not engine 2"
-            )
-        self.cuda = cuda = driver()
+        # The plan decides (sssp.gpu.plan); this executes it. The checks that need no device
+        # come first, so that a bad request reads the same without CUDA.
+        check_request(graph.n, variant, config or LaunchConfig.default())
+        self.cuda = driver()
         activate(device)
         self.info: DeviceInfo = device_info(device)
+        self._non_portable = _non_portable_clusters(self.cuda)
+        self.device_facts = _device_facts(self.cuda, self.info, self._non_portable)
+        self.plan: EnginePlan = plan_engine(
+            GraphFacts.of(graph, weight_sum=algorithm == "near-far" and delta is None),
+            config,
+            algorithm,
+            variant,
+            delta,
+            self.device_facts,
+            wide=wide,
+            host_mapped=host_mapped,
+            bands=lambda: graph_bands(graph),
+        )
         self.graph, self.algorithm, self.variant = graph, algorithm, variant
         self.config_source = config_source
-        self.loop = self.config.loop
         self.sync_every = max(1, int(sync_every))
-        self.nearfar = algorithm == "near-far"
-        self.kernel_set = NEARFAR_KERNELS if self.nearfar else ENGINE_KERNELS
-        self.delta: int | float | None = None
-        self.cluster = self.cluster_mb = self.cluster_lq = 0
-        self._placement: tuple[np.ndarray, np.ndarray] | None = None
-        self.cluster_fallback = ""
-        self.fusion_detail = ""  # why a configuration that asks for fusion ran fused or not
-        if self.loop == "cluster" and not self.nearfar:
-            raise InvalidGraphError(f"loop 'cluster' runs near-far only, not {algorithm!r}")
-        if self.nearfar:
-            from ..cpu.nearfar import default_delta, effective_delta
-
-            assert variant == "successors", variant
-            if self.loop not in ("persistent", "cluster", "wide"):
-                raise InvalidGraphError(
-                    f"near-far runs on the persistent, cluster or wide loop, not {self.loop!r}"
-                )
-            self.delta = default_delta(graph) if delta is None else effective_delta(graph, delta)
-        else:
-            assert delta is None, delta
-        if self.loop == "wide" and not self.nearfar:
-            raise InvalidGraphError(f"loop 'wide' runs near-far only, not {algorithm!r}")
-        relax_cfg = self.config.relax
-        self.params = engine_params_for(graph, algorithm, variant, relax_cfg.lanes)
-        self.loop_fallback = ""  # why a configuration that asked for the wide loop runs another
-        if self.loop == "wide" and not self.params.packed:
-            self.loop_fallback = "the wide loop takes 32-bit integer distances: persistent loop"
-            self.loop = "persistent"
-        if self.loop == "cluster":
-            self._choose_cluster()
-        key_dt, val_dt, w_dt = (np.dtype(t) for t in self.params.dtypes())
-        self.key_dtype, self.val_dtype, self.weight_dtype = key_dt, val_dt, w_dt
-        n = graph.n
-        self.n = n
-
-        self.module = cuda.module_from_buffer(compile_cubin(self.params, self.info.arch))
-        self.funcs: dict[str, Any] = {}
-        self.l1_applied: dict[str, str] = {}
-        for name, spec in self.kernel_set.items():
-            func = self.module.get_function(spec.cuda_name(variant))
-            func.prepare(spec.arg_format)
-            kc = self._kernel_config(name)
-            self.l1_applied[name] = apply_l1(func, kc.l1)
-            self.funcs[name] = func
-
-        # Graph and node constants. The predecessors variant walks the reverse graph.
-        g = graph if variant == "successors" else graph.reverse()
-        self._buffers: list[Any] = []
-        self._nbytes = 0
-        self.d_indptr = self._upload(g.indptr.astype(np.int64, copy=False))
-        self.d_indices = self._upload(g.indices.astype(np.int32, copy=False))
-        self.d_weights = self._upload(g.weights.astype(w_dt))
-        inf_val = np.inf if self.params.floating else np.iinfo(val_dt).max
-        crit = None if self.nearfar else self.params.criterion
-        self.d_omega = self._node_minima(graph, inf_val) if crit in ("out", "inout") else None
-        self.d_iota = (
-            self._node_minima(graph.reverse(), inf_val) if crit in ("in", "inout") else None
-        )
-        # Node state, queues and the per-phase history (near-far: its counter rings only; the
-        # cluster loop keeps its node state in shared memory: the keys and counters only).
-        hist = kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(n)
-        grid_nf = self.nearfar and not self.cluster
-        # Near-far with packed keys keeps its step stamps in the keys' low words (sssp_nf_lower).
-        self.d_settled = None if self.nearfar and self.params.packed else self._alloc(4 * n)
-        self.d_key = self._alloc(key_dt.itemsize * n)
-        self.d_pred = self._alloc(4 * n) if not self.params.packed else None
-        self.d_qF = None if self.cluster else self._alloc(8 * n)
-        self.d_qR = None if self.cluster else self._alloc(8 * n)
-        self.d_cnt = self._alloc(4 * hist)
-        self.d_thr = (
-            None
-            if self.cluster
-            else self._alloc(val_dt.itemsize * hist if not self.params.floating else 8 * hist)
-        )
-        self.d_ctrl = self._alloc(4 * kernels.CTRL_WORDS)
-        # The fused cluster loop's placement: each node's slot, and each slot's node.
-        self.d_place = self.d_slots = None
-        if self._placement is not None:
-            self.d_place, self.d_slots = (self._upload(a) for a in self._placement)
-        # Near-far: the distance each node last pushed with, and its far-pile flags (bits).
-        self.d_pushed = self._alloc(val_dt.itemsize * n) if grid_nf else None
-        self.d_infar = self._alloc(4 * kernels.nearfar_flag_words(n)) if grid_nf else None
+        self._adopt(self.plan)
+        self._compile()
+        self._allocate()
+        cuda = self.cuda
         self.h_ctrl = cuda.pagelocked_empty(kernels.CTRL_WORDS, np.uint32)  # the host loop's polls
         self.ctrl0 = cuda.pagelocked_zeros(
             kernels.CTRL_WORDS, np.uint32
         )  # an async copy, no staging
-        self.ctrl0[kernels.CTRL_PHASE] = 1
-        self.ctrl0[kernels.CTRL_LIMIT] = (
-            kernels.nearfar_step_limit(n) if self.nearfar else kernels.engine_phase_limit(n)
-        )
+        self.ctrl0[:] = self.plan.ctrl0
         self.stream = cuda.Stream()
         self._shapes = self._launch_shapes()
-        self.rows_sorted = self._sort_rows(g)
-        self._setup_result_pass(host_mapped)
+        self.rows_sorted = self._sort_rows()
+        self._setup_result_pass()
         self._lane0 = _Lane(
             self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch
         )
@@ -274,9 +198,6 @@ class EngineSolver(DeviceBuffers):
         self._stage_cache: dict[tuple, list[dict[str, Any]]] = {}
         self._spares: dict[str, tuple[np.ndarray, int]] = {}
         self._copier: Any = None
-        self._delta_bits = (
-            kernels.nearfar_delta_bits(self.delta, self.params.floating) if self.nearfar else 0
-        )
         self._events = (
             cuda.Event(),
             cuda.Event(),
@@ -285,7 +206,9 @@ class EngineSolver(DeviceBuffers):
         self._wide: WideLoop | None = None
         if self.loop == "wide":
             self._wide = WideLoop(
-                self, lambda func, block: resident_blocks(func, self.info, block, cuda), wide
+                self,
+                lambda func, block: resident_blocks(func, self.info, block, cuda),
+                self.plan.wide,
             )
         self._graph = None
         if self.loop == "graph":
@@ -296,79 +219,87 @@ class EngineSolver(DeviceBuffers):
         """Why this configuration (set by :class:`sssp.Solver` after a tuned look-up); results
         carry it as ``stats["config_detail"]``."""
 
-    # -- set-up helpers ------------------------------------------------------------------------
-    def _choose_cluster(self) -> None:
-        """The cluster's size for the cluster loop and whether the graph itself stays in shared
-        memory (:func:`kernels.cluster_layout`), or the persistent loop with the reason in
-        ``cluster_fallback`` (wider distances, too many edges, or distances that do not fit)."""
-        cuda, g = self.cuda, self.graph
-        layout, lq, order = None, 0, None
-        if self.info.compute_capability[0] < 9:
-            self.cluster_fallback = f"thread-block clusters need sm_90 or newer ({self.info.arch})"
-        elif not self.params.packed:
-            self.cluster_fallback = "the cluster solver keeps 32-bit integer distances"
-        else:
-            optin = cuda.Device(self.info.ordinal).get_attribute(
-                cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-            )
-            self._non_portable = _non_portable_clusters(cuda)
-            largest = kernels.CLUSTER_SIZES[-1] if self._non_portable is not None else 8
-            lq, order = (
-                (kernels.CLUSTER_LOCAL_QUEUE, band_order(g)) if self.config.fuse else (0, None)
-            )
+    # -- executing the plan --------------------------------------------------------------------
+    def _adopt(self, plan: EnginePlan) -> None:
+        """The plan's decisions as the solver's attributes (what the solve, the statistics and
+        the tools read)."""
+        self.config = plan.config
+        self.loop = plan.loop
+        self.nearfar = plan.nearfar
+        self.kernel_set = plan.kernel_set
+        self.delta: int | float | None = plan.delta
+        self.params = plan.params
+        self.cluster, self.cluster_mb, self.cluster_lq = (
+            plan.cluster,
+            plan.cluster_mb,
+            plan.cluster_lq,
+        )
+        self.nb = plan.nb
+        self._placement = plan.placement
+        self.cluster_fallback = plan.cluster_fallback
+        self.fusion_detail = plan.fusion_detail  # why a configuration asking for fusion ran so
+        self.loop_fallback = plan.loop_fallback  # why a configuration asking for wide runs another
+        self.key_dtype, self.val_dtype, self.weight_dtype = plan.dtypes
+        self.n = plan.n
+        self.local_limit, self.local_cap = plan.local_limit, plan.local_cap
+        self.local_smem, self.degree = plan.local_smem, plan.degree
+        self._delta_bits = plan.delta_bits
 
-            def fit(lq: int, order: np.ndarray | None) -> tuple[int, int] | None:
-                return kernels.cluster_layout(
-                    np.diff(g.indptr),
-                    optin - kernels.CLUSTER_STATIC_SMEM,
-                    at_least=max(1, self.config.cluster),
-                    largest=largest,
-                    lq=lq,
-                    order=order,
-                )
+    def _compile(self) -> None:
+        """Load the plan's module and kernels, each with its L1 state."""
+        cuda, variant = self.cuda, self.variant
+        self.module = cuda.module_from_buffer(compile_cubin(self.params, self.info.arch))
+        self.funcs: dict[str, Any] = {}
+        self.l1_applied: dict[str, str] = {}
+        for name, spec in self.kernel_set.items():
+            func = self.module.get_function(spec.cuda_name(variant))
+            func.prepare(spec.arg_format)
+            self.l1_applied[name] = apply_l1(func, self.plan.kernel_configs[name].l1)
+            self.funcs[name] = func
 
-            layout = fit(lq, order)
-            if layout is not None and order is not None:
-                fused, self.fusion_detail = fusion_gate(g, layout[0], order)
-                if not fused:
-                    log.info("fused cluster loop: %s", self.fusion_detail)
-                    lq, order = 0, None
-                    layout = fit(lq, order)
-            if layout is None:
-                self.cluster_fallback = (
-                    f"{g.n} nodes and {g.m} edges do not fit in the shared memory "
-                    f"of {largest} blocks of {optin} bytes"
-                )
-        if layout is None:
-            log.info("cluster loop: %s; running the persistent loop", self.cluster_fallback)
-            self.loop = "persistent"
-            return
-        self.cluster, self.cluster_mb = layout
-        if order is not None:
-            self.cluster_lq = lq
-            self._placement = kernels.cluster_placement(order, self.cluster)
-        self.kernel_set = CLUSTER_KERNELS
-        self.params = replace(self.params, relax_lanes=kernels.CLUSTER_LANES, cluster=self.cluster)
+    def _allocate(self) -> None:
+        """The plan's device buffers, in its order, as attributes of their names (None for the
+        names it has none of); uploads from the graph (the predecessors variant walks the
+        reverse graph), the node minima of the criterion and the cluster placement."""
+        graph, plan = self.graph, self.plan
+        g = graph if self.variant == "successors" else graph.reverse()
+        inf_val = np.inf if self.params.floating else np.iinfo(self.val_dtype).max
+        host = {
+            "d_indptr": lambda: g.indptr.astype(np.int64, copy=False),
+            "d_indices": lambda: g.indices.astype(np.int32, copy=False),
+            "d_weights": lambda: g.weights.astype(self.weight_dtype),
+            "d_omega": lambda: self._node_minima(graph, inf_val),
+            "d_iota": lambda: self._node_minima(graph.reverse(), inf_val),
+            "d_place": lambda: plan.placement[0],
+            "d_slots": lambda: plan.placement[1],
+        }
+        self._buffers: list[Any] = []
+        self._nbytes = 0
+        for name in BUFFER_NAMES:
+            setattr(self, name, None)
+        for buf in plan.buffers:
+            if buf.fill == "upload":
+                array = np.ascontiguousarray(host[buf.name]())
+                assert array.nbytes == buf.nbytes, (buf.name, array.nbytes, buf.nbytes)
+                dev = self._upload(array)
+            else:
+                dev = self._alloc(buf.nbytes)
+                if buf.fill == "zero":
+                    self.cuda.memset_d8(dev, 0, buf.nbytes)
+            setattr(self, buf.name, dev)
 
-    def _setup_result_pass(self, host_mapped: bool | None) -> None:
+    def _setup_result_pass(self) -> None:
         """The result pass (``kernels.RESULT_KERNEL``) and the host memory it writes: result
         arrays from a pool of page-locked blocks mapped into the device's address space, and a
-        mapped summary of :data:`kernels.RESULT_WORDS` words. Where the device cannot map host
-        memory, the pass writes device buffers and three copies follow it."""
-        cuda = self.cuda
+        mapped summary of :data:`kernels.RESULT_WORDS` words. Where the plan does not map host
+        memory, the pass writes the plan's device buffers and three copies follow it."""
+        cuda, plan = self.cuda, self.plan
         self.result_module = cuda.module_from_buffer(
             compile_cubin(kernels.ResultParams(), self.info.arch)
         )
         self._result_func = self.result_module.get_function(kernels.RESULT_KERNEL.cuda_name())
         self._result_func.prepare(kernels.RESULT_KERNEL.arg_format)
-        self.d_result_scratch = self._alloc(8 * kernels.RESULT_SCRATCH_WORDS)
-        cuda.memset_d8(self.d_result_scratch, 0, 8 * kernels.RESULT_SCRATCH_WORDS)
-        dev = cuda.Device(self.info.ordinal)
-        a = cuda.device_attribute
-        can = bool(dev.get_attribute(a.CAN_MAP_HOST_MEMORY)) and bool(
-            dev.get_attribute(a.UNIFIED_ADDRESSING)
-        )
-        self.mapped = can if host_mapped is None else bool(host_mapped) and can
+        self.mapped = plan.mapped
         self._host = HostArrays(cuda, mapped=self.mapped)
         self.h_info, info_ptr = self._host.take(kernels.RESULT_WORDS, np.uint32)
         self._info64 = self.h_info.view(np.uint64)
@@ -376,95 +307,56 @@ class EngineSolver(DeviceBuffers):
             self._d_out = None
             self._d_info = info_ptr
         else:
-            self._d_out = (self._alloc(8 * self.n), self._alloc(4 * self.n))
-            self._d_info = self._alloc(4 * kernels.RESULT_WORDS)
-        self._dist_dtype = np.dtype(np.float64 if self.params.floating else np.int64)
-        self._layout = (
-            kernels.RES_PACKED
-            if self.params.packed
-            else kernels.RES_F64
-            if self.params.floating
-            else kernels.RES_U64
-        )
-        self._counters = (
-            kernels.RES_COUNTERS_NEARFAR if self.nearfar else kernels.RES_COUNTERS_PHASES
-        )
-        self._history_len = (
-            kernels.NEARFAR_WORDS if self.nearfar else kernels.engine_history_len(self.n)
-        )
-        self._result_grid = (
-            (kernels.result_blocks(self.n, self.info.sm_count), 1, 1),
-            (kernels.RESULT_BLOCK, 1, 1),
-        )
-        # Packed Crauser keys carry the predecessor already; the others build it in a tree pass.
-        self._tree_pass = self.nearfar or not self.params.packed
+            self._d_out = (self.d_out_dist, self.d_out_pred)
+            self._d_info = self.d_info
+        self._dist_dtype = np.dtype(plan.dist_dtype)
+        self._layout = plan.layout
+        self._counters = plan.counters
+        self._history_len = plan.history_len
+        self._result_grid = plan.result_grid
+        self._tree_pass = plan.tree_pass
         self._poison_host: int | None = None
 
-    def _sort_rows(self, g: Graph) -> bool:
-        """Sort the device copy of every row by weight once (``kernels.sorts_rows`` says when),
-        and tell every solve so (``CTRL_SORTED``): Crauser's bounded relax then stops at a
-        frontier node's first edge above the bound."""
-        if (
-            "sort" not in self.funcs
-            or g.m == 0
-            or not kernels.sorts_rows(self.params, int(np.diff(g.indptr).max()))
-        ):
+    def _sort_rows(self) -> bool:
+        """Sort the device copy of every row by weight once where the plan says so
+        (``kernels.sorts_rows``; every solve is told by ``CTRL_SORTED`` in the plan's control
+        words): Crauser's bounded relax then stops at a frontier node's first edge above the
+        bound."""
+        if not self.plan.sort_rows:
             return False
         grid, block = self._shapes["sort"]
         self.funcs["sort"].prepared_call(
             grid, block, self.d_indptr, self.d_indices, self.d_weights, np.int32(self.n)
         )
         self.cuda.Context.synchronize()
-        self.ctrl0[kernels.CTRL_SORTED] = 1
         return True
 
     def _kernel_config(self, name: str) -> KernelConfig:
-        if name == "sort":  # once per graph, not part of a solve: not tuned
-            return KernelConfig(kernels.SORT_BLOCK, "N")
-        if name in ("relax", "tree", "persistent", "init", "solve"):
-            kc = self.config.relax
-            return kc if name != "init" else KernelConfig(kc.block_size, "N")
-        return self.config.update  # settle: update with the threshold folded in
+        return kernel_config(self.config, name)
 
-    def _node_minima(self, g: Graph, inf_val: float | int) -> Any:
+    def _node_minima(self, g: Graph, inf_val: float | int) -> np.ndarray:
         has, mins = min_weights(g.indptr, g.weights, g.n)
         out = mins.astype(self.val_dtype)
         out[~has] = inf_val
-        return self._upload(out)
+        return out
 
     def _launch_shapes(self) -> dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]]:
         if self.cluster:
             return self._cluster_shapes()
-        limit = self.config.local_limit
-        self.local_limit = 8 * self.config.relax.block_size if limit < 0 else limit
-        if self.variant == "predecessors":
-            self.local_limit = 0  # pull scans every node each phase: one block would crawl
-        # Near-far's block-local steps keep their lists in global memory: no shared queues.
-        self.local_cap = 0 if self.nearfar else kernels.local_queue_capacity(self.local_limit)
-        self.local_smem = kernels.local_queue_bytes(self.local_cap, self.val_dtype.itemsize)
         if self.local_smem:  # static plus dynamic may pass the 48 KB default: always opt in
             self.funcs["persistent"].set_attribute(
                 self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem
             )
-        self.degree = max(1, -(-self.graph.m // self.n))
         shapes = {}
         sms = self.info.sm_count
-        for name, spec in self.kernel_set.items():
-            kc = self._kernel_config(name)
-            bs = kc.block_size
+        for name in self.kernel_set:
+            bs = self.plan.kernel_configs[name].block_size
             dyn = self.local_smem if name == "persistent" else 0
             fits = resident_blocks(self.funcs[name], self.info, bs, self.cuda, dyn)
             if name == "persistent":
-                per_sm = self._persistent_blocks(fits, bs)
-                blocks = sms * per_sm
+                blocks = sms * self._persistent_blocks(fits, bs)
             else:
-                blocks = kernels.blocks_for(
-                    spec,
-                    self.n,
-                    bs,
-                    kc.lanes if name in ("relax", "tree") else 1,
-                    resident=sms * max(fits, 1),
-                )
+                blocks = self.plan.grid_blocks(name, fits)
             shapes[name] = ((blocks, 1, 1), (bs, 1, 1))
         return shapes
 
@@ -473,49 +365,29 @@ class EngineSolver(DeviceBuffers):
         asked for: carveout 100 %), and the predecessor pass over the whole device."""
         cuda, func = self.cuda, self.funcs["solve"]
         fa = cuda.function_attribute
-        self.local_limit = self.local_cap = 0
-        self.nb = kernels.cluster_slots(self.n, self.cluster)
-        self.local_smem = kernels.cluster_smem_bytes(
-            self.n, self.cluster, mb=self.cluster_mb, lq=self.cluster_lq
-        )
         func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.local_smem)
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
         if self.cluster > 8:
             func.set_attribute(self._non_portable, 1)
         self.l1_applied["solve"] = f"shared {self.local_smem} B, carveout 100"
-        bs = self.config.relax.block_size
-        tree_bs = self._kernel_config("tree").block_size
-        tree = kernels.blocks_for(self.kernel_set["tree"], self.n, tree_bs, kernels.CLUSTER_LANES)
+        bs = self.plan.kernel_configs["solve"].block_size
+        tree_bs = self.plan.kernel_configs["tree"].block_size
         return {
             "solve": ((self.cluster, 1, 1), (bs, 1, 1)),
-            "tree": ((tree, 1, 1), (tree_bs, 1, 1)),
+            "tree": ((self.plan.grid_blocks("tree", 0), 1, 1), (tree_bs, 1, 1)),
         }
 
     def _persistent_blocks(self, fits: int, block: int) -> int:
-        """Blocks per multiprocessor of the persistent kernel, every one of them resident.
-
-        The grid barrier deadlocks on a block that is not resident, and the L1 states shrink the
-        shared memory per multiprocessor (carveout), so this kernel's carveout is set to hold
-        its blocks' shared memory: "N" and "A" the least that does (the most L1; "A" also
-        prefers L1 in the cache configuration), "S" all of it. The driver's occupancy calculator
-        (cuda-bindings) confirms the count when it is installed.
-        """
-        if fits == 0:
-            raise InvalidGraphError(
-                f"the persistent kernel does not fit at {block} threads per block"
-            )
-        per_sm = fits if self.config.blocks_per_sm == 0 else min(fits, self.config.blocks_per_sm)
+        """Blocks per multiprocessor of the persistent kernel, every one of them resident: the
+        plan's count and carveout (:meth:`EnginePlan.persistent_carveout`) applied to the loaded
+        function; the driver's occupancy calculator (cuda-bindings) confirms the count when it
+        is installed."""
+        per_sm = self.plan.persistent_per_sm(fits)
         cuda, func = self.cuda, self.funcs["persistent"]
         fa = cuda.function_attribute
-        dev = cuda.Device(self.info.ordinal)
-        smem_sm = dev.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
-        need = per_sm * (func.get_attribute(fa.SHARED_SIZE_BYTES) + self.local_smem + 1024)
-        pct = min(100, -(-100 * need // smem_sm))
-        l1 = self.config.relax.l1
-        from ..config import L1_STATES
-
-        pref = L1_STATES[l1][0]
-        carveout = 100 if l1 == "S" else pct
+        pref, carveout = self.plan.persistent_carveout(
+            per_sm, func.get_attribute(fa.SHARED_SIZE_BYTES)
+        )
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
         self.l1_applied["persistent"] = (
             f"{pref} carveout={func.get_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT)}"

@@ -1,7 +1,7 @@
 """The paper's GPU solver (``loop="legacy"``): compiles the kernels, applies each kernel's launch
 configuration, keeps the graph resident on the device and runs the relax / min / update loop from
 the host. Engine 2 (:mod:`sssp.gpu.engine`) is the default; this stays as the measured baseline
-and for the paper's per-kernel characterisation. :func:`make_solver` picks between them."""
+and for the paper's per-kernel characterisation. :func:`sssp.gpu.make_solver` picks between them."""
 
 from __future__ import annotations
 
@@ -14,53 +14,21 @@ from typing import Any
 import numpy as np
 
 import kernels
-from kernels import KERNEL_NAMES, NVCC_OPTIONS, CompileParams
+from kernels import KERNEL_NAMES, CompileParams
 
-from ..config import L1_STATES, ConfigSource, KernelConfig, LaunchConfig
-from ..errors import BackendUnavailableError, InvalidGraphError, KernelCompileError, SolverError
+from ..config import ConfigSource, KernelConfig, LaunchConfig
+from ..errors import BackendUnavailableError, InvalidGraphError, SolverError
 from ..graph import Graph
 from ..result import UNREACHABLE, SSSPResult
+from .base import DeviceBuffers, apply_l1, compile_cubin
 from .device import DeviceInfo, activate, device_info, driver
 
 log = logging.getLogger(__name__)
 
+__all__ = ["DeviceBuffers", "GPUSolver", "Snapshot", "apply_l1", "compile_cubin", "device_dtypes"]
+
 UNSETTLED = np.int32(np.iinfo(np.int32).max)
 ARG_FORMATS = {k: spec.arg_format for k, spec in kernels.LEGACY_KERNELS.items()}
-_cubins: dict[tuple[str, str, str], bytes] = {}
-
-
-def compile_cubin(params: CompileParams | kernels.EngineParams, arch: str) -> bytes:
-    """Compile the kernel source of ``params`` once per (digest, params, arch) in this process;
-    pycuda's on-disk cache keeps them across processes."""
-    key = (kernels.digest(params.source_file), params.key, arch)
-    if key not in _cubins:
-        driver()
-        from pycuda.compiler import compile as nvcc_compile
-        from pycuda.driver import CompileError
-
-        options = [*NVCC_OPTIONS, *params.nvcc_flags()]
-        text = kernels.source(params.source_file)
-        try:
-            _cubins[key] = nvcc_compile(text, options=options, no_extern_c=True, arch=arch)
-        except CompileError as err:
-            raise KernelCompileError(
-                f"the kernels failed to compile for {params.key} on {arch}",
-                source=text,
-                options=tuple(options),
-                log=str(getattr(err, "stderr", err)),
-            ) from err
-    return _cubins[key]
-
-
-def apply_l1(func: Any, l1: str) -> str:
-    """Apply an L1 state (see :mod:`sssp.config`) to a loaded function; return what the driver
-    reports back for the carveout preference, e.g. ``"PREFER_L1 carveout=0"``."""
-    cuda = driver()
-    pref, carveout = L1_STATES[l1]
-    func.set_cache_config(getattr(cuda.func_cache, pref))
-    attr = cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT
-    func.set_attribute(attr, -1 if carveout is None else carveout)
-    return f"{pref} carveout={func.get_attribute(attr)}"
 
 
 def device_dtypes(params: CompileParams) -> tuple[type, type]:
@@ -80,52 +48,6 @@ class Snapshot:
     settled_at: np.ndarray
     dist: np.ndarray
     delta: int | None  # Δ of this iteration (after min), else None
-
-
-class DeviceBuffers:
-    """Device allocations of one solver, counted and freed together (``self.cuda`` is
-    ``pycuda.driver``; ``self._buffers`` and ``self._nbytes`` start empty and zero)."""
-
-    cuda: Any
-    _buffers: list
-    _nbytes: int
-
-    def _alloc(self, nbytes: int) -> Any:
-        nbytes = max(int(nbytes), 8)
-        buf = self.cuda.mem_alloc(nbytes)
-        self._buffers.append(buf)
-        self._nbytes += nbytes
-        return buf
-
-    def _upload(self, array: np.ndarray) -> Any:
-        array = np.ascontiguousarray(array)
-        buf = self._alloc(array.nbytes)
-        if array.nbytes:
-            self.cuda.memcpy_htod(buf, array)
-        return buf
-
-    def _free(self) -> None:
-        for buf in self._buffers:
-            buf.free()
-        self._buffers.clear()
-
-
-def make_solver(
-    graph: Graph,
-    *,
-    config: LaunchConfig | None = None,
-    sync_every: int | None = None,
-    **kwargs: Any,
-) -> Any:
-    """The solver for ``config.loop``: engine 2 (:class:`sssp.gpu.engine.EngineSolver`) for the
-    persistent, graph and host loops, :class:`GPUSolver` for the paper's legacy loop."""
-    config = config or LaunchConfig.default()
-    extra = {} if sync_every is None else {"sync_every": sync_every}
-    if config.loop == "legacy":
-        return GPUSolver(graph, config=config, **extra, **kwargs)
-    from .engine import EngineSolver
-
-    return EngineSolver(graph, config=config, **extra, **kwargs)
 
 
 class GPUSolver(DeviceBuffers):

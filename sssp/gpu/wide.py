@@ -22,19 +22,17 @@ import numpy as np
 
 import kernels
 
-from .runtime import compile_cubin
+from .base import compile_cubin
+from .plan import hub_entries
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
 
 
 def hub_capacity(indptr: np.ndarray, params: kernels.WideParams | None = None) -> int:
-    """Hub-queue entries one step can need: each node with more than ``params.hub_degree``
-    out-edges once (a step lists a node at most once), in chunks of ``params.chunk`` edges."""
-    params = params or kernels.WideParams()
-    deg = np.diff(np.asarray(indptr, dtype=np.int64))
-    hubs = deg[deg > params.hub_degree]
-    return max(1, int(((hubs + params.chunk - 1) // params.chunk).sum()))
+    """Hub-queue entries one step can need for a CSR's row starts ``indptr``
+    (:func:`sssp.gpu.plan.hub_entries` of its out-degrees)."""
+    return hub_entries(np.diff(np.asarray(indptr, dtype=np.int64)), params)
 
 
 class WideLoop:
@@ -72,9 +70,8 @@ class WideLoop:
         fits = max(1, blocks_per_sm(self.funcs["step"], block))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.one = ((1, 1, 1), (32, 1, 1))
-        g = s.graph
-        self.d_hubs = s._alloc(16 * hub_capacity(g.indptr, params))
-        self.d_w = s._alloc(4 * kernels.WIDE_WORDS)
+        # The hub queue and the words are the solver's plan's buffers (its memory counts them).
+        self.d_hubs, self.d_w = s.d_hubs, s.d_w
         self._polls = [cuda.pagelocked_zeros(4, np.uint32) for _ in range(2)]
         self._marks = [cuda.Event(), cuda.Event()]
         self._delta = np.uint64(min(int(s._delta_bits), kernels.UINT64_INF))

@@ -1,0 +1,82 @@
+"""The bottom of the GPU layer: compiled modules (cached by source digest, parameters and
+architecture), L1 states applied to loaded functions, and counted device buffers. The legacy
+solver (:mod:`sssp.gpu.runtime`), engine 2 (:mod:`sssp.gpu.engine`), its wide loop and its
+CUDA-graph loop all build on it; it imports none of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import kernels
+from kernels import NVCC_OPTIONS, CompileParams
+
+from ..config import L1_STATES
+from ..errors import KernelCompileError
+from .device import driver
+from .plan import MIN_ALLOC_BYTES
+
+_cubins: dict[tuple[str, str, str], bytes] = {}
+
+
+def compile_cubin(params: CompileParams | kernels.EngineParams, arch: str) -> bytes:
+    """Compile the kernel source of ``params`` once per (digest, params, arch) in this process;
+    pycuda's on-disk cache keeps them across processes."""
+    key = (kernels.digest(params.source_file), params.key, arch)
+    if key not in _cubins:
+        driver()
+        from pycuda.compiler import compile as nvcc_compile
+        from pycuda.driver import CompileError
+
+        options = [*NVCC_OPTIONS, *params.nvcc_flags()]
+        text = kernels.source(params.source_file)
+        try:
+            _cubins[key] = nvcc_compile(text, options=options, no_extern_c=True, arch=arch)
+        except CompileError as err:
+            raise KernelCompileError(
+                f"the kernels failed to compile for {params.key} on {arch}",
+                source=text,
+                options=tuple(options),
+                log=str(getattr(err, "stderr", err)),
+            ) from err
+    return _cubins[key]
+
+
+def apply_l1(func: Any, l1: str) -> str:
+    """Apply an L1 state (see :mod:`sssp.config`) to a loaded function; return what the driver
+    reports back for the carveout preference, e.g. ``"PREFER_L1 carveout=0"``."""
+    cuda = driver()
+    pref, carveout = L1_STATES[l1]
+    func.set_cache_config(getattr(cuda.func_cache, pref))
+    attr = cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT
+    func.set_attribute(attr, -1 if carveout is None else carveout)
+    return f"{pref} carveout={func.get_attribute(attr)}"
+
+
+class DeviceBuffers:
+    """Device allocations of one solver, counted and freed together (``self.cuda`` is
+    ``pycuda.driver``; ``self._buffers`` and ``self._nbytes`` start empty and zero)."""
+
+    cuda: Any
+    _buffers: list
+    _nbytes: int
+
+    def _alloc(self, nbytes: int) -> Any:
+        nbytes = max(int(nbytes), MIN_ALLOC_BYTES)
+        buf = self.cuda.mem_alloc(nbytes)
+        self._buffers.append(buf)
+        self._nbytes += nbytes
+        return buf
+
+    def _upload(self, array: np.ndarray) -> Any:
+        array = np.ascontiguousarray(array)
+        buf = self._alloc(array.nbytes)
+        if array.nbytes:
+            self.cuda.memcpy_htod(buf, array)
+        return buf
+
+    def _free(self) -> None:
+        for buf in self._buffers:
+            buf.free()
+        self._buffers.clear()

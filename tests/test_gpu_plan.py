@@ -1,0 +1,627 @@
+"""The engine's plan (:mod:`sssp.gpu.plan`) on the CPU: every loop, algorithm, variant and
+distance width, the combinations engine 2 rejects, the fallbacks and their reasons, the buffers
+and their sizes, the control words, and the GPU layer's imports (no pycuda, no cycle)."""
+
+from __future__ import annotations
+
+import ast
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import kernels
+import sssp
+from sssp.config import KernelConfig, LaunchConfig
+from sssp.cpu.nearfar import default_delta
+from sssp.errors import BackendUnavailableError, InvalidGraphError
+from sssp.gpu.plan import (
+    BUFFER_NAMES,
+    MIN_ALLOC_BYTES,
+    Bands,
+    DeviceFacts,
+    GraphFacts,
+    graph_bands,
+    hub_entries,
+    plan_engine,
+)
+
+pytestmark = pytest.mark.timeout(120)
+
+LOOPS = ("persistent", "graph", "host", "cluster", "wide")
+ALGORITHMS = ("crauser", "crauser-in", "crauser-inout", "martin", "near-far")
+VARIANTS = ("successors", "predecessors")
+N = 1000
+SET_WORDS = (kernels.CTRL_PHASE, kernels.CTRL_LIMIT, kernels.CTRL_SORTED)
+"""The control words a plan sets; the others start at zero."""
+
+H200 = DeviceFacts(
+    compute_capability=(9, 0),
+    sm_count=132,
+    smem_per_block_optin=232448,
+    smem_per_sm=233472,
+    can_map_host=True,
+    non_portable_clusters=True,
+)
+A100 = DeviceFacts((8, 0), 108, 166912, 167936)
+
+
+def facts(width: str, n: int = N, degree: int = 2, degrees: np.ndarray | None = None) -> GraphFacts:
+    """Graph facts of ``n`` nodes of out-degree ``degree`` whose weights give ``width``:
+    ``"u32"`` (32-bit packed keys), ``"u64"`` (64-bit integer distances), ``"f64"`` (float64)."""
+    deg = np.full(n, degree, np.int64) if degrees is None else np.asarray(degrees, np.int64)
+    m = int(deg.sum())
+    max_weight, dtype = {"u32": (100, "int32"), "u64": (2**30, "int32"), "f64": (2.5, "float64")}[
+        width
+    ]
+    return GraphFacts(n, m, max_weight, dtype, deg, weight_sum=float(m) * max_weight / 2)
+
+
+def plan(width: str = "u32", *, loop: str = "persistent", algorithm: str = "crauser", **kw):
+    variant = kw.pop("variant", "successors")
+    delta = kw.pop("delta", None)
+    device = kw.pop("device", H200)
+    config = kw.pop("config", LaunchConfig(loop=loop))
+    graph = kw.pop("graph", None) or facts(width)
+    return plan_engine(graph, config, algorithm, variant, delta, device, **kw)
+
+
+def size(p, name: str) -> int | None:
+    buf = p.buffer(name)
+    return None if buf is None else buf.nbytes
+
+
+# -- the whole matrix ---------------------------------------------------------------------------
+def _rejection(loop: str, algorithm: str, variant: str) -> str | None:
+    """The error engine 2 gives for this combination (checked in this order), or None."""
+    nearfar = algorithm == "near-far"
+    if loop in ("cluster", "wide") and not nearfar:
+        return f"loop '{loop}' runs near-far only, not '{algorithm}'"
+    if nearfar and loop not in ("persistent", "cluster", "wide"):
+        return f"near-far runs on the persistent, cluster or wide loop, not '{loop}'"
+    return None
+
+
+@pytest.mark.parametrize("width", ["u32", "u64", "f64"])
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("loop", LOOPS)
+def test_every_loop_algorithm_variant_and_width(loop, algorithm, variant, width):
+    if algorithm == "near-far" and variant != "successors":
+        # The front door's request rejects it (sssp.request); the plan asserts it.
+        with pytest.raises(AssertionError):
+            plan(width, loop=loop, algorithm=algorithm, variant=variant)
+        return
+    rejected = _rejection(loop, algorithm, variant)
+    if rejected is not None:
+        with pytest.raises(InvalidGraphError) as err:
+            plan(width, loop=loop, algorithm=algorithm, variant=variant)
+        assert str(err.value) == rejected
+        return
+    p = plan(width, loop=loop, algorithm=algorithm, variant=variant)
+    nearfar, packed = algorithm == "near-far", width == "u32"
+    n = N
+    # The loop after the fallbacks, and why.
+    expected_loop = loop if packed or loop not in ("cluster", "wide") else "persistent"
+    assert (p.requested_loop, p.loop) == (loop, expected_loop)
+    assert p.cluster_fallback == (
+        "the cluster solver keeps 32-bit integer distances"
+        if loop == "cluster" and not packed
+        else ""
+    )
+    assert p.loop_fallback == (
+        "the wide loop takes 32-bit integer distances: persistent loop"
+        if loop == "wide" and not packed
+        else ""
+    )
+    cluster = p.loop == "cluster"
+    # Compile-time parameters.
+    bits = {"u32": (32, 32, False), "u64": (64, 32, False), "f64": (64, 64, True)}[width]
+    assert (p.params.dist_bits, p.params.weight_bits, p.params.floating) == bits
+    assert p.params.packed is packed
+    assert p.params.pull is (variant == "predecessors")
+    assert (
+        p.params.criterion
+        == {
+            "crauser": "out",
+            "crauser-in": "in",
+            "crauser-inout": "inout",
+            "martin": "martin",
+            "near-far": "out",
+        }[algorithm]
+    )
+    assert p.params.relax_lanes == (kernels.CLUSTER_LANES if cluster else 1)
+    assert p.params.cluster == (1 if cluster else 0)  # 1000 nodes fit in one block
+    assert p.kernel_set_name == ("cluster" if cluster else "nearfar" if nearfar else "engine")
+    assert set(p.kernel_configs) == set(p.kernel_set)
+    # Buffers: every node's key is one 64-bit word (packed, 64-bit integer or float64 bits).
+    assert size(p, "d_key") == 8 * n
+    assert size(p, "d_pred") == (None if packed else 4 * n)
+    assert size(p, "d_settled") == (None if nearfar and packed else 4 * n)
+    assert size(p, "d_qF") == size(p, "d_qR") == (None if cluster else 8 * n)
+    grid_nf = nearfar and not cluster
+    val = 4 if packed else 8
+    assert size(p, "d_pushed") == (val * n if grid_nf else None)
+    assert size(p, "d_infar") == (4 * kernels.nearfar_flag_words(n) if grid_nf else None)
+    hist = kernels.NEARFAR_WORDS if nearfar else 2 * (n + 3)
+    assert size(p, "d_cnt") == 4 * hist and p.history_len == hist
+    assert size(p, "d_thr") == (None if cluster else val * hist)
+    crit = None if nearfar else p.params.criterion
+    assert size(p, "d_omega") == (val * n if crit in ("out", "inout") else None)
+    assert size(p, "d_iota") == (val * n if crit in ("in", "inout") else None)
+    assert size(p, "d_indptr") == 8 * (n + 1) and size(p, "d_indices") == 4 * 2 * n
+    assert size(p, "d_weights") == (8 if width == "f64" else 4) * 2 * n
+    assert size(p, "d_ctrl") == 4 * kernels.CTRL_WORDS
+    wide = p.loop == "wide"
+    assert (size(p, "d_hubs") is not None, size(p, "d_w") is not None) == (wide, wide)
+    assert (p.wide is not None) is wide
+    assert size(p, "d_out_dist") is None  # the H200 maps host memory
+    assert {b.name for b in p.buffers} <= set(BUFFER_NAMES)
+    assert len({b.name for b in p.buffers}) == len(p.buffers)
+    # The control words every solve starts from.
+    ctrl0 = list(p.ctrl0)
+    assert len(ctrl0) == kernels.CTRL_WORDS and ctrl0[kernels.CTRL_PHASE] == 1
+    limit = kernels.nearfar_step_limit(n) if nearfar else n + 2
+    assert ctrl0[kernels.CTRL_LIMIT] == limit
+    sorted_rows = not nearfar and variant == "successors" and p.params.weight_bits == 32
+    assert p.sort_rows is sorted_rows and ctrl0[kernels.CTRL_SORTED] == int(sorted_rows)
+    others = [i for i in range(kernels.CTRL_WORDS) if i not in SET_WORDS]
+    assert all(ctrl0[i] == 0 for i in others)
+    # The result pass.
+    assert p.layout == (
+        kernels.RES_PACKED if packed else kernels.RES_F64 if width == "f64" else kernels.RES_U64
+    )
+    assert p.dist_dtype == ("float64" if width == "f64" else "int64")
+    assert p.tree_pass is (nearfar or not packed)
+    assert p.counters == (kernels.RES_COUNTERS_NEARFAR if nearfar else kernels.RES_COUNTERS_PHASES)
+    # Δ: near-far only.
+    assert (p.delta is not None) is nearfar and (p.delta_bits != 0) is nearfar
+    assert p.device_bytes == sum(max(b.nbytes, MIN_ALLOC_BYTES) for b in p.buffers)
+
+
+# -- the checks before and after the device -----------------------------------------------------
+def test_requests_engine_2_rejects():
+    with pytest.raises(AssertionError):  # the request's check (sssp.request)
+        plan(variant="both")
+    with pytest.raises(InvalidGraphError, match="the graph has no nodes"):
+        plan(graph=GraphFacts(0, 0, 0, "int32", np.zeros(0, np.int64)))
+    with pytest.raises(InvalidGraphError, match="loop 'legacy' runs on sssp.gpu.runtime"):
+        plan(loop="legacy")
+    with pytest.raises(BackendUnavailableError, match="'dijkstra' has no GPU version"):
+        plan(algorithm="dijkstra")
+    # The loop is checked before the algorithm is looked up, as the engine always did.
+    with pytest.raises(InvalidGraphError, match="near-far only, not 'dijkstra'"):
+        plan(algorithm="dijkstra", loop="cluster")
+    with pytest.raises(AssertionError):  # the request's check
+        plan(delta=4)
+    too_wide = GraphFacts(10, 10, 2**62, "int64", np.ones(10, np.int64))
+    with pytest.raises(InvalidGraphError, match="do not fit in 64 bits"):
+        plan(graph=too_wide)
+
+
+def test_graph_facts_must_agree_with_their_degrees():
+    with pytest.raises(ValueError, match="degrees"):
+        GraphFacts(3, 5, 1, "int32", np.array([1, 1, 1]))
+
+
+# -- near-far's Δ -------------------------------------------------------------------------------
+def test_default_delta_from_the_facts_is_the_cpu_rule():
+    ints = sssp.generate("random", size=2000, degree=4, seed=3)
+    reals = sssp.Graph(ints.indptr, ints.indices, np.linspace(0.1, 9.0, ints.m))
+    for graph in (ints, reals):
+        p = plan_engine(GraphFacts.of(graph), None, "near-far", "successors", None, H200)
+        assert p.delta == default_delta(graph)
+        assert p.delta_bits == kernels.nearfar_delta_bits(p.delta, graph.is_float)
+
+
+def test_explicit_delta_is_rounded():
+    assert plan(algorithm="near-far", delta=2.5).delta == 3  # integer weights: rounded up
+    p = plan("f64", algorithm="near-far", delta=2.5)
+    assert p.delta == 2.5
+    assert p.delta_bits == struct.unpack("<Q", struct.pack("<d", 2.5))[0]
+    assert plan(algorithm="near-far", delta=10**30).delta == kernels.UNREACHABLE_INT64  # capped
+    with pytest.raises(ValueError, match="weight_sum"):
+        no_sum = GraphFacts(4, 4, 1, "int32", np.ones(4, np.int64))
+        plan(algorithm="near-far", graph=no_sum)
+
+
+# -- the cluster loop ---------------------------------------------------------------------------
+def test_cluster_layout_from_the_facts():
+    p = plan(loop="cluster", algorithm="near-far")
+    assert (p.cluster, p.cluster_mb, p.cluster_lq) == (1, 2 * N, 0)  # graph resident in one block
+    assert p.nb == kernels.cluster_slots(N, 1) == 1024
+    assert p.local_smem == kernels.cluster_smem_bytes(N, 1, mb=2 * N)
+    assert p.local_limit == p.local_cap == 0 and p.placement is None
+    # At least the configuration's cluster size: four blocks of 250 nodes, 500 edges each.
+    p4 = plan(loop="cluster", algorithm="near-far", config=LaunchConfig(loop="cluster", cluster=4))
+    assert (p4.cluster, p4.cluster_mb) == (4, 500) and p4.params.cluster == 4
+    assert p4.grid_blocks("tree", 0) == -(-N * kernels.CLUSTER_LANES // 256)
+
+
+def test_cluster_fallbacks_and_their_reasons():
+    old = plan(loop="cluster", algorithm="near-far", device=A100)
+    assert old.loop == "persistent" and old.cluster == 0
+    assert old.cluster_fallback == "thread-block clusters need sm_90 or newer (sm_80)"
+    assert old.kernel_set_name == "nearfar" and old.buffer("d_qF") is not None
+    # A million nodes: their distances alone pass 16 blocks' shared memory.
+    big = facts("u32", n=10**6, degree=0)
+    p = plan(loop="cluster", algorithm="near-far", graph=big)
+    assert p.loop == "persistent"
+    assert p.cluster_fallback == (
+        "1000000 nodes and 0 edges do not fit in the shared memory of 16 blocks of 232448 bytes"
+    )
+    assert p.buffer("d_pushed") is not None and p.buffer("d_infar") is not None
+    portable = DeviceFacts((9, 0), 132, 232448, 233472, non_portable_clusters=False)
+    p8 = plan(loop="cluster", algorithm="near-far", graph=big, device=portable)
+    assert p8.cluster_fallback.endswith("of 8 blocks of 232448 bytes")
+
+
+def test_fused_cluster_loop_asks_the_graph_for_its_bands_only_when_it_can_run():
+    order = np.arange(N)[::-1].copy()
+    asked = []
+
+    def bands(fused: bool):
+        def get() -> Bands:
+            asked.append(fused)
+            return Bands(order, lambda blocks: (fused, f"gate at {blocks} blocks"))
+
+        return get
+
+    fuse = LaunchConfig(loop="cluster", fuse=True)
+    p = plan(algorithm="near-far", config=fuse, bands=bands(True))
+    assert p.cluster_lq == kernels.CLUSTER_LOCAL_QUEUE and p.fusion_detail == "gate at 1 blocks"
+    place, slots = p.placement
+    assert np.array_equal(place, kernels.cluster_placement(order, p.cluster)[0])
+    assert size(p, "d_place") == 4 * N and size(p, "d_slots") == 4 * p.cluster * p.nb
+    assert p.local_smem == kernels.cluster_smem_bytes(
+        N, p.cluster, mb=p.cluster_mb, lq=kernels.CLUSTER_LOCAL_QUEUE
+    )
+    gated = plan(algorithm="near-far", config=fuse, bands=bands(False))
+    assert gated.loop == "cluster" and gated.cluster_lq == 0 and gated.placement is None
+    assert gated.fusion_detail == "gate at 1 blocks" and gated.buffer("d_place") is None
+    assert asked == [True, False]
+    plan(algorithm="near-far", config=fuse, bands=bands(True), device=A100)  # falls back first
+    plan("u64", algorithm="near-far", config=fuse, bands=bands(True))
+    assert asked == [True, False]
+    with pytest.raises(ValueError, match="bands"):
+        plan(algorithm="near-far", config=fuse)
+
+
+def test_fused_plan_on_a_real_graph():
+    graph = sssp.generate("grid", size=4096, seed=2)
+    cfg = LaunchConfig(loop="cluster", fuse=True)
+    p = plan_engine(
+        GraphFacts.of(graph),
+        cfg,
+        "near-far",
+        "successors",
+        None,
+        H200,
+        bands=lambda: graph_bands(graph),
+    )
+    assert p.loop == "cluster" and p.fusion_detail.startswith("band locality")
+    assert (p.cluster_lq > 0) is p.fusion_detail.endswith(": fused")
+
+
+# -- the wide loop ------------------------------------------------------------------------------
+def test_wide_loop_buffers_and_params():
+    deg = np.full(N, 2, np.int64)
+    deg[:3] = (300, 3000, 2)  # two hubs past 256 edges: 1 and 3 chunks of 1024
+    g = facts("u32", degrees=deg)
+    p = plan(loop="wide", algorithm="near-far", graph=g)
+    assert p.wide == kernels.WideParams()
+    assert size(p, "d_hubs") == 16 * 4 and size(p, "d_w") == 4 * kernels.WIDE_WORDS
+    small = kernels.WideParams(hub_degree=1024, chunk=4096)
+    q = plan(loop="wide", algorithm="near-far", graph=g, wide=small)
+    assert q.wide == small and size(q, "d_hubs") == 16 * 1
+    assert hub_entries(np.array([3, 2])) == 1  # never an empty allocation
+
+
+# -- shared memory, launch counts and the result pass -------------------------------------------
+def test_local_queues_and_persistent_blocks():
+    p = plan()
+    assert p.local_limit == 8 * 256
+    assert p.local_cap == kernels.local_queue_capacity(2048)
+    assert p.local_smem == kernels.local_queue_bytes(p.local_cap, 4)
+    assert plan("u64").local_smem == kernels.local_queue_bytes(p.local_cap, 8)
+    assert plan(variant="predecessors").local_limit == 0
+    nf = plan(algorithm="near-far")
+    assert nf.local_limit == 2048 and nf.local_cap == 0 and nf.local_smem == 0
+    assert plan(config=LaunchConfig(local_limit=0)).local_smem == 0
+    assert p.degree == 2
+    with pytest.raises(InvalidGraphError, match="does not fit at 256 threads per block"):
+        p.persistent_per_sm(0)
+    assert p.persistent_per_sm(5) == 2  # the configuration's blocks_per_sm
+    assert plan(config=LaunchConfig(blocks_per_sm=0)).persistent_per_sm(5) == 5
+    need = 2 * (100 + p.local_smem + 1024)
+    assert p.persistent_carveout(2, 100) == ("PREFER_NONE", -(-100 * need // H200.smem_per_sm))
+    shared = LaunchConfig(relax=KernelConfig(256, "S"))
+    assert plan(config=shared).persistent_carveout(2, 100) == ("PREFER_SHARED", 100)
+
+
+def test_grid_blocks_follow_the_contract():
+    lanes = LaunchConfig(relax=KernelConfig(128, "N", lanes=4))
+    p = plan(config=lanes)
+    assert p.grid_blocks("relax", 8) == min(-(-N * 4 // 128), 132 * 8)
+    assert p.grid_blocks("tree", 8) == -(-N * 4 // 128)  # not strided: not capped
+    assert p.grid_blocks("sort", 1) == min(N, 132)
+    assert p.kernel_configs["sort"] == KernelConfig(kernels.SORT_BLOCK, "N")
+    assert p.kernel_configs["init"] == KernelConfig(128, "N")
+
+
+def test_result_pass_and_host_mapping():
+    p = plan()
+    assert p.mapped and p.result_grid == (
+        (kernels.result_blocks(N, 132), 1, 1),
+        (kernels.RESULT_BLOCK, 1, 1),
+    )
+    assert size(p, "d_result_scratch") == 8 * kernels.RESULT_SCRATCH_WORDS
+    assert p.buffer("d_result_scratch").fill == "zero"
+    unmapped = DeviceFacts((9, 0), 132, 232448, 233472, can_map_host=False)
+    for q in (
+        plan(device=unmapped),
+        plan(host_mapped=False),
+        plan(device=unmapped, host_mapped=True),
+    ):
+        assert not q.mapped
+        assert (size(q, "d_out_dist"), size(q, "d_out_pred")) == (8 * N, 4 * N)
+        assert size(q, "d_info") == 4 * kernels.RESULT_WORDS
+        assert q.device_bytes == p.device_bytes + 12 * N + 4 * kernels.RESULT_WORDS
+
+
+def test_empty_arrays_still_get_an_allocation():
+    g = GraphFacts(5, 0, 0, "int32", np.zeros(5, np.int64))
+    p = plan(graph=g)
+    assert size(p, "d_indices") == 0 and p.buffer("d_indices").alloc_bytes == MIN_ALLOC_BYTES
+    assert not p.sort_rows and p.degree == 1
+
+
+def test_plan_from_a_real_graph_matches_its_arrays():
+    graph = sssp.generate("random", size=3000, degree=5, seed=7)
+    p = plan_engine(GraphFacts.of(graph), None, "crauser-inout", "predecessors", None, H200)
+    rev = graph.reverse()
+    assert size(p, "d_indptr") == rev.indptr.astype(np.int64).nbytes
+    assert size(p, "d_indices") == rev.indices.astype(np.int32).nbytes
+    assert size(p, "d_weights") == graph.m * np.dtype(p.dtypes[2]).itemsize
+
+
+# -- imports ------------------------------------------------------------------------------------
+def test_plan_imports_without_any_cuda_binding():
+    code = (
+        "import sys, numpy as np\n"
+        "from sssp.gpu.plan import DeviceFacts, GraphFacts, plan_engine\n"
+        "f = GraphFacts(4, 4, 3, 'int32', np.ones(4, np.int64), 6.0)\n"
+        "p = plan_engine(f, None, 'near-far', 'successors', None, DeviceFacts((9, 0), 1, 1 << 17, 1 << 17))\n"
+        "assert p.loop == 'persistent'\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('pycuda', 'cuda', 'kernel_tuner')\n"
+        "             or m in ('sssp.gpu.engine', 'sssp.gpu.runtime', 'sssp.gpu.cudagraph'))\n"
+        "print('LOADED:' + ','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "LOADED:\n" in out.stdout, out.stdout
+
+
+def _gpu_imports() -> dict[str, set[str]]:
+    """sssp.gpu module -> the sssp.gpu modules it imports at run time (module level or in a
+    function; imports under ``if TYPE_CHECKING:`` are annotations only)."""
+    root = Path(sssp.__file__).parent / "gpu"
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.glob("*.py")):
+        name = path.stem
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(node)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for stmt in block.body
+            for node in ast.walk(stmt)
+        }
+        found = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only or not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level == 1 and node.module:
+                found.add(node.module.split(".")[0])
+            elif node.level == 1:
+                found |= {alias.name for alias in node.names}
+            elif node.module and node.module.startswith("sssp.gpu."):
+                found.add(node.module.split(".")[2])
+        graph[name] = found - {name}
+    return graph
+
+
+def test_the_gpu_layer_has_no_import_cycle():
+    graph = _gpu_imports()
+    assert "plan" in graph and not graph["plan"], graph["plan"]  # the plan imports no sibling
+    for low in ("runtime", "cudagraph", "wide", "base"):
+        assert "engine" not in graph[low] and "factory" not in graph[low], (low, graph[low])
+    assert "runtime" not in graph["engine"]
+    done: set[str] = set()
+
+    def visit(node: str, path: tuple[str, ...]) -> None:
+        assert node not in path, "import cycle: " + " -> ".join((*path, node))
+        if node in done:
+            return
+        for nxt in graph.get(node, ()):
+            visit(nxt, (*path, node))
+        done.add(node)
+
+    for module in graph:
+        if module != "__init__":  # the package's lazy attributes point down into it
+            visit(module, ())
+
+
+def test_make_solver_stays_at_the_package():
+    import sssp.gpu
+    from sssp.gpu.factory import make_solver
+
+    assert sssp.gpu.make_solver is make_solver
+
+
+# -- the executor follows its plan (a stand-in driver, no GPU) ----------------------------------
+class _Names:
+    """An enum stand-in: every attribute is its own name."""
+
+    def __getattr__(self, name: str) -> str:
+        return name
+
+    def __call__(self, value: int) -> str:
+        return f"#{value}"
+
+
+class _Func:
+    def __init__(self, name: str) -> None:
+        self.name, self.attrs, self.calls = name, {"NUM_REGS": 32, "SHARED_SIZE_BYTES": 128}, []
+
+    def prepare(self, fmt: str) -> None:
+        self.fmt = fmt
+
+    def set_cache_config(self, pref: str) -> None:
+        self.pref = pref
+
+    def set_attribute(self, attr: str, value: int) -> None:
+        self.attrs[attr] = value
+
+    def get_attribute(self, attr: str) -> int:
+        return self.attrs.get(attr, 0)
+
+    def prepared_call(self, *args, **kw) -> None:
+        self.calls.append(args)
+
+    prepared_async_call = prepared_call
+
+
+class _Buf(int):
+    def free(self) -> None:
+        pass
+
+
+class _Driver:
+    """What :class:`sssp.gpu.engine.EngineSolver` calls of ``pycuda.driver``, recorded."""
+
+    device_attribute = function_attribute = func_cache = host_alloc_flags = _Names()
+    DEVICE = {
+        "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 232448,
+        "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 233472,
+        "MAX_REGISTERS_PER_MULTIPROCESSOR": 65536,
+        "MAX_THREADS_PER_MULTIPROCESSOR": 2048,
+        "MAX_BLOCKS_PER_MULTIPROCESSOR": 32,
+        "CAN_MAP_HOST_MEMORY": 0,  # the pool then takes plain page-locked blocks
+        "UNIFIED_ADDRESSING": 1,
+    }
+
+    def __init__(self) -> None:
+        self.allocs: list[int] = []
+        self.uploads: list[int] = []
+        self.functions: dict[str, _Func] = {}
+        self.Context = SimpleNamespace(synchronize=lambda: None)
+
+    def Device(self, ordinal: int):  # noqa: N802 - pycuda's name
+        return SimpleNamespace(get_attribute=lambda a: self.DEVICE[a])
+
+    def mem_alloc(self, nbytes: int) -> _Buf:
+        self.allocs.append(nbytes)
+        return _Buf(0x1000 * len(self.allocs))
+
+    def memcpy_htod(self, buf, array) -> None:
+        self.uploads.append(array.nbytes)
+
+    def memset_d8(self, buf, byte, nbytes) -> None:
+        pass
+
+    def pagelocked_empty(self, n, dtype, mem_flags=None):
+        return np.empty(n, dtype)
+
+    def pagelocked_zeros(self, n, dtype, mem_flags=None):
+        return np.zeros(n, dtype)
+
+    def module_from_buffer(self, cubin):
+        def get_function(name: str) -> _Func:
+            return self.functions.setdefault(name, _Func(name))
+
+        return SimpleNamespace(get_function=get_function)
+
+    def Stream(self):  # noqa: N802
+        return SimpleNamespace(handle=0)
+
+    def Event(self):  # noqa: N802
+        return SimpleNamespace()
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    import sssp.gpu.base
+    import sssp.gpu.cudagraph
+    import sssp.gpu.engine
+    import sssp.gpu.wide
+    from sssp.gpu.device import DeviceInfo
+
+    drv = _Driver()
+    info = DeviceInfo(0, "stand-in H200", "GPU-0", (9, 0), 132, 1 << 37, "0", "13.0", "0:0")
+    for module in (sssp.gpu.engine, sssp.gpu.base):
+        monkeypatch.setattr(module, "driver", lambda: drv)
+    monkeypatch.setattr(sssp.gpu.engine, "activate", lambda ordinal: None)
+    monkeypatch.setattr(sssp.gpu.engine, "device_info", lambda ordinal: info)
+    for module in (sssp.gpu.engine, sssp.gpu.wide, sssp.gpu.cudagraph):
+        monkeypatch.setattr(module, "compile_cubin", lambda params, arch: b"")
+    monkeypatch.setattr(sssp.gpu.cudagraph, "occupancy", lambda *a: None)
+    monkeypatch.setattr(
+        sssp.gpu.cudagraph, "PhaseGraph", lambda solver: SimpleNamespace(close=lambda: None)
+    )
+    return drv
+
+
+@pytest.mark.parametrize(
+    ("loop", "algorithm", "variant", "weights"),
+    [
+        ("persistent", "crauser", "successors", "int"),
+        ("graph", "crauser-inout", "predecessors", "int"),
+        ("host", "martin", "successors", "float"),
+        ("persistent", "near-far", "successors", "float"),
+        ("cluster", "near-far", "successors", "int"),
+        ("cluster", "near-far", "successors", "float"),  # falls back to persistent
+        ("wide", "near-far", "successors", "int"),
+        ("wide", "near-far", "successors", "float"),  # falls back to persistent
+    ],
+)
+def test_engine_solver_executes_its_plan(fake_driver, loop, algorithm, variant, weights):
+    from sssp.gpu.engine import EngineSolver
+
+    graph = sssp.generate("random", size=3000, degree=4, seed=5)
+    if weights == "float":
+        graph = sssp.Graph(graph.indptr, graph.indices, graph.weights.astype(np.float64) / 3)
+    with EngineSolver(
+        graph, algorithm=algorithm, variant=variant, config=LaunchConfig(loop=loop)
+    ) as solver:
+        p = solver.plan
+        assert p == plan_engine(
+            GraphFacts.of(graph), LaunchConfig(loop=loop), algorithm, variant, None, H200,
+            host_mapped=False,
+        )  # fmt: skip
+        assert fake_driver.allocs == [b.alloc_bytes for b in p.buffers]
+        assert fake_driver.uploads == [
+            b.nbytes for b in p.buffers if b.fill == "upload" and b.nbytes
+        ]
+        assert solver.memory_bytes() == p.device_bytes
+        for name in BUFFER_NAMES:
+            assert (getattr(solver, name) is None) == (p.buffer(name) is None), name
+        assert list(solver.ctrl0) == list(p.ctrl0) and solver.rows_sorted is p.sort_rows
+        assert (solver.loop, solver.cluster, solver.params, solver.delta) == (
+            p.loop, p.cluster, p.params, p.delta,
+        )  # fmt: skip
+        assert solver._lane0.d_key is solver.d_key and not solver.mapped
+        assert (solver._wide is not None) is (p.loop == "wide")
+        assert set(solver._shapes) == set(p.kernel_set)
+        stats = solver._static_stats()
+        assert stats["loop"] == p.loop and stats["memory_bytes"] == p.device_bytes
+        assert stats.get("cluster_fallback", "") == p.cluster_fallback
+        assert stats.get("loop_fallback", "") == p.loop_fallback
+        if p.loop == "cluster":
+            assert stats["cluster_blocks"] == p.cluster and stats["cluster_resident"]
+        if p.sort_rows:
+            assert fake_driver.functions["sssp_e_sort_rows"].calls  # sorted once at set-up
