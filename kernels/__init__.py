@@ -914,7 +914,7 @@ def widths_for_float(weight_dtype: str) -> tuple[int, int]:
     return 64, 32 if weight_dtype == "float32" else 64
 
 
-def widths_for(n: int, max_weight: int) -> tuple[int, int]:
+def widths_for(n: int, max_weight: float) -> tuple[int, int]:
     """(distance bits, weight bits) for a graph: 32-bit distances only when the largest value
     the kernels can form, ``(n + 1) * max_weight`` (a distance plus one more edge or ω), stays
     below the 32-bit infinity sentinel; 64-bit otherwise. Never a silent overflow: a graph

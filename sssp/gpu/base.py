@@ -20,7 +20,10 @@ from .plan import MIN_ALLOC_BYTES
 _cubins: dict[tuple[str, str, str], bytes] = {}
 
 
-def compile_cubin(params: CompileParams | kernels.EngineParams, arch: str) -> bytes:
+def compile_cubin(
+    params: CompileParams | kernels.EngineParams | kernels.ResultParams | kernels.WideParams,
+    arch: str,
+) -> bytes:
     """Compile the kernel source of ``params`` once per (digest, params, arch) in this process;
     pycuda's on-disk cache keeps them across processes."""
     key = (kernels.digest(params.source_file), params.key, arch)

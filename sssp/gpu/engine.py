@@ -141,6 +141,34 @@ class EngineSolver(DeviceBuffers):
         The wide loop's compile-time parameters (default: the contract's).
     """
 
+    _stats: dict[str, Any] | None = None
+    """What every result reports beside its own counts (:meth:`_static_stats`), built once."""
+
+    # Device buffers, set from the plan (sssp.gpu.plan.BUFFER_NAMES; None where it has none).
+    d_indptr: Any
+    d_indices: Any
+    d_weights: Any
+    d_omega: Any
+    d_iota: Any
+    d_settled: Any
+    d_key: Any
+    d_pred: Any
+    d_qF: Any
+    d_qR: Any
+    d_cnt: Any
+    d_thr: Any
+    d_ctrl: Any
+    d_place: Any
+    d_slots: Any
+    d_pushed: Any
+    d_infar: Any
+    d_result_scratch: Any
+    d_out_dist: Any
+    d_out_pred: Any
+    d_info: Any
+    d_hubs: Any
+    d_w: Any
+
     def __init__(
         self,
         graph: Graph,
@@ -270,8 +298,8 @@ class EngineSolver(DeviceBuffers):
             "d_weights": lambda: g.weights.astype(self.weight_dtype),
             "d_omega": lambda: self._node_minima(graph, inf_val),
             "d_iota": lambda: self._node_minima(graph.reverse(), inf_val),
-            "d_place": lambda: plan.placement[0],
-            "d_slots": lambda: plan.placement[1],
+            "d_place": lambda: _placement(plan)[0],
+            "d_slots": lambda: _placement(plan)[1],
         }
         self._buffers: list[Any] = []
         self._nbytes = 0
@@ -511,6 +539,7 @@ class EngineSolver(DeviceBuffers):
                 lane=ln,
             )
         elif self.loop == "graph":
+            assert self._graph is not None  # made at construction for this loop
             self._graph.launch(stream)
         else:
             limit = kernels.engine_phase_limit(self.n)
@@ -584,6 +613,7 @@ class EngineSolver(DeviceBuffers):
         if dist_spare:  # the caller holds the pool's blocks: a copy of the solver's own
             dist = self._detach(dist)
         if pred_spare:
+            assert pred is not None  # a spare only where a tree was asked for
             pred = self._detach(pred)
         if self.nearfar:
             stats, pred = self._nearfar_stats(source, info, info64, dist, pred, reached)
@@ -850,6 +880,7 @@ class EngineSolver(DeviceBuffers):
         # The last chunk's copy is the device's last work (one copy stream, in chunk order).
         device = stages[(len(starts) - 1) % len(stages)]["copied"].time_since(began) * 1e-3
         for i in flats:
+            assert pred_out is not None  # flat parents are counted only with a tree
             pred_out[i] = self.solve(int(sources[i])).pred
         return device
 
@@ -883,7 +914,7 @@ class EngineSolver(DeviceBuffers):
             "pred": pred,
             "info": info,
             "d_dist": self._alloc(dist.nbytes),
-            "d_pred": self._alloc(pred.nbytes) if want_pred else None,
+            "d_pred": self._alloc(pred.nbytes) if pred is not None else None,
             "d_info": self._alloc(info.nbytes),
             "events": [],
             "copied": cuda.Event(),
@@ -1010,8 +1041,9 @@ class EngineSolver(DeviceBuffers):
         dist_out: np.ndarray,
         pred_out: np.ndarray | None,
         iterations_out: np.ndarray | None,
-    ) -> None:
-        """The rows through :meth:`solve` (host loop, or no mapped host memory)."""
+    ) -> float:
+        """The rows through :meth:`solve` (host loop, or no mapped host memory); returns the
+        device seconds summed."""
         device = 0.0
         for i, s in enumerate(sources):
             r = self.solve(int(s), return_predecessors=pred_out is not None)
@@ -1032,8 +1064,9 @@ class EngineSolver(DeviceBuffers):
 
     def _static_stats(self) -> dict[str, Any]:
         """What every result of this solver reports beside its own counts (built once)."""
-        if getattr(self, "_stats", None) is None:
-            stats: dict[str, Any] = {
+        stats: dict[str, Any] | None = getattr(self, "_stats", None)
+        if stats is None:
+            stats = {
                 "dist_bits": self.params.dist_bits,
                 "dist_kind": "float" if self.params.floating else "uint",
                 "device": self.info.name,
@@ -1059,7 +1092,7 @@ class EngineSolver(DeviceBuffers):
             if self.config_detail:
                 stats["config_detail"] = self.config_detail
             self._stats = stats
-        return self._stats
+        return stats
 
     def _nearfar_stats(
         self,
@@ -1125,3 +1158,10 @@ def _non_portable_clusters(cuda: Any) -> Any:
         return fa(14)
     except Exception:  # Boost.Python enums may refuse unnamed values
         return None
+
+
+def _placement(plan: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The fused cluster loop's placement (each node's slot, each slot's node): the plan has
+    one wherever it asks for those buffers."""
+    assert plan.placement is not None
+    return plan.placement

@@ -20,7 +20,7 @@ def make_solver(
     persistent, graph, host, cluster and wide loops, :class:`sssp.gpu.runtime.GPUSolver` for the
     paper's legacy loop (each module imported when asked for)."""
     config = config or LaunchConfig.default()
-    extra = {} if sync_every is None else {"sync_every": sync_every}
+    extra: dict[str, Any] = {} if sync_every is None else {"sync_every": sync_every}
     if config.loop == "legacy":
         from .runtime import GPUSolver
 

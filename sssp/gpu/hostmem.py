@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -56,6 +56,16 @@ class HostArrays:
         self._closed = False
         self.allocations = 0
         """Blocks allocated so far (a test and benchmark aid: reuse keeps it flat)."""
+
+    @overload
+    def take(
+        self, n: int, dtype: np.dtype | type, *, fill: int | None = None, limit: None = None
+    ) -> tuple[np.ndarray, int]: ...
+
+    @overload
+    def take(
+        self, n: int, dtype: np.dtype | type, *, fill: int | None = None, limit: int
+    ) -> tuple[np.ndarray, int] | None: ...
 
     def take(
         self, n: int, dtype: np.dtype | type, *, fill: int | None = None, limit: int | None = None

@@ -460,6 +460,7 @@ def _choose_cluster(
     detail = ""
     layout = fit(lq, order)
     if layout is not None and order is not None:
+        assert gate is not None  # set with the order
         fused, detail = gate(layout[0])
         if not fused:
             log.info("fused cluster loop: %s", detail)
@@ -658,7 +659,11 @@ def plan_engine(
         kernel_set_name=set_name,
         kernel_configs={name: kernel_config(config, name) for name in kernel_set},
         delta=eff_delta,
-        delta_bits=kernels.nearfar_delta_bits(eff_delta, params.floating) if nearfar else 0,
+        delta_bits=(
+            kernels.nearfar_delta_bits(eff_delta, params.floating)
+            if nearfar and eff_delta is not None
+            else 0
+        ),
         cluster=cluster,
         cluster_mb=choice.mb if cluster else 0,
         cluster_lq=choice.lq if cluster else 0,

@@ -131,7 +131,9 @@ class GPUSolver(DeviceBuffers):
         self.d_indices = self._upload(g.indices)
         self.d_weights = self._upload(g.weights.astype(self.weight_dtype, copy=False))
         omega = graph.omega()
-        omega_dev = omega.astype(self.dist_dtype)  # sinks (-1) are overwritten with infinity next
+        omega_dev: np.ndarray = omega.astype(
+            self.dist_dtype
+        )  # sinks (-1) are overwritten with infinity next
         omega_dev[omega < 0] = self.inf
         self.d_omega = self._upload(omega_dev)
         dsize = np.dtype(self.dist_dtype).itemsize
@@ -334,12 +336,12 @@ class GPUSolver(DeviceBuffers):
         cuda, n = self.cuda, self.graph.n
         self.stream.synchronize()
         settled = np.empty(n, np.int32)
-        dist = np.empty(n, self.dist_dtype)
+        dist: np.ndarray = np.empty(n, self.dist_dtype)
         cuda.memcpy_dtoh(settled, self.d_settled)
         cuda.memcpy_dtoh(dist, self.d_dist)
         delta = None
         if phase == "update":
-            h = np.empty(1, self.dist_dtype)
+            h: np.ndarray = np.empty(1, self.dist_dtype)
             cuda.memcpy_dtoh(h, int(self.d_delta) + iteration * self.dsize)
             delta = int(h[0])
         callback(Snapshot(iteration, phase, settled, dist, delta))
