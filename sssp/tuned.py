@@ -45,6 +45,11 @@ log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "sssp.config_providers"
 """The entry-point group a package declares its :class:`ConfigProvider` in (an object, or a
 class or factory that takes no arguments)."""
+SOURCE_TREE_PROVIDERS = {"tuning_db": "tuning_db.provider:StoreProvider"}
+"""This distribution's own entry points of :data:`ENTRY_POINT_GROUP` (as ``pyproject.toml``
+declares them; a test checks they agree), used when the group has none installed: a source tree
+on ``PYTHONPATH`` has no distribution metadata, and ``tuned=True`` must not fall back to the
+default configuration there without saying so."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +167,18 @@ def providers() -> list[ConfigProvider]:
 
 def _load_installed() -> list[ConfigProvider]:
     found = []
-    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    eps = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    if not eps:
+        log.info(
+            "no %s entry points installed (a source tree?): this distribution's own (%s)",
+            ENTRY_POINT_GROUP,
+            ", ".join(SOURCE_TREE_PROVIDERS.values()),
+        )
+        eps = [
+            metadata.EntryPoint(name, value, ENTRY_POINT_GROUP)
+            for name, value in SOURCE_TREE_PROVIDERS.items()
+        ]
+    for ep in sorted(eps, key=lambda e: e.name):
         try:
             obj = ep.load()
             provider = (

@@ -49,6 +49,23 @@ def test_the_tuning_database_is_an_installed_provider():
     assert isinstance(StoreProvider(), tuned.ConfigProvider)
 
 
+def test_a_source_tree_without_metadata_still_finds_the_store(monkeypatch):
+    """From a source tree on PYTHONPATH (no installed metadata, as on a GPU host that runs the
+    checkout) the group is empty: the distribution's own entry points, as pyproject.toml declares
+    them, are loaded instead of silently solving with the default configuration."""
+    import tomllib
+    from pathlib import Path
+
+    declared = tomllib.loads(Path(__file__).parents[1].joinpath("pyproject.toml").read_text())
+    group = declared["project"]["entry-points"][tuned.ENTRY_POINT_GROUP]
+    assert group == tuned.SOURCE_TREE_PROVIDERS
+    monkeypatch.setattr(tuned.metadata, "entry_points", lambda **kw: [])
+    monkeypatch.setattr(tuned, "_installed", None)
+    from tuning_db.provider import StoreProvider
+
+    assert any(isinstance(p, StoreProvider) for p in tuned.providers())
+
+
 def test_importing_sssp_does_not_import_tuning_db():
     code = "import sys, sssp, sssp.tuned, sssp.solve; print('tuning_db' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
