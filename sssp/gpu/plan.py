@@ -33,7 +33,7 @@ import kernels
 from kernels import CLUSTER_KERNELS, ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams, KernelSpec
 
 from ..config import L1_STATES, KernelConfig, LaunchConfig
-from ..errors import BackendUnavailableError, InvalidGraphError
+from ..errors import BackendUnavailableError, InvalidArgumentError, InvalidGraphError
 
 if TYPE_CHECKING:
     from ..graph import Graph
@@ -123,7 +123,7 @@ class GraphFacts:
 
     def __post_init__(self) -> None:
         if len(self.degrees) != self.n or int(np.sum(self.degrees)) != self.m:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"graph facts: {len(self.degrees)} degrees summing to {int(np.sum(self.degrees))} "
                 f"for n = {self.n}, m = {self.m}"
             )
@@ -443,7 +443,9 @@ def _choose_cluster(
     lq, order, gate = 0, None, None
     if config.fuse:
         if bands is None:
-            raise ValueError("the fused cluster loop needs the graph's bands (graph_bands)")
+            raise InvalidArgumentError(
+                "the fused cluster loop needs the graph's bands (graph_bands)"
+            )
         got = bands()
         lq, order, gate = kernels.CLUSTER_LOCAL_QUEUE, got.order, got.gate
 
@@ -535,7 +537,7 @@ def plan_engine(
             )
         if delta is None:
             if facts.weight_sum is None:
-                raise ValueError("the default delta needs the graph facts' weight_sum")
+                raise InvalidArgumentError("the default delta needs the graph facts' weight_sum")
             eff_delta = delta_rule(n, m, facts.weight_sum, facts.is_float)
         else:
             eff_delta = round_delta(delta, facts.is_float)
