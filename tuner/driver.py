@@ -310,7 +310,14 @@ def drive(
         interrupt.check()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
-            trial = study.ask(dict(dists))
+            try:
+                trial = study.ask(dict(dists))
+            except ValueError as err:
+                # BruteForceSampler cannot build its tree from a trial that a killed process
+                # left with part of its parameters; an exhaustive search enqueues every point
+                # (search.OptunaStrategy), so the sampler is asked only once none is left.
+                log.info("the sampler has no point left to propose (%s): stopping", err)
+                break
         params = dict(trial.params)
         k = key(params)
         if k in done:  # a sampler may propose a measured configuration again: ask anew

@@ -20,6 +20,7 @@ them apart.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -139,17 +140,26 @@ class OptunaStrategy:
         names = list(tuning_options.tune_params)
         dists, _ = studies.search_space(self.kernel, self.scope)
         done = len(self.measured())
+
+        def key(params: dict[str, Any]) -> tuple:
+            return tuple(params[k] for k in names)
+
         if self.strategy == "exhaustive":
             with driver.quiet_optuna():
                 self.study.sampler = optuna.samplers.BruteForceSampler(seed=self.seed)
+            # Every point not measured yet is enqueued: asks then take them without the
+            # sampler, whose tree a trial left with part of its parameters by a killed worker
+            # would break (tests/test_workers.py).
+            grid = space.tune_params(self.kernel, self.scope)
+            points = [
+                dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())
+            ]
+            driver.enqueue_new(self.study, points, key, studies.MEASUREMENT)
         else:
             self.study.sampler = optuna.samplers.TPESampler(
                 seed=self.seed + done, n_startup_trials=min(10, self.budget)
             )
         results: list[dict] = []
-
-        def key(params: dict[str, Any]) -> tuple:
-            return tuple(params[k] for k in names)
 
         def measure(params: dict[str, Any]) -> driver.Measured | None:
             result = runner.run([list(key(params))], tuning_options)[0]
