@@ -649,9 +649,6 @@ WIDE_HUB_DEGREE = 256
 """A list entry with more out-edges goes to the hub queue in chunks of :data:`WIDE_CHUNK`."""
 WIDE_CHUNK = 1024
 """Edges of one hub chunk (one warp walks it, 32 x the batch at a time)."""
-WIDE_MOVES = ("step", "hubs", "advance_step", "raise", "advance_raise", "finish", "seal")
-"""One round of the wide loop, in queue order (each kernel returns at once unless its move is
-the current one)."""
 
 
 @dataclass(frozen=True, order=True)

@@ -109,24 +109,27 @@ class WideLoop:
             self._limit,
         )
 
-    def _round(self, lane: _Lane) -> None:
-        s, f, stream = self.solver, self.funcs, lane.stream
+    def _moves(self, lane: _Lane) -> list[tuple[str, tuple, tuple, tuple]]:
+        """One round, in queue order: (kernel, grid, block, arguments) for each of step, hubs,
+        advance after a step, raise, advance after a raise, finish and seal."""
+        s = self.solver
         grid, block = self.grid
         one, one_block = self.one
         common = self._common()
-        f["step"].prepared_async_call(grid, block, stream, *common)
-        f["hubs"].prepared_async_call(grid, block, stream, *common)
-        f["advance"].prepared_async_call(
-            one, one_block, stream, self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
-            np.int32(kernels.W_STEP),
-        )  # fmt: skip
-        f["raise"].prepared_async_call(grid, block, stream, *common)
-        f["advance"].prepared_async_call(
-            one, one_block, stream, self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
-            np.int32(kernels.W_RAISE),
-        )  # fmt: skip
-        f["finish"].prepared_async_call(grid, block, stream, s.d_key, self.d_w, np.int32(s.n))
-        f["seal"].prepared_async_call(one, one_block, stream, self.d_w)
+        advance = (self.d_w, lane.d_cnt, lane.d_ctrl, self._delta)
+        return [
+            ("step", grid, block, common),
+            ("hubs", grid, block, common),
+            ("advance", one, one_block, (*advance, np.int32(kernels.W_STEP))),
+            ("raise", grid, block, common),
+            ("advance", one, one_block, (*advance, np.int32(kernels.W_RAISE))),
+            ("finish", grid, block, (s.d_key, self.d_w, np.int32(s.n))),
+            ("seal", one, one_block, (self.d_w,)),
+        ]
+
+    def _round(self, lane: _Lane) -> None:
+        for name, grid, block, args in self._moves(lane):
+            self.funcs[name].prepared_async_call(grid, block, lane.stream, *args)
 
     def tree(self, lane: _Lane) -> None:
         """Queue the predecessor tree (after :meth:`run`): the engine's rule, each reached node's
@@ -169,21 +172,8 @@ class WideLoop:
         :meth:`run` (the host waits after every round); the distances are the same."""
         cuda, stream = self.solver.cuda, lane.stream
         words = cuda.pagelocked_zeros(kernels.WIDE_WORDS, np.uint32)
-        s, f = self.solver, self.funcs
-        grid, block = self.grid
-        one, one_block = self.one
-        common = self._common()
-        moves = [
-            ("step", grid, block, common),
-            ("hubs", grid, block, common),
-            ("advance", one, one_block, (self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
-                                         np.int32(kernels.W_STEP))),
-            ("raise", grid, block, common),
-            ("advance", one, one_block, (self.d_w, lane.d_cnt, lane.d_ctrl, self._delta,
-                                         np.int32(kernels.W_RAISE))),
-            ("finish", grid, block, (s.d_key, self.d_w, np.int32(s.n))),
-            ("seal", one, one_block, (self.d_w,)),
-        ]  # fmt: skip
+        f = self.funcs
+        moves = self._moves(lane)
         events = [cuda.Event() for _ in range(len(moves) + 1)]
         rows: list[dict[str, Any]] = []
         for _ in range(2 * int(self._limit) + 4):
