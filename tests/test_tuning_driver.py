@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import re
+import signal
 
 import pytest
 
 from sssp.classes import GraphClass
+from sssp.cliutil import Interrupted
 from sssp.errors import TuningError
-from tuner import class_search, driver, workers
+from tuner import class_search, driver, interrupt, workers
 from tuner.class_search import EngineOptions
 from tuning_db import RunStatus, Store
-from tuning_db.records import DeviceRecord
+from tuning_db.records import DeviceRecord, KernelVersionRecord, RunKey
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -346,3 +349,88 @@ def test_a_trial_killed_while_asked_is_not_requeued():
     assert driver.requeue_lost(study, key, "measured") == 1
     assert len(study.get_trials(states=(TrialState.WAITING,))) == 1
     assert study.ask(dists).params == {"block_size_x": 512, "lanes": 2}  # the queued one
+
+
+def _run_key() -> RunKey:
+    return RunKey(
+        device=H200,
+        kernel_version=KernelVersionRecord("0123456789abcdef", "-O3"),
+        graph_class=GraphClass("24k", "deg2"),
+        instance="random seed=0",
+    )
+
+
+@pytest.mark.parametrize("where", ["claim", "heartbeat"])
+def test_a_signal_as_the_run_is_claimed_leaves_it_stored_as_interrupted(
+    tmp_path, monkeypatch, where
+):
+    """A signal landing right after the run's row is written, or as its heartbeat starts
+    (outside the database code, where it is raised at once), must not leave the run stored as
+    running: the cleanup is armed before the claim."""
+    store = Store(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+
+    def claim(key: RunKey):
+        claimed = store.open_run(key, budget=None, seed=0, owner=driver.worker_id())
+        os.kill(os.getpid(), signal.SIGTERM)  # lands in this frame, not in tuning_db
+        return claimed
+
+    def beat(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return self
+
+    if where == "heartbeat":
+        monkeypatch.setattr(driver.Heartbeat, "__enter__", beat)
+    with interrupt.policy(), pytest.raises(Interrupted):
+        with driver.hold_run(
+            store, _run_key(), budget=None, seed=0, claim=claim if where == "claim" else None
+        ):
+            pytest.fail("the block ran after the signal")
+    (run,) = store.runs()
+    assert run.status is RunStatus.INTERRUPTED
+
+
+def test_an_exhaustive_search_measures_every_point_past_a_partial_trial():
+    """A worker killed while Optuna stored an asked trial's parameters leaves a finished trial
+    with some of them; the exhaustive kernel search of the run that another worker takes over
+    still measures every point once (Optuna's BruteForceSampler failed on it with
+    'param_name mismatch' at its next tell)."""
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from tuner.search import queue_exhaustive
+    from tuning_db import studies
+
+    grid = {"block_size_x": [64, 128, 256], "lanes": [1, 2]}
+    dists = {k: CategoricalDistribution(v) for k, v in grid.items()}
+    with driver.quiet_optuna():
+        study = optuna.create_study(direction="minimize")
+    study.add_trial(
+        create_trial(
+            state=TrialState.FAIL,
+            params={"block_size_x": 128},
+            distributions={"block_size_x": dists["block_size_x"]},
+        )
+    )
+
+    def key(p):
+        return (p["block_size_x"], p["lanes"])
+
+    calls: list[tuple] = []
+
+    def measure(params):
+        calls.append(key(params))
+        return driver.Measured(params["block_size_x"] / params["lanes"], {studies.MEASUREMENT: 1})
+
+    assert queue_exhaustive(study, grid, key, seed=5) == 6
+    assert (
+        driver.drive(study, dists, budget=6, key=key, measure=measure, marker=studies.MEASUREMENT)
+        == 6
+    )
+    assert (
+        sorted(calls)
+        == sorted(set(calls))
+        == sorted((b, n) for b in grid["block_size_x"] for n in grid["lanes"])
+    )
+    assert calls != sorted(calls)  # a seeded random order, not the grid's
+    assert queue_exhaustive(study, grid, key, seed=5) == 0  # nothing left to measure

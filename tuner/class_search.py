@@ -719,7 +719,7 @@ def tune_class(
 ) -> driver.TuneOutcome | None:
     """Search ``graph_class`` (its paper instance) in a tuning run and store the best record.
 
-    The run (:func:`tuner.driver.take_run`, key: device, engine kernels, class, algorithm,
+    The run (:func:`tuner.driver.hold_run`, key: device, engine kernels, class, algorithm,
     variant, instance) holds the search's Optuna study: an interrupted search resumes where it
     stopped, measuring nothing twice; ``claim`` shares classes between workers. ``scorer``
     replaces the GPU (tests); with ``opts.replay`` points are scored from the class's measured
@@ -754,11 +754,10 @@ def tune_class(
         instance=instance,
         replay=opts.replay,
     )
-    held = driver.take_run(store, key, budget=opts.budget, seed=opts.seed, claim=claim)
-    if held is None:
-        return None
-    run = held.run
-    with held:
+    with driver.hold_run(store, key, budget=opts.budget, seed=opts.seed, claim=claim) as held:
+        if held is None:
+            return None
+        run = held.run
         study = store.study(run, STUDY_KERNEL)
         if held.resumed:
             log.info(

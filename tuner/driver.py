@@ -5,15 +5,15 @@ Kernel Tuner (``tune run``, :mod:`tuner.pipeline` with :mod:`tuner.search`), and
 structural choices (algorithm, Δ, loop, mapping, launch), each scored by the wall time of whole
 solves (``tune engine``, :mod:`tuner.class_search`). Both go through this module:
 
-- **A held run.** :func:`take_run` opens (or, for workers sharing a database, claims) the run of
-  a :class:`~tuning_db.records.RunKey` in ``sssp_tuning_runs``; :class:`HeldRun` renews its
+- **A held run.** :func:`hold_run` opens (or, for workers sharing a database, claims) the run of
+  a :class:`~tuning_db.records.RunKey` in ``sssp_tuning_runs``, renews its
   heartbeat while the work goes on (:class:`Heartbeat`), stores it as finished when the work ends
   and as interrupted when an exception or a signal (Ctrl-C) ends it, so that the next call
   resumes it. Several workers (``--workers``/``--devices``, :mod:`tuner.workers`) share classes
   through those rows.
-- **One ask/tell loop.** :func:`drive` asks the run's Optuna study for configurations (Optuna's
-  public samplers: ``BruteForceSampler`` for an exhaustive search, ``TPESampler`` under a budget;
-  start points through ``study.enqueue_trial``), skips what the study holds a measurement of
+- **One ask/tell loop.** :func:`drive` asks the run's Optuna study for configurations (an
+  exhaustive search enqueues every point with ``study.enqueue_trial``; ``TPESampler`` samples
+  under a budget, after start points enqueued the same way), skips what the study holds a measurement of
   already (found with ``study.get_trials(states=...)``), measures the rest and tells the study.
   A resumed run therefore measures nothing twice. Whether the measurements come from a GPU or
   are replayed from recorded ones is the measurer's business, not the loop's.
@@ -153,7 +153,7 @@ Claim = Callable[[RunKey], "tuple[RunRecord, bool] | None"]
 
 @dataclass
 class HeldRun:
-    """A run this process holds (from :func:`take_run`); ``with`` it around the work."""
+    """A run this process holds, as :func:`hold_run` yields it."""
 
     store: Store
     run: RunRecord
@@ -166,45 +166,53 @@ class HeldRun:
     def wall_seconds(self) -> float:
         return time.perf_counter() - self.started
 
-    def __enter__(self) -> HeldRun:
-        self.beat = Heartbeat(self.store, self.run.id, self.owner).__enter__()
-        return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
-        assert self.beat is not None
-        self.beat.__exit__(exc_type, *rest)
-        # Interrupted (Ctrl-C, SIGTERM) or failed: the next call resumes it where it stopped.
-        status = RunStatus.FINISHED if exc_type is None else RunStatus.INTERRUPTED
-        self.store.finish_run(self.run.id, status, wall_seconds=self.wall_seconds, owner=self.owner)
-        if exc_type is not None:
-            log.info("run %d stored as interrupted", self.run.id)
-
-
-def take_run(
+@contextlib.contextmanager
+def hold_run(
     store: Store,
     key: RunKey,
     *,
     budget: int | None,
     seed: int,
     claim: Claim | None = None,
-) -> HeldRun | None:
-    """Hold the run of ``key`` for this process.
+) -> Iterator[HeldRun | None]:
+    """Hold the run of ``key`` for the block: its heartbeat beats while the block runs, and it
+    is stored as finished when the block ends, as interrupted when an exception or a signal ends
+    it (the next call resumes it). Yields None when there is nothing to hold.
 
     With ``claim`` (workers sharing a database, :meth:`tuning_db.Store.claim_run`) the claim
     decides, and ``None`` means another worker holds the run or it is finished. Without it the
     newest unfinished run of ``key`` that no live process holds is resumed, or a new one starts
     (:meth:`tuning_db.Store.open_run`).
+
+    A signal is held back from the claim until the cleanup that stores the run is armed: no
+    signal can leave a claimed run stored as running.
     """
     owner = worker_id()
-    claimed = (
-        claim(key)
-        if claim is not None
-        else store.open_run(key, budget=budget, seed=seed, owner=owner)
-    )
-    if claimed is None:
-        return None
-    run, resumed = claimed
-    return HeldRun(store, run, resumed, owner)
+    held: HeldRun | None = None
+    status = RunStatus.INTERRUPTED
+    try:
+        with interrupt.held():  # a signal meanwhile is raised at the block's end, inside the try
+            claimed = (
+                claim(key)
+                if claim is not None
+                else store.open_run(key, budget=budget, seed=seed, owner=owner)
+            )
+            if claimed is not None:
+                held = HeldRun(store, claimed[0], claimed[1], owner)
+        if held is None:
+            yield None
+            return
+        held.beat = Heartbeat(store, held.run.id, owner).__enter__()
+        yield held
+        status = RunStatus.FINISHED
+    finally:
+        if held is not None:
+            if held.beat is not None:
+                held.beat.__exit__(None, None, None)
+            store.finish_run(held.run.id, status, wall_seconds=held.wall_seconds, owner=owner)
+            if status is RunStatus.INTERRUPTED:
+                log.info("run %d stored as interrupted", held.run.id)
 
 
 # -- the ask/tell loop ------------------------------------------------------------------------
@@ -310,14 +318,7 @@ def drive(
         interrupt.check()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "heartbeat is supposed to be used with optimize"
-            try:
-                trial = study.ask(dict(dists))
-            except ValueError as err:
-                # BruteForceSampler cannot build its tree from a trial that a killed process
-                # left with part of its parameters; an exhaustive search enqueues every point
-                # (search.OptunaStrategy), so the sampler is asked only once none is left.
-                log.info("the sampler has no point left to propose (%s): stopping", err)
-                break
+            trial = study.ask(dict(dists))
         params = dict(trial.params)
         k = key(params)
         if k in done:  # a sampler may propose a measured configuration again: ask anew

@@ -244,23 +244,15 @@ def tune_class(
         instance=instance,
         replay=opts.replay,
     )
-    try:
-        held = driver.take_run(store, key, budget=opts.budget, seed=opts.seed, claim=claim)
-    except BaseException:
-        if replay_dir is not None:
-            shutil.rmtree(replay_dir, ignore_errors=True)
-        raise
-    if held is None:
-        if replay_dir is not None:
-            shutil.rmtree(replay_dir, ignore_errors=True)
-        return None
-    run, resumed, owner = held.run, held.resumed, held.owner
-    if resumed:
-        log.info("resuming run %d (%d trials stored)", run.id, len(store.trials(run.id)))
     unfinishable: TuningError | None = None
+    outcome = None
     try:
-        with held:
-            outcome = None
+        with driver.hold_run(store, key, budget=opts.budget, seed=opts.seed, claim=claim) as held:
+            if held is None:
+                return None
+            run, resumed, owner = held.run, held.resumed, held.owner
+            if resumed:
+                log.info("resuming run %d (%d trials stored)", run.id, len(store.trials(run.id)))
             picks: dict[str, KernelConfig] = {}
             workload = None
             for kernel in opts.kernels:

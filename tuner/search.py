@@ -2,9 +2,9 @@
 user-defined strategy: the driver's ask/tell loop (:func:`tuner.driver.drive`) with Kernel
 Tuner's runner as the measurement.
 
-``exhaustive`` measures every point of the space, in a seeded random order (Optuna's
-``BruteForceSampler``: the paper's space is small, and a random order keeps drift during the run
-from lining up with block size); ``tpe`` samples it with TPE under a budget. The study is the
+``exhaustive`` measures every point of the space, in a seeded random order (every point is
+enqueued in the study, ``study.enqueue_trial``: the paper's space is small, and a random order
+keeps drift during the run from lining up with block size); ``tpe`` samples it with TPE under a budget. The study is the
 run's named study in the tuning database (Optuna's RDB storage), so the trials are the record of
 what was measured: a measured configuration is told to the study with Kernel Tuner's result as
 user attributes before the next one is asked for. An interrupted run resumes from its study; a
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -88,6 +89,26 @@ def to_trial(kernel: str, params: dict, result: dict) -> TrialRecord:
     )
 
 
+def queue_exhaustive(
+    study: Any, grid: dict[str, list], key: Callable[[dict[str, Any]], tuple], seed: int
+) -> int:
+    """Make ``study`` an exhaustive search of ``grid``: every point it has neither measured nor
+    holds waiting is enqueued, in a seeded random order, and the loop (:func:`tuner.driver.drive`,
+    with the grid's size as budget) ends once all are measured. Returns how many were enqueued.
+
+    The sampler is asked for nothing and keeps no state (``RandomSampler``): Optuna's
+    ``BruteForceSampler`` rebuilds its tree from every trial at each tell and fails on a trial
+    that a killed worker left with part of its parameters (tests/test_workers.py).
+    """
+    import optuna
+
+    with driver.quiet_optuna():
+        study.sampler = optuna.samplers.RandomSampler(seed=seed)
+    points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+    random.Random(seed).shuffle(points)
+    return driver.enqueue_new(study, points, key, studies.MEASUREMENT)
+
+
 class OptunaStrategy:
     """A Kernel Tuner strategy (``tune(searchspace, runner, tuning_options)``) driven by Optuna,
     on ``study`` (the run's study of ``kernel`` in the tuning database).
@@ -145,16 +166,7 @@ class OptunaStrategy:
             return tuple(params[k] for k in names)
 
         if self.strategy == "exhaustive":
-            with driver.quiet_optuna():
-                self.study.sampler = optuna.samplers.BruteForceSampler(seed=self.seed)
-            # Every point not measured yet is enqueued: asks then take them without the
-            # sampler, whose tree a trial left with part of its parameters by a killed worker
-            # would break (tests/test_workers.py).
-            grid = space.tune_params(self.kernel, self.scope)
-            points = [
-                dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())
-            ]
-            driver.enqueue_new(self.study, points, key, studies.MEASUREMENT)
+            queue_exhaustive(self.study, space.tune_params(self.kernel, self.scope), key, self.seed)
         else:
             self.study.sampler = optuna.samplers.TPESampler(
                 seed=self.seed + done, n_startup_trials=min(10, self.budget)
