@@ -56,3 +56,42 @@ def test_gpu_host_site_folder_is_private_and_removed(tmp_path):
     assert Path(target).parent == tmp and Path(target).name.startswith("sssp-site.")
     assert mode == "700"  # private
     assert list(tmp.iterdir()) == []  # removed on exit
+
+
+def _same_code():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("same_code", SCRIPTS / "same_code.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rekey_moves_only_the_old_digest_and_keeps_a_valid_export(tmp_path):
+    """``scripts/same_code.py --rekey``: the records of the old engine digest move to the new one,
+    others stay, and the file is still an export the tuning database reads."""
+    import json
+
+    from tuning_db import export
+
+    (name, text), *_ = export.shipped_exports()
+    doc = json.loads(text)
+    old = doc["best"][0]["kernel_version"]["digest"]
+    doc["best"][-1]["kernel_version"] = {**doc["best"][-1]["kernel_version"], "digest": "0" * 16}
+    doc["kernel_versions"].append({**doc["kernel_versions"][0], "digest": "0" * 16})
+    path = tmp_path / name
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+    moved = _same_code().rekey(path, old, "f" * 16)
+
+    best_moved, versions_moved = len(doc["best"]) - 1, 1  # all but the last record, one version
+    assert moved == best_moved + versions_moved
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert {v["digest"] for v in after["kernel_versions"]} == {"f" * 16, "0" * 16}
+    assert [b["kernel_version"]["digest"] for b in after["best"]] == ["f" * 16] * (
+        len(doc["best"]) - 1
+    ) + ["0" * 16]
+    parsed = export.parse_text(path.read_text(encoding="utf-8"), str(path))
+    assert len(parsed.bests) == len(doc["best"])
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left
