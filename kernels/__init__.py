@@ -60,14 +60,14 @@ CONTRACT_HEADER = "sssp_contract.cuh"
 """The sizes and word layouts the kernels and the host share, as ``#define`` lines emitted from this
 module (:func:`contract_header`; the committed file must equal it, a test checks)."""
 SOURCE_PARTS: dict[str, tuple[str, ...]] = {
-    ENGINE_SOURCE_FILE: (ENGINE_SOURCE_FILE, "sssp_nearfar.cu", "sssp_cluster.cu"),
+    ENGINE_SOURCE_FILE: (CONTRACT_HEADER, ENGINE_SOURCE_FILE, "sssp_nearfar.cu", "sssp_cluster.cu"),
     RESULT_SOURCE_FILE: (CONTRACT_HEADER, RESULT_SOURCE_FILE),
     WIDE_SOURCE_FILE: (CONTRACT_HEADER, WIDE_SOURCE_FILE),
 }
-"""Sources compiled as one translation unit, in this order: engine 2's core and Crauser/Martín
-steps, then near-far on the same queues and barriers, then near-far in one thread-block cluster
-(``sssp_nearfar.cu`` and ``sssp_cluster.cu`` continue ``sssp_engine.cu`` and do not compile
-alone); the result pass after the contract header it includes. The result pass is a module of
+"""Sources compiled as one translation unit, in this order: the contract header, then engine 2's
+core and Crauser/Martín steps, near-far on the same queues and barriers, and near-far in one
+thread-block cluster (``sssp_nearfar.cu`` and ``sssp_cluster.cu`` continue ``sssp_engine.cu`` and
+do not compile alone); the result pass and the wide loop after the contract header too. The result pass is a module of
 its own, so its digest, not engine 2's, changes when it does: the tuning stored for engine 2's
 kernels stays theirs. The wide loop (near-far a kernel per move, for graphs of large steps) is a
 module of its own for the same reason."""
@@ -575,9 +575,22 @@ which relax is bounded by the largest carried distance (words 10-13), and whethe
 ascend by weight (``sort``), so that the bounded relax may stop at a node's first edge above it."""
 CTRL_BUCKETS = 4
 """Near-far's control word: the threshold raises (buckets) of the solve."""
+CTRL_BARRIER, CTRL_FINISHED, CTRL_READERS, CTRL_BOUND = 2, 4, 7, 10
+"""Control words the kernels keep to themselves: the persistent loop's grid-barrier arrivals
+(64-bit, words 2-3, never reset during a solve), the blocks done with a Crauser or Martín settle
+step (the word near-far uses for :data:`CTRL_BUCKETS`), the blocks that have read near-far's
+ring before a block-local run, and (Crauser) the largest carried distance, two 64-bit slots by
+phase parity (words 10-13)."""
+NF_LIST, NF_FAR, NF_DEGREES = 0, 3, 10
+"""Near-far's counter words the kernels keep to themselves: |L| by move % 3 (words 0-2), the
+far pile's size by raise % 3 (words 3-5), and the out-degrees of L summed (64-bit, by move % 3,
+words 10-15)."""
 NF_MAX_LIST, NF_LOCAL_POPS, NF_UPDATES = 6, 7, 8
 """Near-far's counter words (``cnt``): the largest near list, the nodes popped by the fused
 cluster loop's local work, and (64-bit, words 8-9) the list entries summed over the steps."""
+THR_T, THR_FAR_MIN = 0, 1
+"""Near-far's threshold words (``thr``): T at a hand-over, and the far pile's minimum by
+raise % 3 (words 1-3)."""
 UNREACHABLE_INT64 = 2**63 - 1
 """The distance the host receives for an unreachable node on integer weights (``sssp.UNREACHABLE``)."""
 
@@ -755,10 +768,19 @@ def contract_defines() -> dict[str, str]:
         "SSSP_CTRL_LIMIT": str(CTRL_LIMIT),
         "SSSP_CTRL_REACHED": str(CTRL_REACHED),
         "SSSP_CTRL_SORTED": str(CTRL_SORTED),
+        "SSSP_CTRL_BARRIER": str(CTRL_BARRIER),
+        "SSSP_CTRL_FINISHED": str(CTRL_FINISHED),
+        "SSSP_CTRL_READERS": str(CTRL_READERS),
+        "SSSP_CTRL_BOUND": str(CTRL_BOUND),
         "SSSP_NF_WORDS": str(NEARFAR_WORDS),
+        "SSSP_NF_L": str(NF_LIST),
+        "SSSP_NF_FAR": str(NF_FAR),
+        "SSSP_NF_DEG": str(NF_DEGREES),
         "SSSP_NF_MAXL": str(NF_MAX_LIST),
         "SSSP_NF_POPS": str(NF_LOCAL_POPS),
         "SSSP_NF_SUM": str(NF_UPDATES),
+        "SSSP_NF_T": str(THR_T),
+        "SSSP_NF_FMIN": str(THR_FAR_MIN),
         "SSSP_RES_WORDS": str(RESULT_WORDS),
         "SSSP_RES_CTRL": str(RES_CTRL),
         "SSSP_RES_NF": str(RES_NF),

@@ -459,12 +459,12 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
         if (v >= 0 && v < n) key[v] = ((sssp_key_t)dist[loc] << 32) | (sssp_key_t)SSSP_NO_PRED;
     }
     if (rank == 0 && threadIdx.x == 0) {
-        ctrl[0] = (unsigned int)(p + 1);
-        ctrl[1] = done ? 1u : 0u;
-        ctrl[4] = (unsigned int)raises;
-        ctrl[5] = 0u;  // the limit shows as not done
-        cnt[6] = largest;
-        cnt[7] = (unsigned int)min(pops, 0xFFFFFFFFull);
+        ctrl[SSSP_CTRL_PHASE] = (unsigned int)(p + 1);
+        ctrl[SSSP_CTRL_DONE] = done ? 1u : 0u;
+        ctrl[SSSP_CTRL_BUCKETS] = (unsigned int)raises;
+        ctrl[SSSP_CTRL_ABORT] = 0u;  // the limit shows as not done
+        cnt[SSSP_NF_MAXL] = largest;
+        cnt[SSSP_NF_POPS] = (unsigned int)min(pops, 0xFFFFFFFFull);
         *reinterpret_cast<unsigned long long *>(cnt + SSSP_NF_SUM) = updates;
     }
 }

@@ -87,8 +87,6 @@ namespace cg = cooperative_groups;
 #endif
 
 #define SSSP_NEED_DMIN (SSSP_IN || !SSSP_OUT)
-#define SSSP_UNSETTLED 0x7FFFFFFF
-#define SSSP_NO_PRED 0xFFFFFFFFu
 #define SSSP_FULL_MASK 0xFFFFFFFFu
 
 // ---- distance kinds ------------------------------------------------------------------------
@@ -209,10 +207,8 @@ __device__ __forceinline__ void sssp_count(unsigned int *counter) {
 
 // The relax bound (see the top of this file): nodes reached, whether the rows ascend by weight
 // (sssp_e_sort_rows), and two 64-bit slots by parity.
-#define SSSP_CTRL_REACHED 8
-#define SSSP_CTRL_SORTED 9
 __device__ __forceinline__ unsigned long long *sssp_bound_slots(unsigned int *ctrl) {
-    return reinterpret_cast<unsigned long long *>(ctrl + 10);
+    return reinterpret_cast<unsigned long long *>(ctrl + SSSP_CTRL_BOUND);
 }
 // Warp maximum, then one atomicMax per warp. Every lane of the warp must call it.
 __device__ __forceinline__ void sssp_fold_max(unsigned long long *dst, sssp_bits_t v) {
@@ -634,7 +630,7 @@ __device__ void sssp_settle_step(SSSP_ARGS, Q &q, int phase, long long tid, long
 }
 
 // ---- kernels of the host and graph loops ------------------------------------------------------
-__device__ __forceinline__ int sssp_phase(const unsigned int *ctrl) { return (int)sssp_ldcg(ctrl); }
+__device__ __forceinline__ int sssp_phase(const unsigned int *ctrl) { return (int)sssp_ldcg(ctrl + SSSP_CTRL_PHASE); }
 __device__ __forceinline__ SsspGridQ sssp_grid_q(SSSP_ARGS) { return SsspGridQ{qF, qR, cnt, thr, key, n}; }
 
 extern "C" __global__ void sssp_e_init(SSSP_ARGS, int source) {
@@ -664,7 +660,7 @@ extern "C" __global__ void sssp_e_init(SSSP_ARGS, int source) {
 }
 
 extern "C" __global__ void sssp_e_relax(SSSP_ARGS) {
-    if (sssp_ldcg(ctrl + 1)) return;  // done: the host polls only every few phases
+    if (sssp_ldcg(ctrl + SSSP_CTRL_DONE)) return;  // done: the host polls only every few phases
     SsspGridQ q = sssp_grid_q(SSSP_PASS);
     sssp_relax_step(SSSP_PASS, q, sssp_phase(ctrl), (long long)blockIdx.x * blockDim.x + threadIdx.x,
                     (long long)gridDim.x * blockDim.x);
@@ -673,7 +669,7 @@ extern "C" __global__ void sssp_e_relax(SSSP_ARGS) {
 // The last block to finish advances the phase (or marks the solve done) on the device and, in
 // the graph loop, sets the WHILE node's condition.
 extern "C" __global__ void sssp_e_settle(SSSP_ARGS, unsigned long long cond) {
-    if (sssp_ldcg(ctrl + 1)) return;
+    if (sssp_ldcg(ctrl + SSSP_CTRL_DONE)) return;
     const int phase = sssp_phase(ctrl);
     SsspGridQ q = sssp_grid_q(SSSP_PASS);
     sssp_settle_step(SSSP_PASS, q, phase, (long long)blockIdx.x * blockDim.x + threadIdx.x,
@@ -682,15 +678,15 @@ extern "C" __global__ void sssp_e_settle(SSSP_ARGS, unsigned long long cond) {
     sssp_block_sync();
     if (threadIdx.x == 0) {
         __threadfence();
-        last = atomicAdd(ctrl + 4, 1u) == gridDim.x - 1;
+        last = atomicAdd(ctrl + SSSP_CTRL_FINISHED, 1u) == gridDim.x - 1;
     }
     sssp_block_sync();
     if (last && threadIdx.x == 0) {
         __threadfence();
-        ctrl[4] = 0;
-        const bool done = sssp_ldcg(cnt + 2 * (long long)phase) == 0 || phase + 1 >= (int)ctrl[6];
-        if (done) ctrl[1] = 1;
-        else ctrl[0] = phase + 1;
+        ctrl[SSSP_CTRL_FINISHED] = 0;
+        const bool done = sssp_ldcg(cnt + 2 * (long long)phase) == 0 || phase + 1 >= (int)ctrl[SSSP_CTRL_LIMIT];
+        if (done) ctrl[SSSP_CTRL_DONE] = 1;
+        else ctrl[SSSP_CTRL_PHASE] = phase + 1;
         if (cond) cudaGraphSetConditional((cudaGraphConditionalHandle)cond, done ? 0u : 1u);
         __threadfence();
     }
@@ -710,18 +706,18 @@ __device__ __forceinline__ bool sssp_grid_sync(unsigned int *ctrl) {
     if (threadIdx.x == 0) {
         bool failed = false;
         __threadfence();
-        unsigned long long *count = reinterpret_cast<unsigned long long *>(ctrl + 2);
+        unsigned long long *count = reinterpret_cast<unsigned long long *>(ctrl + SSSP_CTRL_BARRIER);
         const unsigned long long arrived = atomicAdd(count, 1ull) + 1ull;
         const unsigned long long target = arrived + (gridDim.x - 1u - (arrived - 1u) % gridDim.x);
         if (arrived != target) {
             long long spins = 0;
             while (*(volatile unsigned long long *)count < target) {
-                if (((volatile unsigned int *)ctrl)[5]) {
+                if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT]) {
                     failed = true;
                     break;
                 }
                 if (++spins > (1ll << 26)) {  // seconds, far beyond any phase
-                    atomicExch(ctrl + 5, 1u);
+                    atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
                     failed = true;
                     break;
                 }
@@ -828,7 +824,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
     sssp_e_persistent(SSSP_ARGS, int local_limit, int local_cap, int degree) {
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
-    const int limit = (int)ctrl[6];
+    const int limit = (int)ctrl[SSSP_CTRL_LIMIT];
     SsspGridQ q = sssp_grid_q(SSSP_PASS);
     int phase = 1;
     for (;;) {
@@ -838,13 +834,13 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
                 bool done;
                 phase = sssp_local_phases(SSSP_PASS, phase, local_limit, local_cap, degree, limit, &done);
                 if (threadIdx.x == 0) {
-                    __stcg(ctrl, (unsigned int)phase);
-                    __stcg(ctrl + 1, done ? 1u : 0u);
+                    __stcg(ctrl + SSSP_CTRL_PHASE, (unsigned int)phase);
+                    __stcg(ctrl + SSSP_CTRL_DONE, done ? 1u : 0u);
                 }
             }
             if (!sssp_grid_sync(ctrl)) return;
-            phase = (int)sssp_ldcg(ctrl);
-            if (sssp_ldcg(ctrl + 1)) return;
+            phase = (int)sssp_ldcg(ctrl + SSSP_CTRL_PHASE);
+            if (sssp_ldcg(ctrl + SSSP_CTRL_DONE)) return;
             continue;
         }
         sssp_relax_step(SSSP_PASS, q, phase, tid, nthreads);
@@ -853,8 +849,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
         if (!sssp_grid_sync(ctrl)) return;
         if (q.nF(phase) == 0 || phase + 1 >= limit) {
             if (tid == 0) {
-                ctrl[0] = (unsigned int)phase;
-                ctrl[1] = 1;
+                ctrl[SSSP_CTRL_PHASE] = (unsigned int)phase;
+                ctrl[SSSP_CTRL_DONE] = 1;
             }
             return;
         }

@@ -38,14 +38,6 @@
 // read them.
 #define SSSP_NF_ARGS SSSP_ARGS, sssp_bits_t *pushed, unsigned int *infar
 #define SSSP_NF_PASS SSSP_PASS, pushed, infar
-#define SSSP_NF_L 0
-#define SSSP_NF_FAR 3
-#define SSSP_NF_MAXL 6
-#define SSSP_NF_SUM 8
-#define SSSP_NF_DEG 10
-#define SSSP_NF_T 0
-#define SSSP_NF_FMIN 1
-#define SSSP_NF_WORDS 16
 
 #include <cooperative_groups/reduce.h>
 
@@ -283,19 +275,19 @@ __device__ __forceinline__ bool sssp_nf_readers_done(unsigned int *ctrl) {
     sssp_block_sync();
     if (threadIdx.x == 0) {
         __threadfence();
-        atomicAdd(ctrl + 7, 1u);
+        atomicAdd(ctrl + SSSP_CTRL_READERS, 1u);
         ok = true;
         if (blockIdx.x == 0) {
             long long spins = 0;
-            while (((volatile unsigned int *)ctrl)[7] < gridDim.x) {
-                if (((volatile unsigned int *)ctrl)[5] || ++spins > (1ll << 26)) {
-                    atomicExch(ctrl + 5, 1u);
+            while (((volatile unsigned int *)ctrl)[SSSP_CTRL_READERS] < gridDim.x) {
+                if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] || ++spins > (1ll << 26)) {
+                    atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
                     ok = false;
                     break;
                 }
                 __nanosleep(20);
             }
-            ctrl[7] = 0;  // the next block-local run comes after at least one grid barrier
+            ctrl[SSSP_CTRL_READERS] = 0;  // the next block-local run comes after at least one grid barrier
             __threadfence();
         }
     }
@@ -334,9 +326,9 @@ __device__ __noinline__ void sssp_nf_local(SSSP_NF_ARGS, int k, int r, sssp_d_t 
         }
     }
     if (threadIdx.x == 0) {
-        __stcg(ctrl, (unsigned int)k);
-        __stcg(ctrl + 1, done ? 1u : 0u);
-        __stcg(ctrl + 4, (unsigned int)r);
+        __stcg(ctrl + SSSP_CTRL_PHASE, (unsigned int)k);
+        __stcg(ctrl + SSSP_CTRL_DONE, done ? 1u : 0u);
+        __stcg(ctrl + SSSP_CTRL_BUCKETS, (unsigned int)r);
         __stcg(thr + SSSP_NF_T, sssp_bits(T));
     }
 }
@@ -374,7 +366,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
     sssp_nf_persistent(SSSP_NF_ARGS, unsigned long long delta_bits, int local_limit) {
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
-    const int limit = (int)ctrl[6];
+    const int limit = (int)ctrl[SSSP_CTRL_LIMIT];
     const sssp_d_t delta = sssp_nf_delta(delta_bits);
     int k = 1, r = 0;
     sssp_d_t T = 0;
@@ -385,9 +377,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
         sssp_nf_read_ring(cnt, k, r, nl, work, nfar);
         if ((nl == 0 && nfar == 0) || k > limit) {
             if (tid == 0) {
-                ctrl[0] = (unsigned int)k;
-                ctrl[4] = (unsigned int)r;
-                ctrl[1] = 1;
+                ctrl[SSSP_CTRL_PHASE] = (unsigned int)k;
+                ctrl[SSSP_CTRL_BUCKETS] = (unsigned int)r;
+                ctrl[SSSP_CTRL_DONE] = 1;
             }
             sssp_nf_finish(key, n);  // every block stops at this move
             return;
@@ -399,12 +391,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
             }
             if (blockIdx.x == 0) sssp_nf_local(SSSP_NF_PASS, k, r, T, delta, local_limit, limit);
             if (!sssp_grid_sync(ctrl)) return;
-            if (sssp_ldcg(ctrl + 1)) {
+            if (sssp_ldcg(ctrl + SSSP_CTRL_DONE)) {
                 sssp_nf_finish(key, n);
                 return;
             }
-            k = (int)sssp_ldcg(ctrl);
-            r = (int)sssp_ldcg(ctrl + 4);
+            k = (int)sssp_ldcg(ctrl + SSSP_CTRL_PHASE);
+            r = (int)sssp_ldcg(ctrl + SSSP_CTRL_BUCKETS);
             T = sssp_val(sssp_ldcg(thr + SSSP_NF_T));
             continue;
         }

@@ -399,23 +399,23 @@ def test_contract_header_is_the_python_contract():
     assert kernels.RES_CTRL + kernels.CTRL_WORDS <= kernels.RES_NF
 
 
-def test_engine_sources_agree_with_the_contract_header():
-    """Engine 2 still spells some shared values itself (moving them to the header changes its
-    digest, and with it every stored tuning): each must equal the header's."""
-    src = kernels.source(ENGINE_SOURCE_FILE)
-    defined = kernels.contract_defines()
-    for name in (
-        "SSSP_NO_PRED",
-        "SSSP_UNSETTLED",
-        "SSSP_CTRL_REACHED",
-        "SSSP_CTRL_SORTED",
-        "SSSP_NF_WORDS",
-        "SSSP_NF_MAXL",
-        "SSSP_NF_SUM",
-    ):
-        found = re.search(rf"^#define {name} (\S+)", src, flags=re.M)
-        assert found, name
-        assert found.group(1) == defined[name], name
+@pytest.mark.parametrize("file", [ENGINE_SOURCE_FILE, kernels.RESULT_SOURCE_FILE, "sssp_wide.cu"])
+def test_every_module_takes_the_shared_words_from_the_contract_header(file):
+    """Each module is compiled after the contract header and spells none of its values itself:
+    no source part redefines a name of the header, and no control word is a bare number
+    (``ctrl[4]``, ``ctrl + 5``, ``sssp_ldcg(ctrl)``)."""
+    parts = kernels.SOURCE_PARTS[file]
+    assert parts[0] == kernels.CONTRACT_HEADER
+    root = Path(kernels.__file__).parent
+    names = set(kernels.contract_defines())
+    raw = re.compile(
+        r"\bctrl\s*\[\s*\d|\bctrl\s*\+\s*\d|\*\s*\)\s*ctrl\s*\)\s*\[\s*\d|ldcg\(ctrl\)|stcg\(ctrl,"
+    )
+    for part in parts[1:]:
+        code = re.sub(r"//[^\n]*", "", (root / part).read_text(encoding="utf-8"))
+        redefined = set(re.findall(r"^\s*#define (\w+)", code, flags=re.M)) & names
+        assert not redefined, (part, sorted(redefined))
+        assert not raw.findall(code), (part, raw.findall(code))
 
 
 def test_result_pass_arguments_match_the_source():
