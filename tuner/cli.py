@@ -117,6 +117,31 @@ def _common() -> ArgumentParser:
     return p
 
 
+def _add_class_choice(p: ArgumentParser, *, graph_file: bool) -> None:
+    """What is tuned: one class (``--graph-class`` with ``--size``), the paper's twelve, or
+    (``graph_file``) the classes of a graph file."""
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--graph-class",
+        type=_degree_class,
+        metavar="DEG",
+        help="degree class deg2, deg20, deg200 or deg1000 (with --size)",
+    )
+    what.add_argument("--all", action="store_true", help="the paper's 12 classes")
+    if graph_file:
+        what.add_argument(
+            "--graph",
+            metavar="FILE",
+            help="tune on a graph file instead of a generated class instance",
+        )
+    p.add_argument(
+        "--size",
+        type=size_arg,
+        metavar="SIZE",
+        help="size of --graph-class: 24k, 49k, 98k, ... or a node count",
+    )
+
+
 def _add_target_options(
     p: ArgumentParser, algorithms: tuple[str, ...] = PHASED_ALGORITHMS, default: str = "crauser"
 ) -> None:
@@ -159,23 +184,7 @@ def _add_run_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         epilog=RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument(
-        "--graph-class",
-        type=_degree_class,
-        metavar="DEG",
-        help="degree class deg2, deg20, deg200 or deg1000 (with --size)",
-    )
-    what.add_argument("--all", action="store_true", help="the paper's 12 classes")
-    what.add_argument(
-        "--graph", metavar="FILE", help="tune on a graph file instead of a generated class instance"
-    )
-    p.add_argument(
-        "--size",
-        type=size_arg,
-        metavar="SIZE",
-        help="size of --graph-class: 24k, 49k, 98k, ... or a node count",
-    )
+    _add_class_choice(p, graph_file=True)
     p.add_argument(
         "--kernel",
         default="all",
@@ -244,20 +253,7 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         "  tune engine --replay --all --db tuning.sqlite   # no GPU: the measured runs in the db",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument(
-        "--graph-class",
-        type=_degree_class,
-        metavar="DEG",
-        help="degree class deg2, deg20, deg200 or deg1000 (with --size)",
-    )
-    what.add_argument("--all", action="store_true", help="the paper's 12 classes")
-    p.add_argument(
-        "--size",
-        type=size_arg,
-        metavar="SIZE",
-        help="size of --graph-class: 24k, 49k, 98k, ... or a node count",
-    )
+    _add_class_choice(p, graph_file=False)
     p.add_argument(
         "--diameter",
         default="lowdiam",
