@@ -63,7 +63,10 @@ def _held_by(url: str, pid: int) -> int:
 @pytest.mark.parametrize("kind", ["file", "postgresql"])
 def test_killed_worker_loses_and_duplicates_nothing(kind, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("SSSP_STALE_SECONDS", "3")  # read by each worker process at start
+    # Read by each worker process at start. Long enough that a live worker whose beat waits
+    # behind three others on two cores keeps its run (3 s was not: CI saw a live worker's run
+    # taken over), short enough that the killed worker's run is taken over soon.
+    monkeypatch.setenv("SSSP_STALE_SECONDS", "10")
     monkeypatch.setenv("PYTHONWARNINGS", "ignore")
     with database(kind, tmp_path) as url:
         Store(url).close()  # created once, before the workers race to it
