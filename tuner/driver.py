@@ -6,15 +6,15 @@ structural choices (algorithm, Δ, loop, mapping, launch), each scored by the wa
 solves (``tune engine``, :mod:`tuner.class_search`). Both go through this module:
 
 - **A held run.** :func:`hold_run` opens (or, for workers sharing a database, claims) the run of
-  a :class:`~tuning_db.records.RunKey` in ``sssp_tuning_runs``, renews its
-  heartbeat while the work goes on (:class:`Heartbeat`), stores it as finished when the work ends
-  and as interrupted when an exception or a signal (Ctrl-C) ends it, so that the next call
-  resumes it. Several workers (``--workers``/``--devices``, :mod:`tuner.workers`) share classes
+  a :class:`~tuning_db.records.RunKey` in ``sssp_tuning_runs``, renews its heartbeat while the
+  work goes on (:class:`Heartbeat`), stores it as finished when the work ends and as interrupted
+  when an exception or a signal (Ctrl-C) ends it, so that the next call resumes it. Several workers (``--workers``/``--devices``, :mod:`tuner.workers`) share classes
   through those rows.
 - **One ask/tell loop.** :func:`drive` asks the run's Optuna study for configurations (an
   exhaustive search enqueues every point with ``study.enqueue_trial``; ``TPESampler`` samples
-  under a budget, after start points enqueued the same way), skips what the study holds a measurement of
-  already (found with ``study.get_trials(states=...)``), measures the rest and tells the study.
+  under a budget, after start points enqueued the same way), skips what the study holds a
+  measurement of already (found with ``study.get_trials(states=...)``), measures the rest and
+  tells the study.
   A resumed run therefore measures nothing twice. Whether the measurements come from a GPU or
   are replayed from recorded ones is the measurer's business, not the loop's.
 - **One acceptance rule.** :func:`accepts`: a tuned configuration replaces the default only when
