@@ -4,12 +4,12 @@ Tuner's runner as the measurement.
 
 ``exhaustive`` measures every point of the space, in a seeded random order (every point is
 enqueued in the study, ``study.enqueue_trial``: the paper's space is small, and a random order
-keeps drift during the run from lining up with block size); ``tpe`` samples it with TPE under a budget. The study is the
-run's named study in the tuning database (Optuna's RDB storage), so the trials are the record of
-what was measured: a measured configuration is told to the study with Kernel Tuner's result as
-user attributes before the next one is asked for. An interrupted run resumes from its study; a
-trial that a killed worker left running is failed by Optuna's stale-trial check and measured
-again.
+keeps drift during the run from lining up with block size); ``tpe`` samples it with TPE under
+a budget. The study is the run's named study in the tuning database (Optuna's RDB storage), so
+the trials are the record of what was measured: a measured configuration is told to the study
+with Kernel Tuner's result as user attributes before the next one is asked for. An interrupted
+run resumes from its study; a trial that a killed worker left running is failed by Optuna's
+stale-trial check and measured again.
 
 A measured configuration is stored through ``store`` (:meth:`tuning_db.Store.store_measurement`:
 a running trial, the configuration's slot in the run, the finished trial), which refuses a
