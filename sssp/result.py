@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -35,6 +35,49 @@ PHASED_ALGORITHMS = tuple(a for a in GPU_ALGORITHMS if a != "near-far")
 """The phase-synchronous algorithms (Crauser's criteria, Martín's): what the paper's loop, the
 per-kernel tuner and the paper benchmarks accept. Near-far runs on engine 2's persistent loop."""
 VARIANTS = ("successors", "predecessors")
+
+
+class LazyStats(Mapping[str, Any]):
+    """A result's statistics, read-only, computed from the solver's counters on first access.
+
+    Building the statistics of a GPU solve (a dozen counters decoded into a dict) costs more host
+    time than some solves take on the device, and most callers never read them, so the solver
+    hands over a function of a copy of its counters instead; ``dict(r.stats)``, ``r.stats[k]``
+    and ``len(r.stats)`` all see the same mapping.
+    """
+
+    __slots__ = ("_make", "_data")
+
+    def __init__(self, make: Callable[[], Mapping[str, Any]]) -> None:
+        self._make: Callable[[], Mapping[str, Any]] | None = make
+        self._data: Mapping[str, Any] | None = None
+
+    def _mapping(self) -> Mapping[str, Any]:
+        if self._data is None:
+            assert self._make is not None
+            self._data = MappingProxyType(dict(self._make()))
+            self._make = None
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._mapping()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._mapping())
+
+    def __len__(self) -> int:
+        return len(self._mapping())
+
+    def __repr__(self) -> str:
+        return repr(dict(self._mapping()))
+
+    def __reduce__(self) -> tuple:
+        return (dict, (dict(self._mapping()),))
+
+
+def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only mapping of ``value`` (a :class:`LazyStats` stays lazy: it is read-only)."""
+    return value if isinstance(value, LazyStats) else MappingProxyType(dict(value))
 
 
 @dataclass(frozen=True)
@@ -103,7 +146,7 @@ class SSSPResult:
             self.pred.flags.writeable = False
         self.dist.flags.writeable = False
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+        object.__setattr__(self, "stats", _frozen_mapping(self.stats))
 
     @property
     def is_float(self) -> bool:
@@ -252,7 +295,7 @@ class MultiSourceResult:
             if value is not None:
                 object.__setattr__(self, name, _frozen_view(value))
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+        object.__setattr__(self, "stats", _frozen_mapping(self.stats))
 
     @property
     def k(self) -> int:
@@ -368,7 +411,7 @@ class NearestSourceResult:
             if value is not None:
                 object.__setattr__(self, name, _frozen_view(value))
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+        object.__setattr__(self, "stats", _frozen_mapping(self.stats))
 
     @property
     def is_float(self) -> bool:

@@ -1,0 +1,56 @@
+"""A result's statistics decoded on first access (sssp.result.LazyStats): the GPU solver hands
+over a function of its counters instead of a dict, and the caller sees an ordinary read-only
+mapping."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from sssp.result import LazyStats, SSSPResult
+
+
+def _result(stats) -> SSSPResult:
+    return SSSPResult(
+        dist=np.zeros(3, np.int64),
+        pred=None,
+        source=0,
+        algorithm="near-far",
+        variant="successors",
+        backend="gpu",
+        iterations=1,
+        stats=stats,
+    )
+
+
+def test_decoded_once_on_first_access_and_read_only():
+    calls = []
+
+    def decode():
+        calls.append(1)
+        return {"reached": 3, "loop": "cluster"}
+
+    r = _result(LazyStats(decode))
+    assert calls == []  # building the result decodes nothing
+    assert r.stats["reached"] == 3 and dict(r.stats) == {"reached": 3, "loop": "cluster"}
+    assert len(r.stats) == 2 and "loop" in r.stats and r.stats.get("missing") is None
+    assert calls == [1]
+    with pytest.raises(TypeError):
+        r.stats["reached"] = 4  # type: ignore[index]
+    assert "reached" in repr(r.stats)
+
+
+def test_a_plain_dict_is_still_copied_and_frozen():
+    given = {"a": 1}
+    r = _result(given)
+    given["a"] = 2
+    assert r.stats["a"] == 1
+    with pytest.raises(TypeError):
+        r.stats["a"] = 3  # type: ignore[index]
+
+
+def test_pickles_as_the_dict_it_holds():
+    stats = LazyStats(lambda: {"buckets": 4})
+    assert pickle.loads(pickle.dumps(stats)) == {"buckets": 4}
