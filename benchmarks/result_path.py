@@ -131,9 +131,15 @@ def gpu_seconds(r) -> float:
 
 
 def measure(
-    tag: str, name: str, graph: sssp.Graph, sources: list[int], refs: dict[int, np.ndarray]
+    tag: str,
+    name: str,
+    graph: sssp.Graph,
+    sources: list[int],
+    refs: dict[int, np.ndarray],
+    hold: bool = False,
 ) -> dict:
     bad: list[int] = []
+    kept = []  # with hold: every result stays alive, as a caller collecting them would keep them
     walls, gpus, walls_np, gpus_np, before, after = [], [], [], [], [], []
     with sssp.Solver(graph, backend="gpu", tuned=True) as solver:
         first = solver.solve(sources[0])
@@ -148,7 +154,9 @@ def measure(
             after.append(r.timings.get("host_after", float("nan")))
             if not np.array_equal(r.dist, refs[s]):
                 bad.append(s)
-            del r  # the result's host memory goes back to the pool, as a caller's would
+            if hold:
+                kept.append(r)
+            del r  # without hold the result's host memory goes back to the pool
         try:
             for s in sources:
                 t = time.perf_counter()
@@ -214,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-sources", type=int, default=3, help="sources on graphs of over 1M nodes")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
+        "--hold", action="store_true", help="keep every result alive instead of dropping it"
+    )
+    ap.add_argument(
         "--profile", action="store_true", help="a cProfile of 200 warm solves per graph instead"
     )
     args = ap.parse_args(argv)
@@ -228,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== {args.tag} {name} (n = {graph.n})\n{profile(graph, sources)}", flush=True)
             continue
         refs = references(graph, name, sources, args.cache_dir)
-        row = measure(args.tag, name, graph, sources * args.repeat, refs)
+        row = measure(args.tag, name, graph, sources * args.repeat, refs, args.hold)
         rows.append(row)
         print(
             f"result_path {args.tag} {name}: n {row['n']} {row['algorithm']}/{row['loop']} gpu {row['gpu_ms']:.3f} ms"

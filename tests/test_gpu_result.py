@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import sys
 
 import numpy as np
 import pytest
@@ -89,10 +90,33 @@ def test_result_arrays_stay_valid_while_held_and_are_reused_once_dropped():
         del part
         gc.collect()
         pool = solver._gpu._host
+        solver.solve(2)
         before = pool.allocations
         for _ in range(20):
             solver.solve(2)  # each result dropped at once: its blocks come back
         assert pool.allocations == before
+
+
+def test_held_results_never_allocate_before_the_device_starts():
+    """A caller holding every result: a solve takes a free block of the pool or the solver's
+    spare (and copies out of it), so a page-locked allocation never happens between the call and
+    the device's first command; it happens at construction, for the spare once, or behind a
+    solve whose device time hides it (``_grow_pool``)."""
+    graph = _graph("packed", n=6000, seed=4)
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far") as solver:
+        pool = solver._gpu._host
+        taken = []
+        original = pool._allocate
+
+        def allocate(nbytes):  # record which path allocated: take() itself, or reserve()
+            taken.append(sys._getframe(1).f_code.co_name)
+            return original(nbytes)
+
+        pool._allocate = allocate
+        held = [solver.solve(s) for s in range(12)]
+        assert taken.count("take") <= 2, taken  # the spares of distances and trees, once each
+        for s, r in enumerate(held):
+            check_against(dijkstra(graph, s).dist, r)
 
 
 def test_without_the_tree_less_reaches_the_host():
@@ -123,15 +147,16 @@ def test_the_documented_call_runs_the_tuned_pick():
 
 
 def test_many_held_results_stay_right_once_the_pool_stops_growing():
-    """Past ``HELD_RESULTS`` held results a solve returns a copy of the solver's own block: every
+    """Past ``held_results`` held results a solve returns a copy of the solver's own block: every
     held result keeps its own answer."""
     graph = _graph("packed", n=4000, seed=9)
     sources = list(range(0, 40, 3))
     with sssp.Solver(graph, backend="gpu", algorithm="near-far") as solver:
+        solver._gpu.held_results = 4  # the byte budget would allow thousands of this size
         held = [solver.solve(s) for s in sources]
         pool = solver._gpu._host
         assert (
-            pool.allocations <= 2 * solver._gpu.HELD_RESULTS + 4
+            pool.allocations <= 2 * solver._gpu.held_results + 4
         )  # dist and pred blocks, the spares
     for s, r in zip(sources, held, strict=True):
         check_against(dijkstra(graph, s).dist, r)

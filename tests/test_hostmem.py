@@ -129,6 +129,32 @@ def test_a_limit_refuses_new_blocks_while_results_are_held(pool):
     assert pool.take(70, np.int64, limit=2) is not None
 
 
+def test_reserve_allocates_the_next_block_ahead_within_the_limit(pool):
+    first = pool.take(40, np.int64, limit=3)
+    assert pool.reserve(40, np.int64, limit=3) and pool.allocations == 2
+    assert not pool.reserve(40, np.int64, limit=3)  # one is free already
+    second = pool.take(40, np.int64, limit=3)  # the reserved block: nothing allocated here
+    assert pool.allocations == 2
+    assert pool.reserve(40, np.int64, limit=3) and pool.allocations == 3
+    third = pool.take(40, np.int64, limit=3)
+    assert not pool.reserve(40, np.int64, limit=3)  # three held: the limit
+    assert pool.take(40, np.int64, limit=3) is None and pool.allocations == 3
+    del first, second, third
+    gc.collect()
+    pool.close()
+    assert not pool.reserve(40, np.int64, limit=3)  # a closed pool allocates nothing
+
+
+def test_an_unbounded_pool_keeps_every_returned_block():
+    pool = HostArrays(_FakeCuda(), mapped=True, keep=None)
+    arrays = [pool.take(30, np.int32)[0] for _ in range(6)]
+    del arrays
+    gc.collect()
+    again = [pool.take(30, np.int32)[0] for _ in range(6)]
+    assert pool.allocations == 6
+    del again
+
+
 def test_batched_rows_reuse_any_kept_staging_that_holds_the_chunk():
     """EngineSolver._stages (no GPU needed for the rule): a kept staging of the same dtype and
     tree flag with enough rows is reused; otherwise new ones of the rounded size are made."""

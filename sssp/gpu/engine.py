@@ -16,6 +16,7 @@ graph's and the device's facts; :class:`EngineSolver` executes that plan.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import kernels
 from ..config import ConfigSource, KernelConfig, LaunchConfig
 from ..errors import InvalidGraphError, SolverError
 from ..graph import Graph
-from ..result import SSSPResult
+from ..result import LazyStats, SSSPResult
 from .base import DeviceBuffers, apply_l1, compile_cubin
 from .device import DeviceInfo, activate, device_info, driver
 from .hostmem import HostArrays
@@ -59,6 +60,9 @@ class _Lane:
     d_cnt: Any
     d_ctrl: Any
     d_scratch: Any
+    args: tuple | None = None
+    """The contract's argument list with this lane's buffers (:meth:`EngineSolver.args`), built
+    at its first launch: the buffers do not change while the solver lives."""
 
 
 def min_weights(indptr: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -222,6 +226,8 @@ class EngineSolver(DeviceBuffers):
             self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch
         )
         self._lanes: list[_Lane] | None = None
+        self._cluster_tail: tuple | None = None
+        self._last_gpu_s = 0.0  # the last solve's device time (the pool grows behind longer ones)
         self._copy_stream: Any = None
         self._stage_cache: dict[tuple, list[dict[str, Any]]] = {}
         self._spares: dict[str, tuple[np.ndarray, int]] = {}
@@ -328,7 +334,7 @@ class EngineSolver(DeviceBuffers):
         self._result_func = self.result_module.get_function(kernels.RESULT_KERNEL.cuda_name())
         self._result_func.prepare(kernels.RESULT_KERNEL.arg_format)
         self.mapped = plan.mapped
-        self._host = HostArrays(cuda, mapped=self.mapped)
+        self._host = HostArrays(cuda, mapped=self.mapped, keep=None)
         self.h_info, info_ptr = self._host.take(kernels.RESULT_WORDS, np.uint32)
         self._info64 = self.h_info.view(np.uint64)
         if self.mapped:
@@ -344,6 +350,17 @@ class EngineSolver(DeviceBuffers):
         self._result_grid = plan.result_grid
         self._tree_pass = plan.tree_pass
         self._poison_host: int | None = None
+        n = self.n
+        self.held_results = max(
+            self.HELD_RESULTS_MIN,
+            self.HELD_RESULT_BYTES // max(1, n * (self._dist_dtype.itemsize + 4)),
+        )
+        """Results of each kind that may be held in page-locked blocks at once; past them a solve
+        returns a copy of the solver's own block."""
+        # Two results' blocks, allocated here rather than on a solve's way to its result: a
+        # caller's ``r = solver.solve(s)`` holds the last result while the next is solved.
+        blocks = [self._host.take(n, d) for d in (self._dist_dtype, np.int32) for _ in range(2)]
+        del blocks  # back to the pool, free for the first solves
 
     def _sort_rows(self) -> bool:
         """Sort the device copy of every row by weight once where the plan says so
@@ -444,9 +461,11 @@ class EngineSolver(DeviceBuffers):
     def args(self, lane: _Lane | None = None) -> tuple:
         """The contract's common argument list (``kernels.ENGINE_ARGS``) for this solver, with
         the per-solve buffers of ``lane`` (default: the solver's own)."""
-        null = np.uintp(0)
         ln = lane or self._lane0
-        return (
+        if ln.args is not None:
+            return ln.args
+        null = np.uintp(0)
+        ln.args = (
             self.d_indptr,
             self.d_indices,
             self.d_weights,
@@ -462,6 +481,7 @@ class EngineSolver(DeviceBuffers):
             ln.d_ctrl,
             np.int32(self.n),
         )
+        return ln.args
 
     def _launch(self, name: str, *extra: Any, lane: _Lane | None = None) -> None:
         grid, block = self._shapes[name]
@@ -506,17 +526,21 @@ class EngineSolver(DeviceBuffers):
         cuda, stream = self.cuda, self.stream
         ln = lane or self._lane0
         if self.cluster:
+            if self._cluster_tail is None:  # the arguments after the source, the same each solve
+                self._cluster_tail = (
+                    np.int32(self.nb),
+                    np.int32(kernels.CLUSTER_LIST_CAP),
+                    np.int32(self.ctrl0[kernels.CTRL_LIMIT]),
+                    np.int32(self.cluster_mb),
+                    np.int32(self.cluster_lq),
+                    self.d_place or np.uintp(0),
+                    self.d_slots or np.uintp(0),
+                )
             self._launch(
                 "solve",
                 np.uint64(self._delta_bits),
                 np.int32(self._source),
-                np.int32(self.nb),
-                np.int32(kernels.CLUSTER_LIST_CAP),
-                np.int32(self.ctrl0[kernels.CTRL_LIMIT]),
-                np.int32(self.cluster_mb),
-                np.int32(self.cluster_lq),
-                self.d_place or np.uintp(0),
-                self.d_slots or np.uintp(0),
+                *self._cluster_tail,
                 lane=ln,
             )
         elif self._wide is not None:
@@ -596,40 +620,47 @@ class EngineSolver(DeviceBuffers):
                 self._launch("tree")
         self._deliver(source, dist, dist_ptr, pred, pred_ptr)
         ev_end.record(stream)
+        # While the device works: the memory of a copy out of the solver's own block, faulted in
+        # now, or the next solve's blocks where their allocation hides behind this solve.
+        dist_copy = _faulted_in(dist) if dist_spare else None
+        pred_copy = _faulted_in(pred) if pred_spare and pred is not None else None
+        if not (dist_spare or pred_spare):
+            self._grow_pool(return_predecessors)
         ev_end.synchronize()
         t_done = time.perf_counter()
         gpu_ms, loop_ms = ev_end.time_since(ev_start), ev_loop.time_since(ev_start)
-        info, info64 = self.h_info, self._info64
+        self._last_gpu_s = gpu_ms * 1e-3
+        info = self.h_info
         c = kernels.RES_CTRL
         if info[c + kernels.CTRL_ABORT]:
             raise SolverError(
                 "the persistent loop's grid barrier timed out: the grid was not resident"
             )
-        if not info[c + kernels.CTRL_DONE]:
-            limit = kernels.nearfar_step_limit(n) if self.nearfar else kernels.engine_phase_limit(n)
-            raise SolverError(f"no termination within {limit} steps (n = {n})")
+        limit = kernels.nearfar_step_limit(n) if self.nearfar else kernels.engine_phase_limit(n)
         iterations = int(info[c + kernels.CTRL_PHASE]) - 1
-        reached = int(info64[kernels.RES_REACHED // 2])
-        if dist_spare:  # the caller holds the pool's blocks: a copy of the solver's own
-            dist = self._detach(dist)
-        if pred_spare:
+        if not info[c + kernels.CTRL_DONE] or (self.nearfar and iterations >= limit):
+            raise SolverError(f"no termination within {limit} steps (n = {n})")
+        # No free block of the pool: the caller gets a copy of the solver's own.
+        if dist_copy is not None:
+            self._copy_rows(dist_copy, dist)
+            dist = dist_copy
+        if pred_copy is not None:
             assert pred is not None  # a spare only where a tree was asked for
-            pred = self._detach(pred)
-        if self.nearfar:
-            stats, pred = self._nearfar_stats(source, info, info64, dist, pred, reached)
-        else:
-            frontier = int(info64[kernels.RES_FRONTIER_SUM // 2])
-            fringe = int(info64[kernels.RES_FRINGE_SUM // 2])
-            stats = {
-                "relax_active_share": frontier / (iterations + 1) / n,
-                "max_frontier": int(info[kernels.RES_FRONTIER_MAX]),
-                "mean_fringe": fringe / iterations if iterations else 0.0,
-                "reached": reached,
-            }
-        stats.update(self._static_stats())
-        if self._wide is not None:
-            stats["wide_rounds"] = self._wide.rounds  # queued; those past the end ran empty
-        stats["phase_us"] = 1e3 * loop_ms / max(iterations, 1)
+            self._copy_rows(pred_copy, pred)
+            pred = pred_copy
+        # Nodes reached only through flat tight edges (zero weights, or real sums that round the
+        # weight away) have no strict parent: the reference's level rule completes them.
+        flat = int(self._info64[kernels.RES_FLAT // 2]) if self.nearfar and pred is not None else 0
+        if flat:
+            from ..cpu.nearfar import tight_tree
+
+            pred = tight_tree(self.graph, dist, source)
+        # The statistics are decoded only if the caller reads them, from a copy of the counters
+        # (the next solve overwrites the solver's own).
+        rounds = self._wide.rounds if self._wide is not None else None
+        stats = LazyStats(
+            functools.partial(self._stats_of, info.copy(), iterations, loop_ms, flat, rounds)
+        )
         t_end = time.perf_counter()
         wall = t_end - t0
         # Where the host's share of the wall time goes: before the first command was queued
@@ -656,17 +687,53 @@ class EngineSolver(DeviceBuffers):
             stats=stats,
         )
 
-    HELD_RESULTS = 4
-    """Result arrays of each kind the pool keeps page-locked for results the caller still
-    holds; past them a solve writes the solver's own block and returns a copy (allocating
-    page-locked memory per solve costs more than copying: 3 ms for a 435k-node graph's result)."""
+    def _stats_of(
+        self, info: np.ndarray, iterations: int, loop_ms: float, flat: int, rounds: int | None
+    ) -> dict[str, Any]:
+        """A result's statistics from its summary words (``kernels.RESULT_WORDS``)."""
+        info64 = info.view(np.uint64)
+        reached = int(info64[kernels.RES_REACHED // 2])
+        stats: dict[str, Any]
+        if self.nearfar:
+            w = kernels.RES_NF
+            stats = {
+                "buckets": int(info[kernels.RES_CTRL + kernels.CTRL_BUCKETS]),
+                "updates": int(info64[(w + kernels.NF_UPDATES) // 2]),
+                "max_frontier": int(info[w + kernels.NF_MAX_LIST]),
+                "reached": reached,
+                "flat_parents_on_host": flat,
+            }
+            if self.cluster_lq:
+                stats["local_nodes"] = int(info[w + kernels.NF_LOCAL_POPS])
+        else:
+            frontier = int(info64[kernels.RES_FRONTIER_SUM // 2])
+            fringe = int(info64[kernels.RES_FRINGE_SUM // 2])
+            stats = {
+                "relax_active_share": frontier / (iterations + 1) / self.n,
+                "max_frontier": int(info[kernels.RES_FRONTIER_MAX]),
+                "mean_fringe": fringe / iterations if iterations else 0.0,
+                "reached": reached,
+            }
+        stats.update(self._static_stats())
+        if rounds is not None:
+            stats["wide_rounds"] = rounds  # queued; those past the end ran empty
+        stats["phase_us"] = 1e3 * loop_ms / max(iterations, 1)
+        return stats
+
+    HELD_RESULT_BYTES = 128 << 20
+    """Page-locked memory for results the caller still holds (one distance and one tree array a
+    result), and at least :data:`HELD_RESULTS_MIN` results: past it a solve writes the solver's
+    own block and returns a copy. Within it every result is written by the device where the
+    caller reads it, and the next solve's blocks are allocated while the device works
+    (:meth:`HostArrays.reserve`), so holding results costs the caller no time."""
+    HELD_RESULTS_MIN = 4
 
     def _result_array(
         self, n: int, dtype: np.dtype, fill: int | None
     ) -> tuple[np.ndarray, int, bool]:
         """(array, its device address, whether it is the solver's spare block and must be copied
         out before the next solve)."""
-        got = self._host.take(n, dtype, fill=fill, limit=self.HELD_RESULTS)
+        got = self._host.take(n, dtype, fill=fill, limit=0)  # a free block, never a new one
         if got is not None:
             return got[0], got[1], False
         key = dtype.name
@@ -677,10 +744,23 @@ class EngineSolver(DeviceBuffers):
             spare.view(np.uint8).fill(fill)
         return spare, ptr, True
 
-    def _detach(self, spare: np.ndarray) -> np.ndarray:
-        out = np.empty_like(spare)
-        self._copy_rows(out, spare)
-        return out
+    PIN_SECONDS = (1e-3, 0.5e-9)
+    """What allocating a page-locked, mapped block costs on the host: seconds, plus seconds a
+    byte (H200 host, ``benchmarks/pinned_alloc.py``: 0.94 ms for 0.2 and 0.8 MB, 1.5 ms for
+    3.5 MB, 23 ms for 48 MB). Copying a result out of the solver's own block into fresh memory
+    costs less at every size (0.04 ms for 0.8 MB, 20 ms for 48 MB with its page faults)."""
+
+    def _grow_pool(self, with_tree: bool) -> None:
+        """Allocate the next solve's blocks now, while the device works, where they cost less
+        than the last solve's device time (so the allocation hides behind it); otherwise a
+        caller holding its results gets copies, which cost less than new page-locked memory."""
+        n, (fixed, per_byte) = self.n, self.PIN_SECONDS
+        sizes = [n * self._dist_dtype.itemsize] + ([4 * n] if with_tree else [])
+        if sum(fixed + per_byte * b for b in sizes) >= self._last_gpu_s:
+            return
+        self._host.reserve(n, self._dist_dtype, limit=self.held_results)
+        if with_tree:
+            self._host.reserve(n, np.int32, limit=self.held_results)
 
     def _result_pass(
         self, lane: _Lane, source: int, d_dist: Any, d_pred: Any, d_info: Any, out_kind: int
@@ -1094,39 +1174,6 @@ class EngineSolver(DeviceBuffers):
             self._stats = stats
         return stats
 
-    def _nearfar_stats(
-        self,
-        source: int,
-        info: np.ndarray,
-        info64: np.ndarray,
-        dist: np.ndarray,
-        pred: np.ndarray | None,
-        reached: int,
-    ) -> tuple[dict[str, Any], np.ndarray | None]:
-        steps = int(info[kernels.RES_CTRL + kernels.CTRL_PHASE]) - 1
-        if steps >= kernels.nearfar_step_limit(self.n):
-            raise SolverError(
-                f"near-far did not end within {kernels.nearfar_step_limit(self.n)} steps"
-            )
-        w = kernels.RES_NF
-        # Nodes reached only through flat tight edges (zero weights, or real sums that round the
-        # weight away) have no strict parent: the reference's level rule completes them.
-        flat = int(info64[kernels.RES_FLAT // 2]) if pred is not None else 0
-        if flat:
-            from ..cpu.nearfar import tight_tree
-
-            pred = tight_tree(self.graph, dist, source)
-        stats = {
-            "buckets": int(info[kernels.RES_CTRL + kernels.CTRL_BUCKETS]),
-            "updates": int(info64[(w + kernels.NF_UPDATES) // 2]),
-            "max_frontier": int(info[w + kernels.NF_MAX_LIST]),
-            "reached": reached,
-            "flat_parents_on_host": flat,
-        }
-        if self.cluster_lq:
-            stats["local_nodes"] = int(info[w + kernels.NF_LOCAL_POPS])
-        return stats, pred
-
     def close(self) -> None:
         if self._graph is not None:
             self._graph.close()
@@ -1144,6 +1191,15 @@ class EngineSolver(DeviceBuffers):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _faulted_in(like: np.ndarray) -> np.ndarray:
+    """A new array shaped like ``like`` with every page already touched (the page faults of fresh
+    memory cost as much as the copy into it; done while the device works, they are off the
+    path to the result)."""
+    out = np.empty_like(like)
+    out.fill(0)
+    return out
 
 
 def _non_portable_clusters(cuda: Any) -> Any:

@@ -5,7 +5,9 @@ device-mapped host memory, and the arrays the user receives are views of that me
 and no copy on the host. Allocating page-locked memory costs far more than a solve of a small
 graph, so the memory comes from a pool: the user's array holds a *lease* on one block, and when
 the last view of it is gone (CPython frees it at once) the block goes back to the pool for the
-next solve.
+next solve. A caller that holds its results makes the pool grow: :meth:`HostArrays.reserve`
+allocates the next solve's block ahead, while the device works on this one, so that the
+allocation is not on the path from the call to the result.
 
 The lease is an ndarray subclass between the user's array and the block. NumPy collapses a chain
 of views as long as each next base has the new view's own type, so the block itself is held as a
@@ -42,11 +44,13 @@ class HostArrays:
     mapped : bool
         Map the blocks into the device's address space (the result pass writes them directly);
         otherwise the caller copies into them from device memory.
-    keep : int
-        Free blocks kept per size; blocks returned beyond that are released.
+    keep : int or None
+        Free blocks kept per size; blocks returned beyond that are released (releasing
+        page-locked memory waits for the device). None keeps every returned block until
+        :meth:`close`: the callers' ``limit`` bounds how many there are.
     """
 
-    def __init__(self, cuda: Any, *, mapped: bool = True, keep: int = 4) -> None:
+    def __init__(self, cuda: Any, *, mapped: bool = True, keep: int | None = 4) -> None:
         self.cuda = cuda
         self.mapped = mapped
         self.keep = keep
@@ -93,6 +97,22 @@ class HostArrays:
         weakref.finalize(lease, self._give_back, nbytes, block)
         return np.ndarray((int(n),), dtype, buffer=lease), ptr
 
+    def reserve(self, n: int, dtype: np.dtype | type, *, limit: int) -> bool:
+        """Make sure the next :meth:`take` of ``n`` elements of ``dtype`` finds a free block:
+        allocate one now unless one is free or ``limit`` blocks of this size exist. A solver
+        calls this after queueing a solve and before waiting for it, so that the page-locked
+        allocation (hundreds of microseconds a megabyte) overlaps the device's work instead of
+        delaying the next result. True when a block was allocated."""
+        nbytes = max(int(n) * np.dtype(dtype).itemsize, 8)
+        with self._lock:
+            if self._closed or self._free.get(nbytes) or self._live.get(nbytes, 0) >= limit:
+                return False
+            self._live[nbytes] = self._live.get(nbytes, 0) + 1
+        block = self._allocate(nbytes)
+        with self._lock:
+            self._free.setdefault(nbytes, []).append(block)
+        return True
+
     def _allocate(self, nbytes: int) -> tuple[np.ndarray, int]:
         cuda = self.cuda
         if self.mapped:
@@ -108,7 +128,7 @@ class HostArrays:
             if self._closed:
                 return
             stack = self._free.setdefault(nbytes, [])
-            if len(stack) < self.keep:
+            if self.keep is None or len(stack) < self.keep:
                 stack.append(block)
             else:
                 self._live[nbytes] -= 1
