@@ -23,7 +23,7 @@ from .errors import (
     warn,
 )
 from .graph import Graph
-from .request import BACKENDS, SolverRequest, check_source
+from .request import BACKENDS, SolverRequest, check_limit, check_source, is_one_source
 from .result import (
     CPU_ONLY_ALGORITHMS,
     MultiSourceResult,
@@ -286,8 +286,6 @@ class Solver:
             A source outside ``[0, n)``. A ``ValueError``.
         """
         t0 = time.perf_counter()
-        from .many import is_one_source
-
         if not is_one_source(sources):
             return self.solve_many(sources, **kwargs)
         given = sorted(set(kwargs) & (set(_MANY_ONLY) - {"return_predecessors"}))
@@ -307,8 +305,6 @@ class Solver:
         **kwargs: Any,
     ) -> SSSPResult:
         t0 = time.perf_counter() if t0 is None else t0
-        from .many import apply_limit, check_limit
-
         source = check_source(self.graph, source)
         bound = check_limit(self.graph, limit)
         if self._gpu is not None:
@@ -328,6 +324,8 @@ class Solver:
             if not return_predecessors:
                 res = dataclasses.replace(res, pred=None)
         if bound is not None:
+            from .many import apply_limit
+
             dist = np.array(res.dist)
             pred = None if res.pred is None else np.array(res.pred)
             apply_limit(dist, pred, bound)

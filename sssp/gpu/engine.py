@@ -1091,10 +1091,13 @@ class EngineSolver(DeviceBuffers):
     def _copy_rows(self, dst: np.ndarray, src: np.ndarray) -> None:
         """``dst[...] = src`` in whole rows, split over :data:`COPY_THREADS` threads for large
         chunks; every part is finished before this returns or raises (Ctrl-C included)."""
+        if src.nbytes < 8 << 20:  # one thread copies this in well under a millisecond
+            dst[...] = src
+            return
         import os
         from concurrent.futures import ThreadPoolExecutor, wait
 
-        parts = min(self.COPY_THREADS, os.cpu_count() or 1, len(src), max(1, src.nbytes >> 22))
+        parts = min(self.COPY_THREADS, os.cpu_count() or 1, len(src), src.nbytes >> 22)
         if parts <= 1:
             dst[...] = src
             return
