@@ -550,7 +550,17 @@ class _Driver:
         return SimpleNamespace(handle=0)
 
     def Event(self):  # noqa: N802
-        return SimpleNamespace()
+        return SimpleNamespace(
+            record=lambda stream=None: None,
+            synchronize=lambda: None,
+            time_since=lambda other: 0.25,  # ms
+        )
+
+    def memcpy_htod_async(self, buf, array, stream=None) -> None:
+        pass
+
+    def memcpy_dtoh_async(self, array, buf, stream=None) -> None:
+        pass
 
 
 @pytest.fixture
@@ -625,3 +635,32 @@ def test_engine_solver_executes_its_plan(fake_driver, loop, algorithm, variant, 
             assert stats["cluster_blocks"] == p.cluster and stats["cluster_resident"]
         if p.sort_rows:
             assert fake_driver.functions["sssp_e_sort_rows"].calls  # sorted once at set-up
+
+
+def test_a_solve_hands_over_statistics_that_do_not_hold_the_solver(fake_driver):
+    """The statistics are decoded from a copy of the summary words when first read, and the
+    result keeps no reference to the solver (its device memory is not held by a result)."""
+    import gc
+    import weakref
+
+    import kernels
+    from sssp.gpu.engine import EngineSolver
+    from sssp.result import LazyStats
+
+    graph = sssp.generate("random", size=3000, degree=4, seed=5)
+    solver = EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="cluster"))
+    info = solver.h_info  # what the result pass would write: done after 7 steps, 1234 reached
+    info[:] = 0
+    info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+    info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 8
+    solver._info64[kernels.RES_REACHED // 2] = 1234
+    res = solver.solve(3)
+    assert isinstance(res.stats, LazyStats) and res.iterations == 7
+    info[:] = 0  # the next solve's words: the result's statistics are its own
+    alive = weakref.ref(solver)
+    solver.close()
+    del solver
+    gc.collect()
+    assert alive() is None
+    assert res.stats["reached"] == 1234 and res.stats["loop"] == "cluster"
+    assert res.stats["phase_us"] == pytest.approx(1e3 * 0.25 / 7)

@@ -657,9 +657,21 @@ class EngineSolver(DeviceBuffers):
             pred = tight_tree(self.graph, dist, source)
         # The statistics are decoded only if the caller reads them, from a copy of the counters
         # (the next solve overwrites the solver's own).
-        rounds = self._wide.rounds if self._wide is not None else None
+        # The function holds no reference to the solver, so a held result never keeps its
+        # device memory alive.
         stats = LazyStats(
-            functools.partial(self._stats_of, info.copy(), iterations, loop_ms, flat, rounds)
+            functools.partial(
+                _stats_of,
+                info.copy(),
+                iterations,
+                loop_ms,
+                flat,
+                self._wide.rounds if self._wide is not None else None,
+                self.n,
+                self.nearfar,
+                bool(self.cluster_lq),
+                self._static_stats(),
+            )
         )
         t_end = time.perf_counter()
         wall = t_end - t0
@@ -687,45 +699,12 @@ class EngineSolver(DeviceBuffers):
             stats=stats,
         )
 
-    def _stats_of(
-        self, info: np.ndarray, iterations: int, loop_ms: float, flat: int, rounds: int | None
-    ) -> dict[str, Any]:
-        """A result's statistics from its summary words (``kernels.RESULT_WORDS``)."""
-        info64 = info.view(np.uint64)
-        reached = int(info64[kernels.RES_REACHED // 2])
-        stats: dict[str, Any]
-        if self.nearfar:
-            w = kernels.RES_NF
-            stats = {
-                "buckets": int(info[kernels.RES_CTRL + kernels.CTRL_BUCKETS]),
-                "updates": int(info64[(w + kernels.NF_UPDATES) // 2]),
-                "max_frontier": int(info[w + kernels.NF_MAX_LIST]),
-                "reached": reached,
-                "flat_parents_on_host": flat,
-            }
-            if self.cluster_lq:
-                stats["local_nodes"] = int(info[w + kernels.NF_LOCAL_POPS])
-        else:
-            frontier = int(info64[kernels.RES_FRONTIER_SUM // 2])
-            fringe = int(info64[kernels.RES_FRINGE_SUM // 2])
-            stats = {
-                "relax_active_share": frontier / (iterations + 1) / self.n,
-                "max_frontier": int(info[kernels.RES_FRONTIER_MAX]),
-                "mean_fringe": fringe / iterations if iterations else 0.0,
-                "reached": reached,
-            }
-        stats.update(self._static_stats())
-        if rounds is not None:
-            stats["wide_rounds"] = rounds  # queued; those past the end ran empty
-        stats["phase_us"] = 1e3 * loop_ms / max(iterations, 1)
-        return stats
-
     HELD_RESULT_BYTES = 128 << 20
     """Page-locked memory for results the caller still holds (one distance and one tree array a
     result), and at least :data:`HELD_RESULTS_MIN` results: past it a solve writes the solver's
-    own block and returns a copy. Within it every result is written by the device where the
-    caller reads it, and the next solve's blocks are allocated while the device works
-    (:meth:`HostArrays.reserve`), so holding results costs the caller no time."""
+    own block and returns a copy. Within it a result is written by the device where the caller
+    reads it; the pool grows only behind solves long enough to hide the allocation
+    (:meth:`_grow_pool`)."""
     HELD_RESULTS_MIN = 4
 
     def _result_array(
@@ -1194,6 +1173,49 @@ class EngineSolver(DeviceBuffers):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stats_of(
+    info: np.ndarray,
+    iterations: int,
+    loop_ms: float,
+    flat: int,
+    rounds: int | None,
+    n: int,
+    nearfar: bool,
+    local_pops: bool,
+    static: dict[str, Any],
+) -> dict[str, Any]:
+    """A result's statistics from its summary words (``kernels.RESULT_WORDS``) and what the
+    solver reports for every result (``static``)."""
+    info64 = info.view(np.uint64)
+    reached = int(info64[kernels.RES_REACHED // 2])
+    stats: dict[str, Any]
+    if nearfar:
+        w = kernels.RES_NF
+        stats = {
+            "buckets": int(info[kernels.RES_CTRL + kernels.CTRL_BUCKETS]),
+            "updates": int(info64[(w + kernels.NF_UPDATES) // 2]),
+            "max_frontier": int(info[w + kernels.NF_MAX_LIST]),
+            "reached": reached,
+            "flat_parents_on_host": flat,
+        }
+        if local_pops:
+            stats["local_nodes"] = int(info[w + kernels.NF_LOCAL_POPS])
+    else:
+        frontier = int(info64[kernels.RES_FRONTIER_SUM // 2])
+        fringe = int(info64[kernels.RES_FRINGE_SUM // 2])
+        stats = {
+            "relax_active_share": frontier / (iterations + 1) / n,
+            "max_frontier": int(info[kernels.RES_FRONTIER_MAX]),
+            "mean_fringe": fringe / iterations if iterations else 0.0,
+            "reached": reached,
+        }
+    stats.update(static)
+    if rounds is not None:
+        stats["wide_rounds"] = rounds  # queued; those past the end ran empty
+    stats["phase_us"] = 1e3 * loop_ms / max(iterations, 1)
+    return stats
 
 
 def _faulted_in(like: np.ndarray) -> np.ndarray:
