@@ -191,6 +191,9 @@ class EngineParams:
     pull: bool = False
     cluster: int = 0
     """Blocks of the cluster near-far solver (``sssp_nfc_solve``) built in; 0 builds none."""
+    many: bool = False
+    """Build the cluster solver's batch kernel (``sssp_nfc_many``: every cluster solves source
+    after source) instead of its one-source kernel; needs ``cluster``."""
 
     source_file = ENGINE_SOURCE_FILE
 
@@ -212,6 +215,8 @@ class EngineParams:
                 f"cluster {self.cluster}: the cluster solver takes {CLUSTER_SIZES} blocks, 32-bit integer "
                 "distances and the successors variant"
             )
+        if self.many and not self.cluster:
+            raise KernelContractError("the batch kernel (many) is a build of the cluster solver")
 
     @property
     def packed(self) -> bool:
@@ -228,6 +233,8 @@ class EngineParams:
             "SSSP_RELAX_LANES": self.relax_lanes,
             "SSSP_PULL": int(self.pull),
             "SSSP_NF_CLUSTER": self.cluster,
+            # Only the batch builds name it, so the other builds' flags stay as they were.
+            **({"SSSP_NF_MANY": 1} if self.many else {}),
         }
 
     def nvcc_flags(self) -> list[str]:
@@ -239,6 +246,7 @@ class EngineParams:
         return (
             f"e-{kind}{self.dist_bits}w{self.weight_bits}-{self.criterion}-l{self.relax_lanes}"
             f"{'-pull' if self.pull else ''}{f'-c{self.cluster}' if self.cluster else ''}"
+            f"{'-many' if self.many else ''}"
         )
 
     def dtypes(self) -> tuple[str, str, str]:
@@ -398,6 +406,37 @@ capacity (:data:`CLUSTER_LOCAL_QUEUE`): a block keeps relaxing its own nodes tha
 threshold before it meets the cluster (local work, warp by warp); ``place`` and ``slots`` null
 (node v in block v % C), or the two arrays of :func:`cluster_placement`."""
 
+CLUSTER_BATCH_KERNEL = KernelSpec(
+    "many",
+    _both("sssp_nfc_many"),
+    (
+        *ENGINE_ARGS,
+        "delta",
+        "sources",
+        "nb",
+        "cap",
+        "limit",
+        "mb",
+        "lq",
+        "place",
+        "slots",
+        "k",
+        "rows",
+        "info",
+        "out_kind",
+    ),
+    ENGINE_FORMAT + "QPiiiiiPPiPPi",
+    "cluster",
+    "cluster-state",
+)
+"""The cluster solver's batch kernel (the ``many`` build of :class:`EngineParams`): a grid of
+clusters, each solving source after source of ``sources`` (``k`` of them, taken in turn from a
+counter at ``info[k * RESULT_WORDS]``, zero at the launch) with the graph's part of its state set
+up once, and writing row ``j`` of ``rows`` in the dtype of ``out_kind`` (:data:`OUT_KINDS`; no
+predecessors) and the ``RESULT_WORDS`` words of row ``j`` of ``info`` (zero at the launch: the
+control words, near-far's counters and the reached nodes, as the result pass writes them). The
+other arguments as for ``solve`` (:data:`CLUSTER_KERNELS`)."""
+
 CLUSTER_SIZES = (1, 2, 4, 8, 16)
 """Cluster sizes the solver builds for (16 is beyond the portable 8: the runtime opts in)."""
 CLUSTER_LANES = 8
@@ -500,6 +539,27 @@ def cluster_layout(
         if cluster_smem_bytes(n, c, mb=max(mb, 1), lq=lq) <= smem_per_block:
             return c, max(mb, 1)
     for c in sizes:
+        if cluster_smem_bytes(n, c, lq=lq) <= smem_per_block:
+            return c, 0
+    return None
+
+
+def batch_layout(
+    degrees, smem_per_block: int, sizes=CLUSTER_SIZES, *, lq: int = 0, order=None
+) -> tuple[int, int] | None:
+    """(blocks, mb) of the batch kernel (:data:`CLUSTER_BATCH_KERNEL`): the fewest blocks of
+    ``sizes`` whose shared memory holds the distances (each source then takes the fewest
+    multiprocessors), with the graph itself too where it fits at that size; None when no size
+    holds the distances. Arguments as for :func:`cluster_layout`."""
+    n, m = len(degrees), int(degrees.sum())
+    if m > CLUSTER_MAX_EDGES:
+        return None
+    for c in sizes:
+        if cluster_slots(n, c) > CLUSTER_MAX_SLOTS:
+            continue
+        mb = max(cluster_block_edges(degrees, c, order), 1)
+        if cluster_smem_bytes(n, c, mb=mb, lq=lq) <= smem_per_block:
+            return c, mb
         if cluster_smem_bytes(n, c, lq=lq) <= smem_per_block:
             return c, 0
     return None
@@ -958,7 +1018,10 @@ def engine_params() -> list[EngineParams]:
         kinds, CRITERIA, LANE_CHOICES, (False, True)
     ):
         out.append(EngineParams(db, wb, fl, crit, lanes, pull))
-    out.extend(EngineParams(32, 32, False, "out", CLUSTER_LANES, False, c) for c in CLUSTER_SIZES)
+    for many in (False, True):  # the cluster solver, one source a launch or a batch
+        out.extend(
+            EngineParams(32, 32, False, "out", CLUSTER_LANES, False, c, many) for c in CLUSTER_SIZES
+        )
     return out
 
 

@@ -48,6 +48,12 @@
 #define SSSP_NFC_LOG2 ((SSSP_NF_CLUSTER > 1) + (SSSP_NF_CLUSTER > 2) + (SSSP_NF_CLUSTER > 4) + (SSSP_NF_CLUSTER > 8))
 #define SSSP_NFC_MASK (SSSP_NF_CLUSTER - 1)
 #define SSSP_NFC_SPIN_NS 0
+#ifndef SSSP_NF_MANY
+#define SSSP_NF_MANY 0
+#endif
+#if SSSP_NF_MANY && SSSP_NF_TRACE
+#error "the batch build of the cluster solver keeps no trace"
+#endif
 
 
 // Exclusive block scan of x (every thread calls it); `total` gets the block's sum. Ends with a
@@ -133,9 +139,21 @@ __device__ __forceinline__ unsigned int sssp_nfc_degree(bool resident, const uns
 // With SSSP_NF_TRACE, block 0's thread 0 stamps clock64() per step into sssp_nf_trace: [0] the
 // top, [1] the list ready, [6] its rows ready, [2] the walk and local work done, [3] past the
 // cluster barrier, [4] list size, [5] its edges, [7] its local pops.
+#if SSSP_NF_MANY
+// The batch build (SSSP_NF_MANY): every cluster of the grid solves source after source of
+// `sources` (k of them, taken in turn from a counter: info[k * SSSP_RES_WORDS], zero at the
+// launch), with its graph state set up once, and writes row `job` of `rows` in the caller's dtype
+// (out_kind, as the result pass) and row `job` of `info` (SSSP_RES_WORDS words, zero at the
+// launch: the control words, the counters and the reached nodes; no predecessors). Clusters
+// never wait for one another, so the grid may hold more clusters than are resident at once.
+extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+    sssp_nfc_many(SSSP_ARGS, unsigned long long delta_bits, const int *sources, int nb, int cap, int limit, int mb,
+                  int lq, const int *place, const int *slots, int k, void *rows, unsigned int *info, int out_kind) {
+#else
 extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
     sssp_nfc_solve(SSSP_ARGS, unsigned long long delta_bits, int source, int nb, int cap, int limit, int mb, int lq,
                    const int *place, const int *slots) {
+#endif
     cg::cluster_group cluster = cg::this_cluster();
     const unsigned int rank = cluster.block_rank();
     extern __shared__ int2 sssp_nfc_smem[];
@@ -160,6 +178,22 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
     __shared__ unsigned int ws[32];
 
     const sssp_d_t delta = sssp_nf_delta(delta_bits);
+#if SSSP_NF_MANY
+    __shared__ unsigned int s_job;
+    unsigned int *next = info + (long long)k * SSSP_RES_WORDS;
+    bool set_up = false;
+    for (;;) {
+        // Rank 0 takes the next job and tells every block of the cluster (the last remote
+        // access of the previous job was before the barrier that ended it).
+        if (rank == 0 && threadIdx.x == 0) {
+            const unsigned int job = atomicAdd(next, 1u);
+            for (int b = 0; b < SSSP_NF_CLUSTER; ++b) *cluster.map_shared_rank(&s_job, b) = job;
+        }
+        cluster.sync();
+        const unsigned int job = s_job;
+        if (job >= (unsigned int)k) break;
+        const int source = __ldg(sources + job);
+#endif
     for (int i = threadIdx.x; i < nb; i += blockDim.x) dist[i] = SSSP_INF_BITS;
     for (int i = threadIdx.x; i < 2 * nw; i += blockDim.x) bits[i] = 0u;
     if (lq) {
@@ -168,6 +202,9 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
     }
     if (threadIdx.x < 8) words[threadIdx.x] = threadIdx.x < 2 ? SSSP_INF_BITS : 0u;
     if (threadIdx.x < 2) alloc[threadIdx.x] = 0ull;
+#if SSSP_NF_MANY
+    if (!set_up) {  // the graph's part of the state is the same for every source
+#endif
     if (resident) {  // this block's rows, then its edges (spread over the threads as in the walk)
         unsigned int run = 0;
         for (int base = 0; base < nb; base += blockDim.x) {
@@ -202,6 +239,10 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
             deg16[loc] = deg < 0xFFFF ? (unsigned short)deg : (unsigned short)0xFFFFu;
         }
     }
+#if SSSP_NF_MANY
+    }
+    set_up = true;
+#endif
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned int at = sssp_nfc_place(place, source);
@@ -454,6 +495,37 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
         }
     }
     cluster.sync();  // no block leaves while another may still write to it
+#if SSSP_NF_MANY
+        // The row in the caller's dtype (unreached: the dtype's largest value, or +inf; int32
+        // only where the host checked that every distance fits), and the job's summary.
+        unsigned int *out = info + (long long)job * SSSP_RES_WORDS;
+        const long long row = (long long)job * n;
+        unsigned int got = 0;
+        for (int loc = threadIdx.x; loc < nb; loc += blockDim.x) {
+            const int v = sssp_nfc_node(slots, nb, rank, loc);
+            if (v < 0 || v >= n) continue;
+            const unsigned int d = dist[loc];
+            const bool r = d != SSSP_INF_BITS;
+            got += r ? 1u : 0u;
+            if (out_kind == SSSP_OUT_I64) ((long long *)rows)[row + v] = r ? (long long)d : SSSP_UNREACHABLE_I64;
+            else if (out_kind == SSSP_OUT_I32) ((int *)rows)[row + v] = r ? (int)d : SSSP_UNREACHABLE_I32;
+            else if (out_kind == SSSP_OUT_F64) ((double *)rows)[row + v] = r ? (double)d : __longlong_as_double(0x7FF0000000000000ll);
+            else ((float *)rows)[row + v] = r ? (float)d : __int_as_float(0x7F800000);
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) got += __shfl_xor_sync(SSSP_FULL_MASK, got, off);
+        if (lane == 0 && got) atomicAdd(reinterpret_cast<unsigned long long *>(out + SSSP_RES_REACHED), (unsigned long long)got);
+        if (rank == 0 && threadIdx.x == 0) {
+            out[SSSP_RES_CTRL + SSSP_CTRL_PHASE] = (unsigned int)(p + 1);
+            out[SSSP_RES_CTRL + SSSP_CTRL_DONE] = done ? 1u : 0u;
+            out[SSSP_RES_CTRL + SSSP_CTRL_BUCKETS] = (unsigned int)raises;
+            out[SSSP_RES_NF + SSSP_NF_MAXL] = largest;
+            out[SSSP_RES_NF + SSSP_NF_POPS] = (unsigned int)min(pops, 0xFFFFFFFFull);
+            out[SSSP_RES_NF + SSSP_NF_SUM] = (unsigned int)updates;
+            out[SSSP_RES_NF + SSSP_NF_SUM + 1] = (unsigned int)(updates >> 32);
+        }
+    }
+#else
     for (int loc = threadIdx.x; loc < nb; loc += blockDim.x) {
         const int v = sssp_nfc_node(slots, nb, rank, loc);
         if (v >= 0 && v < n) key[v] = ((sssp_key_t)dist[loc] << 32) | (sssp_key_t)SSSP_NO_PRED;
@@ -467,5 +539,6 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
         cnt[SSSP_NF_POPS] = (unsigned int)min(pops, 0xFFFFFFFFull);
         *reinterpret_cast<unsigned long long *>(cnt + SSSP_NF_SUM) = updates;
     }
+#endif
 }
 #endif

@@ -218,10 +218,10 @@ def test_every_runtime_combination_compiles_for_sm90():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 @pytest.mark.timeout(1800)
 def test_every_engine_combination_compiles_for_sm90():
-    """Distance kind x criterion x lanes x push/pull, and the five cluster sizes: every engine-2
-    build the runtime can ask for."""
+    """Distance kind x criterion x lanes x push/pull, and the five cluster sizes with their
+    one-source kernel and their batch kernel: every engine-2 build the runtime can ask for."""
     params = engine_params()
-    assert len(params) == 5 * 4 * 6 * 2 + len(kernels.CLUSTER_SIZES)
+    assert len(params) == 5 * 4 * 6 * 2 + 2 * len(kernels.CLUSTER_SIZES)
     with ThreadPoolExecutor(max_workers=2) as pool:
         cubins = list(pool.map(kernels.nvcc_compile, params))
     names = {
@@ -230,11 +230,14 @@ def test_every_engine_combination_compiles_for_sm90():
         for n in spec.cuda_names.values()
     }
     solver = kernels.CLUSTER_KERNELS["solve"].cuda_name().encode()
+    batch = kernels.CLUSTER_BATCH_KERNEL.cuda_name().encode()
     for p, cubin in zip(params, cubins, strict=True):
         assert cubin[:4] == b"\x7fELF", p.key
         for name in names:
             assert name.encode() in cubin, (p.key, name)
-        assert (solver in cubin) == bool(p.cluster), p.key  # built into the cluster builds only
+        # The one-source kernel in the cluster builds, the batch kernel instead in the batch ones.
+        assert (solver in cubin) == bool(p.cluster and not p.many), p.key
+        assert (batch in cubin) == p.many, p.key
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
@@ -492,3 +495,18 @@ def test_hub_capacity_counts_chunks():
     assert hub_capacity(indptr) == 1 + 1 + 2 + 5
     assert hub_capacity(indptr, kernels.WideParams(hub_degree=1024, chunk=4096)) == 1 + 2
     assert hub_capacity(np.array([0, 3, 5])) == 1  # never an empty allocation
+
+
+def test_cluster_kernels_arguments_match_the_source():
+    """The one-source cluster kernel and its batch build take the arguments their specs name,
+    in that order (engine 2's common ones first), with a pycuda format of the same length."""
+    src = kernels.source(ENGINE_SOURCE_FILE)
+    for spec in (kernels.CLUSTER_KERNELS["solve"], kernels.CLUSTER_BATCH_KERNEL):
+        start = src.index(f"{spec.cuda_name()}(SSSP_ARGS,")
+        sig = src[start : src.index(")", start)].split("SSSP_ARGS,")[1]
+        args = [tok.strip().split()[-1].lstrip("*") for tok in sig.split(",")]
+        args = ["delta" if a == "delta_bits" else a for a in args]  # the spec's name for Δ's bits
+        assert tuple(args) == spec.args[len(kernels.ENGINE_ARGS) :], spec.name
+        assert len(spec.arg_format) == len(spec.args), spec.name
+    # The batch's job counter sits after k summaries of whole 64-bit-aligned words.
+    assert kernels.RESULT_WORDS % 2 == 0 and kernels.RES_REACHED % 2 == 0
