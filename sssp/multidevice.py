@@ -517,7 +517,7 @@ def _device_rows(solver: Any, device: int, options: dict[str, Any]) -> _OnDevice
     if hasattr(gpu, "solve_rows") and not options:
         rows = BatchedGPURows(gpu, rows)
         # Sources in flight at once: a chunk of fewer rows leaves part of the device idle.
-        workers = max(1, len(gpu.lanes()))
+        workers = max(1, int(gpu.many_stats(False)["lanes"]))
     facts = {
         "device": device,
         "algorithm": algorithm,

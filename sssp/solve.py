@@ -466,7 +466,7 @@ class Solver:
         if self._gpu is not None:
             stats["loop"] = getattr(self._gpu, "loop", "legacy")
             if isinstance(engine, BatchedGPURows):
-                stats["lanes"] = len(self._gpu.lanes())
+                stats.update(self._gpu.many_stats(request.want_pred))
         info = RunInfo(
             algorithm, self.variant, self.config, self.config_source, stats=stats or None
         )

@@ -27,6 +27,7 @@ from sssp.gpu.plan import (
     GraphFacts,
     graph_bands,
     hub_entries,
+    plan_batch,
     plan_engine,
 )
 
@@ -308,6 +309,87 @@ def test_fused_plan_on_a_real_graph():
 
 
 # -- the wide loop ------------------------------------------------------------------------------
+def test_batch_plan_takes_the_fewest_blocks_that_hold_the_distances():
+    """The batch kernel (many sources a launch) runs near-far on whatever loop the single solves
+    take, on the fewest blocks whose shared memory holds the distances, the graph too where it
+    fits at that size."""
+    budget = H200.smem_per_block_optin - kernels.CLUSTER_STATIC_SMEM
+    small = facts("u32")
+    for loop in ("persistent", "cluster", "wide"):
+        p = plan(loop=loop, algorithm="near-far", graph=small)
+        b = plan_batch(p, small, H200)
+        assert (b.cluster, b.mb, b.lq, b.placement) == (1, 2 * N, 0, None), loop
+        assert b.params == kernels.EngineParams(
+            32, 32, False, "out", kernels.CLUSTER_LANES, False, 1, True
+        )
+        assert b.params.key.endswith("-c1-many") and "-DSSSP_NF_MANY=1" in b.params.nvcc_flags()
+        assert b.smem == kernels.cluster_smem_bytes(N, 1, mb=2 * N) <= budget
+        assert b.delta_bits == p.delta_bits and b.limit == kernels.nearfar_step_limit(N)
+        assert b.block == 1024 and "1 block(s) of 1024 threads" in b.detail
+    # 30 000 nodes: one block holds their distances (not the edges); 40 000 need two.
+    for n, want in ((30_000, (1, 0)), (40_000, (2, 0))):
+        f = facts("u32", n=n, degree=8)
+        b = plan_batch(plan(algorithm="near-far", graph=f), f, H200)
+        assert (b.cluster, b.mb) == want, n
+        assert kernels.cluster_smem_bytes(n, b.cluster) <= budget
+        if b.cluster > 1:
+            assert kernels.cluster_smem_bytes(n, b.cluster // 2) > budget
+    # Asked for a size: exactly that one, the graph in shared memory where it fits.
+    b4 = plan_batch(plan(algorithm="near-far"), small, H200, cluster=4, block=256)
+    assert (b4.cluster, b4.mb, b4.block, b4.nb) == (4, 500, 256, kernels.cluster_slots(N, 4))
+
+
+def test_batch_plan_reasons_and_bad_options():
+    small = facts("u32")
+    assert plan_batch(plan(algorithm="crauser"), small, H200) == (
+        "the batch kernel runs near-far, not crauser"
+    )
+    wide = facts("u64")
+    assert plan_batch(plan("u64", algorithm="near-far", graph=wide), wide, H200) == (
+        "the batch kernel keeps 32-bit integer distances"
+    )
+    p = plan(algorithm="near-far")
+    assert plan_batch(p, small, A100) == "thread-block clusters need sm_90 or newer (sm_80)"
+    big = facts("u32", n=10**6, degree=0)
+    assert plan_batch(plan(algorithm="near-far", graph=big), big, H200) == (
+        "1000000 nodes do not fit in the shared memory of 16 blocks of 232448 bytes"
+    )
+    portable = DeviceFacts((9, 0), 132, 232448, 233472, non_portable_clusters=False)
+    why = plan_batch(plan(algorithm="near-far", graph=big), big, portable)
+    assert why.endswith("of 8 blocks of 232448 bytes")
+    with pytest.raises(ValueError, match="batch cluster 3"):
+        plan_batch(p, small, H200, cluster=3)
+    for block in (16, 100, 2048):
+        with pytest.raises(ValueError, match=f"batch block {block}"):
+            plan_batch(p, small, H200, block=block)
+
+
+def test_batch_plan_fuses_where_the_gate_allows():
+    order = np.arange(N)[::-1].copy()
+    fuse = LaunchConfig(loop="cluster", fuse=True)
+    p = plan(algorithm="near-far", config=fuse, bands=lambda: Bands(order, lambda c: (True, "")))
+    small = facts("u32")
+    calls = []
+
+    def bands(ok: bool):
+        def get() -> Bands:
+            calls.append(ok)
+            return Bands(order, lambda c: (ok, f"gate at {c}"))
+
+        return get
+
+    b = plan_batch(p, small, H200, bands=bands(True))
+    assert b.lq == kernels.CLUSTER_LOCAL_QUEUE and b.cluster == 1
+    assert np.array_equal(b.placement[0], kernels.cluster_placement(order, 1)[0])
+    assert b.smem == kernels.cluster_smem_bytes(N, 1, mb=b.mb, lq=kernels.CLUSTER_LOCAL_QUEUE)
+    assert "local work" in b.detail
+    nb = plan_batch(p, small, H200, bands=bands(False))
+    assert nb.lq == 0 and nb.placement is None
+    # A configuration that does not ask for fusion never asks for the bands.
+    plain = plan_batch(plan(algorithm="near-far"), small, H200, bands=bands(True))
+    assert plain.lq == 0 and calls == [True, False]
+
+
 def test_wide_loop_buffers_and_params():
     deg = np.full(N, 2, np.int64)
     deg[:3] = (300, 3000, 2)  # two hubs past 256 edges: 1 and 3 chunks of 1024

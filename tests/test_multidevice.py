@@ -286,8 +286,8 @@ class FakeGPU:
         self.ran_on: set[int] = set()
         self.closed = False
 
-    def lanes(self):
-        return [None] * 3
+    def many_stats(self, want_pred):
+        return {"lanes": 3, "batch": "a stand-in"}
 
     def solve_rows(self, sources, dist_out, pred_out=None, iterations_out=None):
         self.ran_on.add(threading.get_ident())
@@ -420,7 +420,7 @@ def test_many_sources_record_counts_its_devices():
         import many_sources
     finally:
         sys.path.remove(str(bench))
-    assert many_sources.COLUMNS[-1] == "devices"
+    assert many_sources.COLUMNS[-2:] == ("devices", "batch")
     records = sorted((bench / "results" / "h200").glob("many_sources*.csv"))
     assert records
     for path in records:

@@ -31,6 +31,7 @@ from ..errors import InvalidGraphError, SolverError
 from ..graph import Graph
 from ..result import LazyStats, SSSPResult
 from .base import DeviceBuffers, apply_l1, compile_cubin
+from .batch import BatchKernel
 from .device import DeviceInfo, activate, device_info, driver
 from .hostmem import HostArrays
 from .plan import (
@@ -41,6 +42,7 @@ from .plan import (
     check_request,
     graph_bands,
     kernel_config,
+    plan_batch,
     plan_engine,
 )
 from .wide import WideLoop
@@ -237,6 +239,10 @@ class EngineSolver(DeviceBuffers):
             cuda.Event(),
             cuda.Event(),
         )  # start, loop done, result in host memory
+        self._batch: BatchKernel | str | None = None  # made at the first batch (or why none)
+        self.batch_options: dict[str, int] = {}
+        """``cluster`` and ``block`` of the batch kernel (:func:`sssp.gpu.plan.plan_batch`), read
+        when it is made (probes set them, then drop ``_batch``)."""
         self._wide: WideLoop | None = None
         if self.loop == "wide":
             self._wide = WideLoop(
@@ -828,6 +834,36 @@ class EngineSolver(DeviceBuffers):
         self._lanes = lanes
         return lanes
 
+    def batch(self) -> BatchKernel | None:
+        """The batch kernel (:mod:`sssp.gpu.batch`) that solves many sources a launch, made at
+        the first call; None where the plan allows none (the reason is logged once)."""
+        if self._batch is None:
+            got = plan_batch(
+                self.plan,
+                GraphFacts.of(self.graph, weight_sum=False),
+                self.device_facts,
+                bands=lambda: graph_bands(self.graph),
+                **self.batch_options,
+            )
+            if isinstance(got, str):
+                log.info("many sources without the batch kernel: %s", got)
+                self._batch = got
+            else:
+                self._batch = BatchKernel(self, got)
+                self._stats = None  # memory_bytes changed
+        return self._batch if isinstance(self._batch, BatchKernel) else None
+
+    def many_stats(self, want_pred: bool) -> dict[str, Any]:
+        """How :meth:`solve_rows` runs a batch: ``lanes`` (sources in flight at once) and
+        ``batch`` (the batch kernel's layout, or why the lanes run instead)."""
+        batch = None if want_pred else self.batch()
+        if batch is not None:
+            return {"lanes": batch.clusters, "batch": batch.detail}
+        why = "predecessors asked for" if want_pred else str(self._batch)
+        if self.loop in ("host", "wide"):
+            return {"lanes": 1, "batch": f"one source at a time ({why})"}
+        return {"lanes": len(self.lanes()), "batch": f"a launch per source ({why})"}
+
     def solve_rows(
         self,
         sources: np.ndarray,
@@ -849,11 +885,13 @@ class EngineSolver(DeviceBuffers):
         pred_out : ndarray of int32, shape (k, n), optional
         iterations_out : ndarray of int64, shape (k,), optional
 
-        Solves run in chunks of rows staged in page-locked host memory that the result pass
-        writes; on the cluster loop several sources run at once (:meth:`lanes`), on the other
-        loops one after the other in one stream with no host round trip between them. Each
-        chunk is copied into ``dist_out`` while the next is solved, one whole-chunk assignment
-        per array, so an interrupt leaves every row either written or untouched.
+        Solves run in chunks of rows staged in device memory and copied to page-locked host
+        memory. Without predecessors, wherever the batch kernel runs (:meth:`batch`), a chunk is
+        one launch in which every cluster solves source after source; otherwise on the cluster
+        loop several sources run at once (:meth:`lanes`), each its own launches, and on the
+        other loops one after the other in one stream with no host round trip between them.
+        Each chunk is copied into ``dist_out`` while the next is solved, one whole-chunk
+        assignment per array, so an interrupt leaves every row either written or untouched.
 
         Returns
         -------
@@ -864,16 +902,23 @@ class EngineSolver(DeviceBuffers):
         k, n = len(sources), self.n
         kind = kernels.OUT_KINDS[dist_out.dtype.name]
         want_pred = pred_out is not None
-        if self.loop in ("host", "wide"):  # the host waits on the device between moves
+        batch = None if want_pred else self.batch()
+        lanes: list[_Lane] = []
+        if batch is not None:
+            batch.load_sources(sources)
+            streams, in_flight = batch.streams, batch.clusters
+        elif self.loop in ("host", "wide"):  # the host waits on the device between moves
             return self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
-        lanes = self.lanes()
+        else:
+            lanes = self.lanes()
+            streams, in_flight = [ln.stream for ln in lanes], len(lanes)
         row_bytes = (
             n * (dist_out.dtype.itemsize + (4 if want_pred else 0)) + 4 * kernels.RESULT_WORDS
         )
         capacity = max(1, self.STAGE_BYTES // row_bytes)
-        # At least a row per lane in a chunk, and about six chunks, so that copying one chunk
-        # into the caller's array overlaps with solving the next.
-        rows = max(1, min(capacity, k, max(len(lanes), -(-k // 6))))
+        # At least a row per source the device runs at once in a chunk, and about six chunks,
+        # so that copying one chunk into the caller's array overlaps with solving the next.
+        rows = max(1, min(capacity, k, max(in_flight, -(-k // 6))))
         stages = self._stages(
             min(capacity, 1 << (rows - 1).bit_length()),
             rows,
@@ -884,8 +929,9 @@ class EngineSolver(DeviceBuffers):
         starts = list(range(0, k, rows))
         began = self.cuda.Event()
         began.record(self._lane0.stream)
-        for lane in lanes[1:]:  # the other lanes start after the mark (their clocks compare)
-            lane.stream.wait_for_event(began)
+        for stream in streams:  # the other streams start after the mark (their clocks compare)
+            if stream is not self._lane0.stream:
+                stream.wait_for_event(began)
         from concurrent.futures import ThreadPoolExecutor
 
         copies: list[Any] = [None] * len(stages)
@@ -899,9 +945,16 @@ class EngineSolver(DeviceBuffers):
                     flats += copies[si].result()  # the chunk that used this stage before is copied
                     copies[si] = None
                 count = min(rows, k - first)
-                self._queue_chunk(
-                    stages[si], sources[first : first + count], lanes, kind, want_pred
-                )
+                if batch is not None:
+                    stream = batch.streams[idx % len(batch.streams)]
+                    batch.queue(
+                        stream, first, count, stages[si]["d_dist"], stages[si]["d_info"], kind
+                    )
+                    self._queue_copy(stages[si], count, [stream], want_pred)
+                else:
+                    self._queue_chunk(
+                        stages[si], sources[first : first + count], lanes, kind, want_pred
+                    )
                 queued.append((si, first, count))
                 if len(queued) > 1:
                     psi, pfirst, pcount = queued.pop(0)
@@ -928,8 +981,8 @@ class EngineSolver(DeviceBuffers):
             for c in copies:
                 if c is not None:
                     c.exception()
-            for lane in lanes:
-                lane.stream.synchronize()
+            for stream in streams:
+                stream.synchronize()
             if self._copy_stream is not None:
                 self._copy_stream.synchronize()
             pool.shutdown(wait=True)
@@ -974,7 +1027,7 @@ class EngineSolver(DeviceBuffers):
             "info": info,
             "d_dist": self._alloc(dist.nbytes),
             "d_pred": self._alloc(pred.nbytes) if pred is not None else None,
-            "d_info": self._alloc(info.nbytes),
+            "d_info": self._alloc(info.nbytes + 8),  # and the batch kernel's job counter
             "events": [],
             "copied": cuda.Event(),
         }
@@ -1004,16 +1057,21 @@ class EngineSolver(DeviceBuffers):
                 np.uintp(int(stage["d_info"]) + j * 4 * kernels.RESULT_WORDS),
                 kind,
             )
-        # One copy stream brings the chunk to host memory once every lane has written its rows.
+        self._queue_copy(stage, len(chunk), [ln.stream for ln in lanes], want_pred)
+
+    def _queue_copy(
+        self, stage: dict[str, Any], count: int, streams: list[Any], want_pred: bool
+    ) -> None:
+        """One copy stream brings a chunk's rows to host memory once every stream that writes
+        them has."""
         if self._copy_stream is None:
             self._copy_stream = self.cuda.Stream()
         copy = self._copy_stream
         events = stage["events"]
-        events += [self.cuda.Event() for _ in range(len(lanes) - len(events))]
-        for lane, event in zip(lanes, events[: len(lanes)], strict=True):
-            event.record(lane.stream)
+        events += [self.cuda.Event() for _ in range(len(streams) - len(events))]
+        for stream, event in zip(streams, events[: len(streams)], strict=True):
+            event.record(stream)
             copy.wait_for_event(event)
-        count = len(chunk)
         self.cuda.memcpy_dtoh_async(stage["dist"][:count], stage["d_dist"], copy)
         if want_pred:
             self.cuda.memcpy_dtoh_async(stage["pred"][:count], stage["d_pred"], copy)
@@ -1064,8 +1122,10 @@ class EngineSolver(DeviceBuffers):
         return flats
 
     COPY_THREADS = 8
-    """Threads that copy a chunk's rows into the caller's array (one thread copies a few GB/s;
-    NumPy releases the GIL while it copies)."""
+    """Threads that copy a chunk's rows into the caller's array, at most (NumPy releases the GIL
+    while it copies). On the H200's host one thread copied 8.4 GB/s, 8 threads 33 and 16
+    threads 20 (run 77); with the batch kernel this copy, not the device, is what a batch of
+    short solves waits for."""
 
     def _copy_rows(self, dst: np.ndarray, src: np.ndarray) -> None:
         """``dst[...] = src`` in whole rows, split over :data:`COPY_THREADS` threads for large
@@ -1076,7 +1136,7 @@ class EngineSolver(DeviceBuffers):
         import os
         from concurrent.futures import ThreadPoolExecutor, wait
 
-        parts = min(self.COPY_THREADS, os.cpu_count() or 1, len(src), src.nbytes >> 22)
+        parts = min(self.COPY_THREADS, os.cpu_count() or 1, len(src), src.nbytes >> 21)
         if parts <= 1:
             dst[...] = src
             return

@@ -700,3 +700,101 @@ def plan_engine(
         sm_count=device.sm_count,
         smem_per_sm=device.smem_per_sm,
     )
+
+
+# -- many sources at once ------------------------------------------------------------------------
+BATCH_BLOCK = 1024
+"""Threads per block of the batch kernel unless asked otherwise."""
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """The cluster solver's batch kernel for one solver (:func:`plan_batch`): every cluster of
+    its grid solves source after source, so a batch of sources costs one launch and fills the
+    device with as many sources as its multiprocessors hold."""
+
+    params: EngineParams
+    """The ``many`` build of the cluster solver."""
+    cluster: int
+    """Blocks per source (the fewest whose shared memory holds the distances)."""
+    mb: int
+    """Edges per block kept in shared memory (0: read from global memory)."""
+    lq: int
+    """The local queue's capacity (0: no local work)."""
+    nb: int
+    smem: int
+    """Dynamic shared memory per block."""
+    block: int
+    placement: tuple[np.ndarray, np.ndarray] | None = field(repr=False, compare=False)
+    delta_bits: int
+    limit: int
+    """The step guard of each solve."""
+
+    @property
+    def detail(self) -> str:
+        kind = "graph in shared memory" if self.mb else "graph in global memory"
+        fused = ", local work" if self.lq else ""
+        return (
+            f"batch kernel: {self.cluster} block(s) of {self.block} threads a source, {kind}{fused}"
+        )
+
+
+def plan_batch(
+    plan: EnginePlan,
+    facts: GraphFacts,
+    device: DeviceFacts,
+    *,
+    bands: Callable[[], Bands] | None = None,
+    cluster: int = 0,
+    block: int = 0,
+) -> BatchPlan | str:
+    """The batch kernel's plan for the solver of ``plan``, or why it cannot run one.
+
+    It runs near-far with the solver's Δ and 32-bit distances on sm_90 or newer, whatever
+    loop the solver's single solves take, on the fewest blocks of a cluster whose shared memory
+    holds the distances (``cluster``: exactly that many). With ``bands`` and a configuration that
+    asks for fusion, it places the nodes in bands and works locally where the gate allows.
+    ``block``: threads per block (default :data:`BATCH_BLOCK`)."""
+    if not plan.nearfar:
+        return f"the batch kernel runs near-far, not {plan.algorithm}"
+    if device.compute_capability[0] < 9:
+        return f"thread-block clusters need sm_90 or newer ({device.arch})"
+    if not plan.params.packed:
+        return "the batch kernel keeps 32-bit integer distances"
+    largest = kernels.CLUSTER_SIZES[-1] if device.non_portable_clusters else 8
+    sizes = [c for c in kernels.CLUSTER_SIZES if c <= largest and (not cluster or c == cluster)]
+    if not sizes:
+        raise InvalidArgumentError(f"batch cluster {cluster}: use one of {kernels.CLUSTER_SIZES}")
+    block = block or BATCH_BLOCK
+    if block % 32 or not 32 <= block <= 1024:
+        raise InvalidArgumentError(f"batch block {block}: a multiple of 32 from 32 to 1024")
+    budget = device.smem_per_block_optin - kernels.CLUSTER_STATIC_SMEM
+    layout = kernels.batch_layout(facts.degrees, budget, sizes)
+    lq, placement = 0, None
+    if layout is not None and plan.config.fuse and bands is not None:
+        got = bands()
+        fused_layout = kernels.batch_layout(
+            facts.degrees, budget, sizes, lq=kernels.CLUSTER_LOCAL_QUEUE, order=got.order
+        )
+        if fused_layout is not None and got.gate(fused_layout[0])[0]:
+            layout, lq = fused_layout, kernels.CLUSTER_LOCAL_QUEUE
+            placement = kernels.cluster_placement(got.order, layout[0])
+    if layout is None:
+        return (
+            f"{facts.n} nodes do not fit in the shared memory of "
+            f"{sizes[-1]} blocks of {device.smem_per_block_optin} bytes"
+        )
+    c, mb = layout
+    params = replace(plan.params, relax_lanes=kernels.CLUSTER_LANES, cluster=c, many=True)
+    return BatchPlan(
+        params=params,
+        cluster=c,
+        mb=mb,
+        lq=lq,
+        nb=kernels.cluster_slots(facts.n, c),
+        smem=kernels.cluster_smem_bytes(facts.n, c, mb=mb, lq=lq),
+        block=block,
+        placement=placement,
+        delta_bits=plan.delta_bits,
+        limit=plan.ctrl0[kernels.CTRL_LIMIT],
+    )
