@@ -40,6 +40,7 @@ def main(argv=None) -> int:
         out = np.empty((args.k, graph.n), np.int64)
         with EngineSolver(graph, algorithm=algorithm, config=cfg, delta=delta) as s:
             cuda = s.cuda
+            s._batch = "the probe measures the lanes"  # not the batch kernel
             all_lanes = s.lanes()
             rows = {"lanes": len(all_lanes), "cluster": s.cluster, "loop": s.loop}
             rows["all lanes"] = per_source(s, sources, out)

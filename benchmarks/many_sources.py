@@ -68,9 +68,11 @@ COLUMNS = (
     "gap_vs_gpu",
     "gpu_first_wall_ms_per_source",
     "devices",
+    "batch",
 )
 """``boost16_vs_gpu`` and ``gap_vs_gpu`` divide by the GPU's wall time per source; ``devices``
-is the number of GPUs the batch ran on (``--devices``; 1 without it)."""
+is the number of GPUs the batch ran on (``--devices``; 1 without it); ``batch`` how the rows
+ran (the batch kernel's layout, or a launch per source and why)."""
 DEFAULT_GRAPHS = (
     "random-24k-deg2",
     "random-98k-deg2",
@@ -119,7 +121,8 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
     spread = {} if args.devices is None else {"devices": args.devices}
     with sssp.Solver(graph, backend="gpu", tuned=True) as solver:
         t0 = time.perf_counter()
-        # The first batch: lanes and stagings made (and with devices, the other uploads).
+        # The first batch: the batch kernel or the lanes and the stagings made (and with
+        # devices, the other uploads).
         solver.solve_many(sources, out=table, **spread)
         first = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -133,6 +136,7 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
             loop=res.stats.get("loop", "?"),
             lanes=res.stats.get("lanes", res.stats.get("workers", 1) // len(args.devices or [0])),
             devices=len(args.devices or [0]),
+            batch=res.stats.get("batch", ""),
         )
         del res
     # SciPy on a few of the sources: exact rows.
