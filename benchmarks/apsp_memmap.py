@@ -3,7 +3,9 @@
 Solves every node of a generated graph as a source with ``sssp.solve(g, range(n), out=memmap)``
 and reports the process's peak resident set (``ru_maxrss``: anonymous memory and the mapped
 table pages it holds) against the table's size, then checks a sample of rows against SciPy's
-Dijkstra. One JSON line on stdout.
+Dijkstra. On the GPU it also reports the device memory in use after the batch
+(``device_used_bytes``: every allocation of the device, the CUDA context's own included, so at
+least what the batch held) and how the rows ran. One JSON line on stdout.
 
 Usage::
 
@@ -67,6 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    device_used = None
+    if r.backend == "gpu":  # all the device memory in use now, the CUDA context's own included
+        import pycuda.driver as cuda
+
+        from sssp.gpu.device import activate
+
+        activate(0)  # the solver's context, already current on this thread
+        free, total = cuda.mem_get_info()
+        device_used = int(total - free)
     rows = np.random.default_rng(1).choice(g.n, size=min(args.check, g.n), replace=False)
     want = dijkstra(min_weight_csr(g), indices=rows)
     got = np.asarray(out[rows], dtype=np.float64)
@@ -87,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         "ms_per_source": round(1e3 * wall / g.n, 4),
         "peak_rss_bytes": peak,
         "rss_before_bytes": base,
+        "device_used_bytes": device_used,
+        "batch": r.stats.get("batch"),
         "verified_rows": int(rows.size),
         "verified": verified,
     }
