@@ -717,6 +717,13 @@ def test_engine_solver_executes_its_plan(fake_driver, loop, algorithm, variant, 
             assert stats["cluster_blocks"] == p.cluster and stats["cluster_resident"]
         if p.sort_rows:
             assert fake_driver.functions["sssp_e_sort_rows"].calls  # sorted once at set-up
+        # The first results' blocks are free in the pool: one slab per array kind, as many as
+        # SLAB_BYTES holds (a 3000-node graph: hundreds), within held_results.
+        free = {size: len(blocks) for size, blocks in solver._host._free.items()}
+        item = solver._dist_dtype.itemsize
+        for size in (3000 * item, 3000 * 4):
+            want = min(solver.held_results, max(2, solver.SLAB_BYTES // size))
+            assert free[size] == want > 2, (size, free)
 
 
 def test_a_solve_hands_over_statistics_that_do_not_hold_the_solver(fake_driver):

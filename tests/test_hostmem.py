@@ -145,6 +145,34 @@ def test_reserve_allocates_the_next_block_ahead_within_the_limit(pool):
     assert not pool.reserve(40, np.int64, limit=3)  # a closed pool allocates nothing
 
 
+def test_a_slab_reserves_many_blocks_in_one_allocation():
+    """reserve(count=...) carves the blocks from one page-locked allocation: each its own
+    aligned device address and bytes, none overlapping, the slab alive while any is leased."""
+    cuda = _FakeCuda()
+    pool = HostArrays(cuda, mapped=True, keep=None)
+    assert pool.reserve(1001, np.int32, limit=8, count=5)
+    assert len(cuda.flags) == 1 and pool.allocations == 5  # one allocation, five blocks
+    assert not pool.reserve(1001, np.int32, limit=8, count=5)  # five are free already
+    got = [pool.take(1001, np.int32, limit=8) for _ in range(5)]
+    assert len(cuda.flags) == 1
+    ptrs = [ptr for _, ptr in got]
+    assert len(set(ptrs)) == 5 and all((p - ptrs[0]) % HostArrays.SLAB_ALIGN == 0 for p in ptrs)
+    for i, (a, ptr) in enumerate(got):
+        assert a.ctypes.data == ptr and a.shape == (1001,) and a.dtype == np.int32
+        a[...] = i
+    for i, (a, _) in enumerate(got):
+        assert (a == i).all()  # no block wrote into another
+    # Within the limit: three more at most, in a second slab; then none.
+    assert pool.reserve(1001, np.int32, limit=8, count=5) and len(cuda.flags) == 2
+    more = [pool.take(1001, np.int32, limit=8) for _ in range(3)]
+    assert all(m is not None for m in more) and pool.take(1001, np.int32, limit=8) is None
+    keep = got[2][0]
+    del got, more, a
+    gc.collect()
+    pool.close()
+    assert (keep == 2).all()  # a leased block of a closed pool stays valid
+
+
 def test_an_unbounded_pool_keeps_every_returned_block():
     pool = HostArrays(_FakeCuda(), mapped=True, keep=None)
     arrays = [pool.take(30, np.int32)[0] for _ in range(6)]
