@@ -134,6 +134,11 @@ class LaunchConfig:
         Cuthill-McKee), one band per block, and let each block keep relaxing its own nodes that
         fall below the threshold before it meets the others (bucket fusion per block: fewer
         cluster-wide steps on meshes and road networks).
+    batch_cluster : int
+        Many sources (near-far's batch kernel, :func:`sssp.gpu.plan.plan_batch`): blocks per
+        source (0: the fewest whose shared memory holds the distances).
+    batch_block : int
+        Many sources: threads per block of the batch kernel (0: 1024).
     """
 
     relax: KernelConfig = DEFAULT_KERNEL
@@ -144,6 +149,8 @@ class LaunchConfig:
     local_limit: int = -1
     cluster: int = 0
     fuse: bool = False
+    batch_cluster: int = 0
+    batch_block: int = 0
 
     def __post_init__(self) -> None:
         for name in KERNELS:
@@ -160,6 +167,19 @@ class LaunchConfig:
                 raise ConfigError(f"{field_name} must be an integer >= {low}, got {value!r}")
         if self.cluster and self.cluster not in CLUSTER_SIZES:
             raise ConfigError(f"cluster {self.cluster} is invalid: use 0 or one of {CLUSTER_SIZES}")
+        if isinstance(self.batch_cluster, bool) or self.batch_cluster not in (0, *CLUSTER_SIZES):
+            raise ConfigError(
+                f"batch_cluster {self.batch_cluster!r} is invalid: use 0 or one of {CLUSTER_SIZES}"
+            )
+        bb = self.batch_block
+        if (
+            not isinstance(bb, int)
+            or isinstance(bb, bool)
+            or (bb and (bb % 32 or not 32 <= bb <= 1024))
+        ):
+            raise ConfigError(
+                f"batch_block {bb!r} is invalid: use 0 or a multiple of 32 from 32 to 1024"
+            )
         if not isinstance(self.fuse, bool):
             raise ConfigError(f"fuse must be True or False, got {self.fuse!r}")
         if self.fuse and self.loop != "cluster":
@@ -186,6 +206,9 @@ class LaunchConfig:
         if self.loop == "cluster":
             opts["cluster"] = self.cluster
             opts["fuse"] = int(self.fuse)
+        for name in ("batch_cluster", "batch_block"):  # many sources: stored when chosen
+            if getattr(self, name):
+                opts[name] = getattr(self, name)
         return opts
 
     @classmethod
@@ -201,6 +224,8 @@ class LaunchConfig:
             local_limit=int(opts.get("local_limit", -1)),
             cluster=int(opts.get("cluster", 0)),
             fuse=bool(int(opts.get("fuse", 0))),
+            batch_cluster=int(opts.get("batch_cluster", 0)),
+            batch_block=int(opts.get("batch_block", 0)),
         )
 
     @classmethod
@@ -233,4 +258,6 @@ class LaunchConfig:
             text += f" blocks/SM={self.blocks_per_sm or 'max'} local<={self.local_limit}"
         elif self.loop == "cluster":
             text += f" cluster>={self.cluster or 'fit'}" + (" fused" if self.fuse else "")
+        if self.batch_cluster or self.batch_block:
+            text += f" batch={self.batch_cluster or 'fit'}x{self.batch_block or 'default'}"
         return text

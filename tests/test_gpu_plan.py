@@ -648,6 +648,7 @@ class _Driver:
 @pytest.fixture
 def fake_driver(monkeypatch):
     import sssp.gpu.base
+    import sssp.gpu.batch
     import sssp.gpu.cudagraph
     import sssp.gpu.engine
     import sssp.gpu.wide
@@ -659,7 +660,7 @@ def fake_driver(monkeypatch):
         monkeypatch.setattr(module, "driver", lambda: drv)
     monkeypatch.setattr(sssp.gpu.engine, "activate", lambda ordinal: None)
     monkeypatch.setattr(sssp.gpu.engine, "device_info", lambda ordinal: info)
-    for module in (sssp.gpu.engine, sssp.gpu.wide, sssp.gpu.cudagraph):
+    for module in (sssp.gpu.engine, sssp.gpu.wide, sssp.gpu.cudagraph, sssp.gpu.batch):
         monkeypatch.setattr(module, "compile_cubin", lambda params, arch: b"")
     monkeypatch.setattr(sssp.gpu.cudagraph, "occupancy", lambda *a: None)
     monkeypatch.setattr(
@@ -753,3 +754,35 @@ def test_a_solve_hands_over_statistics_that_do_not_hold_the_solver(fake_driver):
     assert alive() is None
     assert res.stats["reached"] == 1234 and res.stats["loop"] == "cluster"
     assert res.stats["phase_us"] == pytest.approx(1e3 * 0.25 / 7)
+
+
+def test_the_batch_kernel_follows_the_configuration_and_says_how_rows_run(fake_driver):
+    """``batch()`` plans the batch kernel from the configuration's many-source choices (a
+    probe's ``batch_options`` over them), loads it once, and ``many_stats`` says which path a
+    batch takes and why."""
+    from sssp.gpu.engine import EngineSolver
+
+    graph = sssp.generate("random", size=3000, degree=4, seed=5)
+    cfg = LaunchConfig(loop="cluster", batch_cluster=4, batch_block=256)
+    with EngineSolver(graph, algorithm="near-far", config=cfg) as solver:
+        batch = solver.batch()
+        assert (batch.plan.cluster, batch.plan.block) == (4, 256) and solver.batch() is batch
+        func = fake_driver.functions["sssp_nfc_many"]
+        assert func.fmt == kernels.CLUSTER_BATCH_KERNEL.arg_format
+        # Resident clusters from threads, registers and shared memory: 32 registers at 256
+        # threads, so shared memory decides.
+        per_sm = min(8, 233472 // (batch.plan.smem + 128 + 1024))
+        assert batch.clusters == 132 * per_sm // 4
+        stats = solver.many_stats(False)
+        assert stats["lanes"] == batch.clusters and "4 block(s) of 256 threads" in stats["batch"]
+        tree = solver.many_stats(True)
+        assert tree["batch"] == "a launch per source (predecessors asked for)"
+        solver.batch_options = {"cluster": 2}
+        solver._batch = None
+        assert (solver.batch().plan.cluster, solver.batch().plan.block) == (2, 256)
+    with EngineSolver(graph, algorithm="crauser") as crauser:
+        assert crauser.batch() is None
+        assert crauser.many_stats(False) == {
+            "lanes": 1,
+            "batch": "a launch per source (the batch kernel runs near-far, not crauser)",
+        }

@@ -510,3 +510,30 @@ def test_cluster_kernels_arguments_match_the_source():
         assert len(spec.arg_format) == len(spec.args), spec.name
     # The batch's job counter sits after k summaries of whole 64-bit-aligned words.
     assert kernels.RESULT_WORDS % 2 == 0 and kernels.RES_REACHED % 2 == 0
+
+
+def test_batch_kernel_configuration():
+    """The many-source choices ride in a launch configuration: stored in its options only when
+    chosen (records without them read as before), read back, shown, and checked."""
+    from sssp.config import ConfigError, LaunchConfig
+
+    plain = LaunchConfig(loop="cluster")
+    assert "batch_cluster" not in plain.options() and "batch" not in str(plain)
+    for cfg in (
+        LaunchConfig(loop="persistent", batch_cluster=4),
+        LaunchConfig(loop="cluster", fuse=True, batch_cluster=2, batch_block=512),
+        LaunchConfig(loop="wide", batch_block=256),
+    ):
+        assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
+    chosen = LaunchConfig(loop="cluster", batch_cluster=2, batch_block=512)
+    assert chosen.options()["batch_cluster"] == 2 and chosen.options()["batch_block"] == 512
+    assert "batch=2x512" in str(chosen) and "batch=fitx256" in str(LaunchConfig(batch_block=256))
+    for bad, match in (
+        ({"batch_cluster": 3}, "batch_cluster 3"),
+        ({"batch_cluster": True}, "batch_cluster True"),
+        ({"batch_block": 100}, "batch_block 100"),
+        ({"batch_block": 2048}, "batch_block 2048"),
+        ({"batch_block": False}, "batch_block False"),
+    ):
+        with pytest.raises(ConfigError, match=match):
+            LaunchConfig(**bad)

@@ -15,6 +15,7 @@ import numpy as np
 
 import kernels
 
+from .base import compile_cubin
 from .plan import SMEM_RESERVED_PER_BLOCK, BatchPlan
 
 
@@ -35,7 +36,6 @@ class BatchKernel:
     (H200, run 76: 24k x 2, 0.0056 against 0.0116-0.0126 ms a source)."""
 
     def __init__(self, solver: Any, plan: BatchPlan) -> None:
-        from .base import compile_cubin
         from .cudagraph import occupancy
 
         self.plan = plan

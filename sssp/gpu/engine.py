@@ -241,8 +241,9 @@ class EngineSolver(DeviceBuffers):
         )  # start, loop done, result in host memory
         self._batch: BatchKernel | str | None = None  # made at the first batch (or why none)
         self.batch_options: dict[str, int] = {}
-        """``cluster`` and ``block`` of the batch kernel (:func:`sssp.gpu.plan.plan_batch`), read
-        when it is made (probes set them, then drop ``_batch``)."""
+        """``cluster`` and ``block`` of the batch kernel (:func:`sssp.gpu.plan.plan_batch`) over
+        the configuration's ``batch_cluster`` and ``batch_block``, read when it is made (probes
+        set them, then drop ``_batch``)."""
         self._wide: WideLoop | None = None
         if self.loop == "wide":
             self._wide = WideLoop(
@@ -845,12 +846,17 @@ class EngineSolver(DeviceBuffers):
         """The batch kernel (:mod:`sssp.gpu.batch`) that solves many sources a launch, made at
         the first call; None where the plan allows none (the reason is logged once)."""
         if self._batch is None:
+            options = {
+                "cluster": self.config.batch_cluster,
+                "block": self.config.batch_block,
+                **self.batch_options,
+            }
             got = plan_batch(
                 self.plan,
                 GraphFacts.of(self.graph, weight_sum=False),
                 self.device_facts,
                 bands=lambda: graph_bands(self.graph),
-                **self.batch_options,
+                **options,
             )
             if isinstance(got, str):
                 log.info("many sources without the batch kernel: %s", got)
