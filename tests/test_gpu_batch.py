@@ -9,34 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.sparse.csgraph import dijkstra as scipy_dijkstra
 
 import kernels
 import sssp
 from sssp.config import KernelConfig, LaunchConfig
-from sssp.cpu.reference import min_weight_csr
 
 try:
-    from tests.gpu_common import need_gpu  # noqa: F401  (autouse)
+    from tests.gpu_common import as_dtype, need_gpu, scipy_rows  # noqa: F401  (autouse)
 except ImportError:  # pragma: no cover
-    from gpu_common import need_gpu  # noqa: F401
+    from gpu_common import as_dtype, need_gpu, scipy_rows  # noqa: F401
 
 pytestmark = [pytest.mark.gpu]
 
 NEARFAR = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster")
-
-
-def scipy_rows(graph: sssp.Graph, sources) -> np.ndarray:
-    return scipy_dijkstra(min_weight_csr(graph), directed=True, indices=np.asarray(sources))
-
-
-def as_dtype(ref: np.ndarray, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return ref.astype(dtype)
-    out = np.where(np.isfinite(ref), ref, 0).astype(dtype)
-    out[~np.isfinite(ref)] = np.iinfo(dtype).max
-    return out
 
 
 def batch_rows(graph, sources, dtype=np.int64, config=NEARFAR, **options):
@@ -80,7 +65,7 @@ def test_every_cluster_size_and_block(cluster, block):
 def test_iterations_match_single_solves():
     graph = sssp.generate("random", size=5000, degree=3, seed=9)
     sources = np.arange(0, graph.n, 500)
-    dist, its, _, _, solver = batch_rows(graph, sources, cluster=4)
+    dist, its, _, _, _ = batch_rows(graph, sources, cluster=4)
     from sssp.gpu.engine import EngineSolver
 
     with EngineSolver(graph, algorithm="near-far", config=NEARFAR) as single:

@@ -10,34 +10,19 @@ import threading
 
 import numpy as np
 import pytest
-from scipy.sparse.csgraph import dijkstra as scipy_dijkstra
 
 import sssp
 from sssp.config import KernelConfig, LaunchConfig
-from sssp.cpu.reference import min_weight_csr
 from sssp.verify import check_tree
 
 try:
-    from tests.gpu_common import need_gpu  # noqa: F401  (autouse)
+    from tests.gpu_common import as_dtype, need_gpu, scipy_rows  # noqa: F401  (autouse)
 except ImportError:  # pragma: no cover
-    from gpu_common import need_gpu  # noqa: F401
+    from gpu_common import as_dtype, need_gpu, scipy_rows  # noqa: F401
 
 pytestmark = [pytest.mark.gpu, pytest.mark.smoke]
 
 CLUSTER = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster")
-
-
-def scipy_rows(graph: sssp.Graph, sources) -> np.ndarray:
-    return scipy_dijkstra(min_weight_csr(graph), directed=True, indices=np.asarray(sources))
-
-
-def as_dtype(ref: np.ndarray, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return ref.astype(dtype)
-    out = np.where(np.isfinite(ref), ref, 0).astype(dtype)
-    out[~np.isfinite(ref)] = np.iinfo(dtype).max
-    return out
 
 
 @pytest.mark.parametrize(
