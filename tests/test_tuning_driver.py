@@ -134,7 +134,7 @@ def test_class_search_records_follow_the_acceptance_rule():
 # -- interrupted and resumed ------------------------------------------------------------------
 def test_an_interrupted_class_search_resumes_measuring_nothing_twice(tmp_path, no_gpu, caplog):
     gc = CLASSES[0]
-    opts = EngineOptions(budget=14, sources=3)
+    opts = EngineOptions(budget=14, sources=3, many="skip")
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     first = Counting(stop_at=8)  # Ctrl-C during the 8th measurement
     with caplog.at_level(logging.INFO, logger="tuner"), Store(url, seed=False) as store:
@@ -193,7 +193,7 @@ def test_tune_engine_replay_resumes_after_ctrl_c(tmp_path, no_gpu, monkeypatch, 
 
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     gc = CLASSES[0]
-    _record_measured_runs(url, [gc], EngineOptions(budget=20, sources=3))
+    _record_measured_runs(url, [gc], EngineOptions(budget=20, sources=3, many="skip"))
     argv = ["engine", "--replay", "--graph-class", "deg2", "--size", "24k", "--budget", "10"]
     argv += ["--sources", "3"]  # the recording's
     calls: list[tuple] = []
@@ -235,7 +235,7 @@ def test_two_workers_share_the_classes_without_duplicates(tmp_path, no_gpu, capf
     """``tune engine --replay --workers 2`` on one SQLite file: every class is searched by one
     worker, in one run, each configuration measured once."""
     url = f"sqlite:///{tmp_path / 'w.sqlite'}"
-    _record_measured_runs(url, CLASSES, EngineOptions(budget=12, sources=3))
+    _record_measured_runs(url, CLASSES, EngineOptions(budget=12, sources=3, many="skip"))
     capfd.readouterr()
     opts = EngineOptions(budget=8, sources=3, replay=True)
     workers.run_pool(CLASSES, opts, url, workers=2, devices=[])

@@ -635,6 +635,9 @@ def search(
     )
 
 
+MANY_MODES = ("search", "skip", "only")
+
+
 @dataclass(frozen=True)
 class EngineOptions:
     """What ``tune engine`` searches, and how (the class search's :class:`TuneOptions`)."""
@@ -647,9 +650,17 @@ class EngineOptions:
     device: int = 0
     replay: bool = False
     """Score points from the measured runs of the same class in the database (no GPU)."""
+    many: str = "search"
+    """The many-source choices (:mod:`tuner.many_search`): ``"search"`` them after the class
+    search, ``"skip"`` them, or search ``"only"`` them, on the class's stored record."""
 
     def __post_init__(self) -> None:
         from sssp.result import GPU_ALGORITHMS
+
+        if self.many not in MANY_MODES:
+            raise TuningError(
+                f"many-source mode {self.many!r} is invalid: use one of {', '.join(MANY_MODES)}"
+            )
 
         if self.algorithm not in ("auto", *GPU_ALGORITHMS):
             raise TuningError(
@@ -716,8 +727,12 @@ def tune_class(
     claim: driver.Claim | None = None,
     scorer: Scorer | None = None,
     progress: Callable[[Trial], None] | None = None,
+    many_scorer: Any = None,
 ) -> driver.TuneOutcome | None:
-    """Search ``graph_class`` (its paper instance) in a tuning run and store the best record.
+    """Search ``graph_class`` (its paper instance) in a tuning run and store the best record;
+    then, with ``opts.many == "search"``, its many-source choices on that record
+    (:func:`tuner.many_search.tune_many`, a run of its own; ``"only"``: just those, on the
+    class's stored record).
 
     The run (:func:`tuner.driver.hold_run`, key: device, engine kernels, class, algorithm,
     variant, instance) holds the search's Optuna study: an interrupted search resumes where it
@@ -727,10 +742,13 @@ def tune_class(
     passes :func:`tuner.driver.accepts`, else the default with the pick beside it. Returns
     ``None`` when ``claim`` gave the run to another worker or found it finished.
     """
+    from . import many_search
     from .pipeline import device_record
     from .workload import class_instance
 
     interrupt.check()
+    if opts.many == "only":
+        return _tune_many_only(graph_class, opts, store=store, claim=claim, scorer=many_scorer)
     graph = None
     if opts.replay:
         recorded = recorded_run(store, graph_class, opts)
@@ -800,8 +818,65 @@ def tune_class(
             on_ask=on_ask,
         )
         best = to_best(result, device, kernel_version=version, run_id=run.id, replay=opts.replay)
+        old = store.best(device.uuid, version.digest, graph_class, opts.algorithm, opts.variant)
+        best = many_search.carry_pick(old, best)  # measured on the same single-source pick
         store.put_best(best)
-    return driver.TuneOutcome(best, run.id, held.resumed, held.wall_seconds, len(result.trials))
+    outcome = driver.TuneOutcome(best, run.id, held.resumed, held.wall_seconds, len(result.trials))
+    if opts.many == "search":
+        many = many_search.tune_many(
+            graph_class,
+            opts,
+            store=store,
+            record=best,
+            made=None if graph is None else (graph, instance),
+            claim=claim,
+            scorer=many_scorer,
+        )
+        if many is not None:
+            outcome = dataclasses.replace(outcome, best=many.best)
+    return outcome
+
+
+def _tune_many_only(
+    graph_class: GraphClass,
+    opts: EngineOptions,
+    *,
+    store: Store,
+    claim: driver.Claim | None,
+    scorer: Any,
+) -> driver.TuneOutcome | None:
+    """``tune engine --many-sources only``: the many-source search on the class's stored
+    record of these kernels on this GPU model (the newest), none when there is none."""
+    from . import many_search
+    from .pipeline import device_record
+
+    if opts.replay:
+        name = None
+    else:
+        name = device_record(opts.device).name
+    digest = engine_kernel_version().digest
+    mine = [
+        r
+        for r in store.all_best(device_name=name)
+        if (r.algorithm, r.variant) == (opts.algorithm, opts.variant)
+        and r.graph_class == graph_class
+        and r.kernel_version.digest == digest
+    ]
+    if not mine:
+        log.warning(
+            "%s: no stored %s/%s record of kernels %s%s: the many-source search needs the "
+            "class's single-source pick (tune engine)",
+            graph_class,
+            opts.algorithm,
+            opts.variant,
+            digest,
+            f" for {name}" if name else "",
+        )
+        return None
+    record = max(mine, key=lambda r: r.updated_at)
+    return many_search.tune_many(
+        graph_class, opts, store=store, record=record, claim=claim, scorer=scorer
+    )
 
 
 def previous_best(
@@ -838,9 +913,11 @@ def summary(out: driver.TuneOutcome) -> str:
     scale = b.options.get("tuned.delta_scale", b.options.get("delta_scale"))
     if scale is not None:
         picked += f" delta x{float(scale):g}"
+    from .many_search import summary as many_summary
+
     return (
         f"default {b.default_median_ms:.3f} ms  searched {b.tuned_median_ms:.3f} ms  "
-        f"({b.speedup:.2f}x, {verdict})  {picked}  {b.tuned_config}"
+        f"({b.speedup:.2f}x, {verdict})  {picked}  {b.tuned_config}{many_summary(b)}"
     )
 
 

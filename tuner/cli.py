@@ -250,6 +250,7 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         "Needs a CUDA GPU, except with --replay.",
         epilog="examples:\n  tune engine --all\n  tune engine --graph-class deg2 --size 98k "
         "--budget 40\n  tune engine --all --devices 0,1\n"
+        "  tune engine --all --high-diameter --many-sources only   # the batch kernel's picks\n"
         "  tune engine --replay --all --db tuning.sqlite   # no GPU: the measured runs in the db",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -281,6 +282,14 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         help="sources per configuration, medians (default 5)",
     )
     _add_target_options(p, ("auto", *GPU_ALGORITHMS), "auto")
+    p.add_argument(
+        "--many-sources",
+        choices=("search", "skip", "only"),
+        default="search",
+        help="the many-source choices (the batch kernel's blocks per source and threads "
+        "per block, scored by wall time per source of solve_many): search them after each "
+        "class's search (default), skip them, or search only them on the class's stored record",
+    )
     p.add_argument(
         "--replay",
         action="store_true",
@@ -676,6 +685,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
         seed=args.seed,
         device=args.device,
         replay=args.replay,
+        many=args.many_sources,
     )
     devices = workers.parse_devices(args.devices)
     if not args.replay:
