@@ -205,6 +205,18 @@ def unreachable_value(dtype: np.dtype) -> int | float:
     return float("inf") if dtype.kind == "f" else int(np.iinfo(dtype).max)
 
 
+def native_distances(fdist: np.ndarray, is_float: bool) -> np.ndarray:
+    """SciPy's float64 distances (``inf`` where unreachable) in the solvers' convention: float64
+    on float graphs, else int64 with :data:`UNREACHABLE` (exact where the caller checked that
+    ``max_weight * n`` stays below 2**53). Any shape: one row or a table of rows."""
+    if is_float:
+        return np.asarray(fdist, dtype=np.float64)
+    dist = np.full(np.shape(fdist), UNREACHABLE, dtype=np.int64)
+    reached = np.isfinite(fdist)
+    dist[reached] = fdist[reached].astype(np.int64)
+    return dist
+
+
 def _frozen_view(a: np.ndarray) -> np.ndarray:
     """A read-only view: the result never writes through it, and a caller's ``out=`` array
     itself stays writable."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -99,11 +100,25 @@ def test_an_interrupted_batch_leaves_whole_rows_only():
     with EngineSolver(graph, algorithm="near-far", config=CLUSTER) as solver:
         solver.STAGE_BYTES = 40 * graph.n * 4
         main = threading.get_ident()
-        timer = threading.Timer(0.05, lambda: signal.pthread_kill(main, signal.SIGINT))
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            solver.solve_rows(sources, out)
-        timer.cancel()
+        finished = threading.Event()
+
+        def interrupt_once_rows_arrive() -> None:
+            # Ctrl-C after the first chunk has landed, not after a fixed delay: how long the
+            # batch takes depends on the kernel's speed, and a timer can fire before the first
+            # row or after the last.
+            while not finished.is_set() and (out[:, 0] == -5).all():
+                time.sleep(0.0005)
+            if not finished.is_set():
+                signal.pthread_kill(main, signal.SIGINT)
+
+        watcher = threading.Thread(target=interrupt_once_rows_arrive)
+        watcher.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                solver.solve_rows(sources, out)
+        finally:
+            finished.set()
+            watcher.join()
         written = np.flatnonzero(~(out == -5).all(axis=1))
         assert 0 < written.size < len(sources)
         distinct = np.unique(sources[written])

@@ -264,3 +264,22 @@ def test_a_graph_the_batch_kernel_cannot_hold_is_not_searched(tmp_path, no_gpu, 
 def test_the_many_source_mode_is_checked():
     with pytest.raises(TuningError, match="many-source mode 'sometimes' is invalid"):
         EngineOptions(many="sometimes")
+
+
+def test_the_rows_reference_keeps_unreachable_nodes_exact():
+    """The GPU scorer checks every row against SciPy's: nodes no source reaches must be
+    UNREACHABLE there (the solvers' int64 convention), not a float cast's garbage."""
+    import numpy as np
+    from scipy.sparse.csgraph import dijkstra
+
+    import sssp
+
+    graph = sssp.generate("random", size=3000, degree=1, seed=4)  # sparse: many unreached
+    sources = [0, 17, 17, 2999]
+    scorer = many_search.RowsScorer.for_record(graph, record(near_far_point()), sources, 0)
+    ref = dijkstra(graph.to_scipy(), directed=True, indices=sources)
+    unreached = np.isinf(ref)
+    assert unreached.any() and (~unreached).any()
+    assert scorer.reference.dtype == np.int64
+    assert (scorer.reference[unreached] == sssp.UNREACHABLE).all()
+    np.testing.assert_array_equal(scorer.reference[~unreached], ref[~unreached].astype(np.int64))

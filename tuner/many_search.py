@@ -160,10 +160,10 @@ class RowsScorer:
     ) -> RowsScorer:
         from scipy.sparse.csgraph import dijkstra
 
-        from sssp.result import UNREACHABLE
+        from sssp.result import native_distances
 
         ref = dijkstra(graph.to_scipy(), directed=True, indices=np.asarray(sources))
-        reference = np.where(np.isinf(ref), UNREACHABLE, ref).astype(np.int64)
+        reference = native_distances(ref, graph.is_float)
         return cls(graph, record, tuple(sources), device, reference)
 
     def _solver(self, point: dict[str, Any]) -> Any:
@@ -199,7 +199,7 @@ class RowsScorer:
     def __call__(self, point: dict[str, Any]) -> Trial:
         sources = np.asarray(self.sources, dtype=np.int64)
         k = sources.size
-        table = np.empty((k, self.graph.n), np.int64)
+        table = np.empty_like(self.reference)
         try:
             with self._solver(point) as solver:
                 if solver.batch() is None:

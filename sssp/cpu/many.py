@@ -24,7 +24,7 @@ from ..errors import InvalidGraphError
 from ..graph import Graph
 from ..many import apply_limit, nearest_from_super, super_source_graph
 from ..request import check_algorithm, check_delta_for, check_variant
-from ..result import UNREACHABLE
+from ..result import native_distances
 from . import nearfar, parallel
 from .reference import FLOAT_EXACT_LIMIT, min_weight_csr
 
@@ -134,12 +134,7 @@ class CPURows:
     def _native(self, fdist: np.ndarray) -> np.ndarray:
         """SciPy's float64 row in the solvers' convention (int64 with UNREACHABLE on integer
         graphs; exact, as the bound was checked)."""
-        if self.graph.is_float:
-            return np.asarray(fdist, dtype=np.float64)
-        row = np.full(fdist.shape, UNREACHABLE, dtype=np.int64)
-        fin = np.isfinite(fdist)
-        row[fin] = fdist[fin].astype(np.int64)
-        return row
+        return native_distances(fdist, self.graph.is_float)
 
     # -- the seam -------------------------------------------------------------------------------
     def fill(

@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import dijkstra as _scipy_dijkstra
 from ..errors import InvalidGraphError
 from ..graph import Graph
 from ..request import check_source
-from ..result import UNREACHABLE, SSSPResult
+from ..result import SSSPResult, native_distances
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +117,7 @@ def dijkstra(graph: Graph, source: int) -> SSSPResult:
     t0 = time.perf_counter()
     fdist, fpred = _scipy_dijkstra(mat, directed=True, indices=s, return_predecessors=True)
     reached = np.isfinite(fdist)
-    if graph.is_float:
-        dist = np.asarray(fdist, dtype=np.float64)
-    else:
-        dist = np.full(n, UNREACHABLE, dtype=np.int64)
-        dist[reached] = fdist[reached].astype(np.int64)
+    dist = native_distances(fdist, graph.is_float)
     pred = np.where(fpred < 0, -1, fpred).astype(np.int32)
     total = time.perf_counter() - t0
     iterations = int(reached.sum())
