@@ -36,10 +36,14 @@ def timed(point: dict) -> Trial:
 
 class Rows:
     """A stand-in for batches of rows: the graph's distances take ``fit`` blocks; twice the
-    blocks at 512 threads is fastest, 256 threads give wrong rows."""
+    blocks at 512 threads is fastest, 256 threads give wrong rows. The final comparison
+    measures the default at ``default_later`` (the search's own trial of it at 1.0)."""
 
-    def __init__(self, fit: int = 1, largest: int = 16, fast: float = 0.5) -> None:
+    def __init__(
+        self, fit: int = 1, largest: int = 16, fast: float = 0.5, default_later: float = 1.0
+    ) -> None:
         self.fit, self.largest, self.fast = fit, largest, fast
+        self.default_later = default_later
         self.sources = tuple(range(64))
         self.calls: list[tuple] = []
 
@@ -53,6 +57,15 @@ class Rows:
             return Trial(point, None, error="wrong distances from source 7")
         ms = self.fast if (c, b) == (2 * self.fit, 512) else 1.0
         return Trial(point, ms, (ms,) * 3, (ms / 4,) * 3)
+
+    def compare(self, default: dict, best: dict) -> tuple:
+        later = self.default_later
+        return tuple(
+            dataclasses.replace(t, wall_ms=later, times_ms=(later,) * 3)
+            if t.params is default
+            else t
+            for t in many_search.interleaved(self, default, best)
+        )
 
 
 @pytest.fixture
@@ -137,13 +150,14 @@ def test_the_record_holds_both_picks_and_reads_back(tmp_path, fast, accepted):
         optuna.create_study(), Rows(fast=fast), fit=1, largest=16, graph_class=GC
     )
     assert result.accepted is accepted
-    best = many_search.with_pick(base, result, sources=64, run_id=7)
+    best = many_search.with_pick(base, result, sources=64)
     expect = (2, 512) if accepted else (0, 0)
     assert (best.config.batch_cluster, best.config.batch_block) == expect
     assert best.options["many.wall_ms_per_source"] == pytest.approx(fast)
     assert best.options["many.kept_default"] == int(not accepted)
     if not accepted:  # the search's own pick rides along, as the class search's does
-        assert (best.options["tuned.batch_cluster"], best.options["tuned.batch_block"]) == (2, 512)
+        assert (best.options["many.tuned_cluster"], best.options["many.tuned_block"]) == (2, 512)
+        assert not any(k.startswith("tuned.") for k in best.options)  # the class search's keys
     # the single-source pick is untouched
     assert many_search.without_pick(best).config == base.config
     assert best.chosen_algorithm == "near-far" and best.delta_scale == base.delta_scale
@@ -151,6 +165,11 @@ def test_the_record_holds_both_picks_and_reads_back(tmp_path, fast, accepted):
         store.put_best(best)
         (back,) = store.all_best()
     assert back.config == best.config and dict(back.options) == dict(best.options)
+    # the class search's own pick reads back whole (its loop and launch, not just a batch)
+    def single(c: LaunchConfig) -> LaunchConfig:
+        return dataclasses.replace(c, batch_cluster=0, batch_block=0)
+
+    assert single(back.tuned_config) == single(base.tuned_config)
     assert (
         "many sources: 2 blocks x 512 threads"
         in class_search.summary(driver.TuneOutcome(back, 1, False, 1.0, 9))
@@ -163,11 +182,13 @@ def test_a_new_single_source_pick_drops_the_old_many_source_pick():
 
     base = record()
     result = many_search.search(optuna.create_study(), Rows(), fit=1, largest=16, graph_class=GC)
-    old = many_search.with_pick(base, result, sources=64, run_id=7)
+    old = many_search.with_pick(base, result, sources=64)
     # the same single-source pick again (a re-tune that found it): the pick is kept
     kept = many_search.carry_pick(old, base)
     assert (kept.config.batch_cluster, kept.config.batch_block) == (2, 512)
-    assert kept.options["many.run"] == 7
+    assert {k: v for k, v in kept.options.items() if k.startswith("many.")} == {
+        k: v for k, v in old.options.items() if k.startswith("many.")
+    }
     # another one: the pick was measured on something else and goes
     other = record({**near_far_point(), "delta_scale": 4})
     assert many_search.base_label(other) != many_search.base_label(base)
@@ -194,7 +215,7 @@ def test_tune_engine_searches_both_then_replays_them_without_a_gpu(tmp_path, no_
         (stored,) = store.all_best()
     assert stored.chosen_algorithm == "near-far"
     assert (stored.config.batch_cluster, stored.config.batch_block) == (2, 512)
-    assert stored.options["many.run"] == runs["engine-many"].id
+    assert stored.options["many.sources"] == len(rows.sources)
     assert stored.run_id == runs["engine"].id == out.run_id
     assert "many sources: 2 blocks x 512 threads" in class_search.summary(out)
 
@@ -283,3 +304,35 @@ def test_the_rows_reference_keeps_unreachable_nodes_exact():
     assert scorer.reference.dtype == np.int64
     assert (scorer.reference[unreached] == sssp.UNREACHABLE).all()
     np.testing.assert_array_equal(scorer.reference[~unreached], ref[~unreached].astype(np.int64))
+
+
+def test_a_replay_repeats_the_recorded_comparison(tmp_path, no_gpu):
+    """The verdict rests on the final interleaved comparison, not on the search's trials: the
+    default measured as fast as the best there keeps the default, and a replay (no GPU) reads
+    that comparison back instead of judging by the trials, giving the same record, labelled."""
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    opts = EngineOptions(budget=4, sources=3)
+    with Store(url, seed=False) as store:
+        measured = many_search.tune_many(
+            GC, opts, store=store, record=record(), scorer=Rows(default_later=0.5)
+        )
+        assert measured is not None and measured.best.options["many.kept_default"] == 1
+        replayed = many_search.tune_many(
+            GC, dataclasses.replace(opts, replay=True), store=store, record=record()
+        )
+    assert replayed is not None and replayed.best.replay and not measured.best.replay
+    assert replayed.best.config == measured.best.config
+    assert dict(replayed.best.options) == dict(measured.best.options)
+
+
+def test_a_recorded_run_without_its_comparison_is_not_replayed(tmp_path, no_gpu):
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    opts = EngineOptions(budget=4, sources=3)
+    with Store(url, seed=False) as store:
+        many_search.tune_many(GC, opts, store=store, record=record(), scorer=Rows())
+        (run,) = store.runs()
+        store.study(run, many_search.STUDY_KERNEL).set_user_attr("comparison", None)
+        with pytest.raises(TuningError, match="holds no final comparison"):
+            many_search.tune_many(
+                GC, dataclasses.replace(opts, replay=True), store=store, record=record()
+            )

@@ -39,7 +39,7 @@ from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import TuningError
 from sssp.graph import Graph, iter_sources
-from tuning_db import Store, studies
+from tuning_db import Store
 from tuning_db.records import (
     BestRecord,
     DeviceRecord,
@@ -695,7 +695,6 @@ def recorded_run(store: Store, graph_class: GraphClass, opts: EngineOptions) -> 
     TuningError
         There is none.
     """
-    import optuna
 
     runs = [
         r
@@ -713,9 +712,7 @@ def recorded_run(store: Store, graph_class: GraphClass, opts: EngineOptions) -> 
             "(tune engine on a GPU)"
         )
     run = runs[-1]
-    study = optuna.load_study(
-        study_name=studies.study_name(run, STUDY_KERNEL), storage=store.storage
-    )
+    study = store.recorded_study(run, STUDY_KERNEL)
     return Recorded(run, tuple(study.user_attrs.get("sources", ())), tuple(study_trials(study)))
 
 

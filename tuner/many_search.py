@@ -43,7 +43,7 @@ import kernels
 from sssp.classes import GraphClass
 from sssp.errors import TuningError
 from sssp.graph import Graph, iter_sources
-from tuning_db import Store, studies
+from tuning_db import Store
 from tuning_db.records import BestRecord, RunKey, RunRecord, RunStatus
 
 from . import driver, interrupt
@@ -143,6 +143,22 @@ class ManyScorer(Protocol):
 
     def __call__(self, point: dict[str, Any]) -> Trial: ...
 
+    def compare(self, default: dict[str, Any], best: dict[str, Any]) -> tuple[Trial, ...]:
+        """The final comparison: ``default`` and ``best`` measured in turn, :data:`ROUNDS`
+        times each, as ``(default, best, default, best, ...)``."""
+        ...
+
+
+ROUNDS = 2
+"""Rounds of the final comparison of the search's best with the default."""
+
+
+def interleaved(
+    scorer: Callable[[dict[str, Any]], Trial], default: dict[str, Any], best: dict[str, Any]
+) -> tuple[Trial, ...]:
+    """``default`` and ``best`` measured in turn, :data:`ROUNDS` times each."""
+    return tuple(scorer(p) for _ in range(ROUNDS) for p in (default, best))
+
 
 @dataclass
 class RowsScorer:
@@ -221,16 +237,22 @@ class RowsScorer:
             return Trial(point, None, error=f"{type(err).__name__}: {err}")
         return Trial(point, float(np.median(walls)), tuple(walls), tuple(gpus))
 
+    def compare(self, default: dict[str, Any], best: dict[str, Any]) -> tuple[Trial, ...]:
+        return interleaved(self, default, best)
+
 
 @dataclass(frozen=True)
 class RecordedRows:
-    """Scores points from a recorded run's trials (no GPU): a point it lacks fails, saying so."""
+    """Scores points from a recorded run's trials (no GPU): a point it lacks fails, saying so.
+    The final comparison is the recorded one (``comparison``: the wall times per source of the
+    default and of the best, in measured order, and the best's point)."""
 
     recorded: dict[tuple, Trial]
     fit: int
     largest: int
     sources: tuple[int, ...]
     source: str = "the recorded run"
+    comparison: dict[str, Any] | None = None
 
     def layout(self) -> tuple[int, int] | str:
         return self.fit, self.largest
@@ -240,6 +262,19 @@ class RecordedRows:
         if found is None:
             return Trial(dict(point), None, error=f"not measured in {self.source}")
         return dataclasses.replace(found, params=dict(point))
+
+    def compare(self, default: dict[str, Any], best: dict[str, Any]) -> tuple[Trial, ...]:
+        rec = self.comparison
+        if rec is None:
+            why = f"{self.source} holds no final comparison (measured before it was recorded)"
+            return (Trial(dict(default), None, error=why),)
+        if tuple(rec["best"]) != point_key(best):
+            why = f"{self.source} compared {rec['best']} with the default, not {point_key(best)}"
+            return (Trial(dict(best), None, error=why),)
+        out = []
+        for d_ms, b_ms in zip(rec["default_ms"], rec["best_ms"], strict=True):
+            out += [Trial(dict(default), d_ms, (d_ms,)), Trial(dict(best), b_ms, (b_ms,))]
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -314,15 +349,15 @@ def search(
         raise TuningError(f"no batch configuration ran on {graph_class}: {trials[0].error}")
     best = min(ok, key=lambda t: t.wall_ms or 0.0)
     default = every[0]
-    d_trials, b_trials = [], []
-    for _ in range(2):
-        d_trials.append(scorer(default))
-        b_trials.append(scorer(dict(best.params)))
-    failed = [t.error for t in (*d_trials, *b_trials) if t.wall_ms is None]
+    compared = scorer.compare(default, dict(best.params))
+    failed = [t.error for t in compared if t.wall_ms is None]
     if failed:
         raise TuningError(f"the many-source comparison failed on {graph_class}: {failed[0]}")
-    d = [float(t.wall_ms or 0.0) for t in d_trials]
-    b = [float(t.wall_ms or 0.0) for t in b_trials]
+    d = [float(t.wall_ms or 0.0) for t in compared[0::2]]
+    b = [float(t.wall_ms or 0.0) for t in compared[1::2]]
+    study.set_user_attr(
+        "comparison", {"best": list(point_key(best.params)), "default_ms": d, "best_ms": b}
+    )
     return ManyResult(
         best_point={k: int(v) for k, v in best.params.items()},
         best_ms=float(np.median(b)),
@@ -335,17 +370,19 @@ def search(
 def without_pick(record: BestRecord) -> BestRecord:
     """``record`` without a many-source pick (its configuration's and its ``many.*`` options)."""
     config = dataclasses.replace(record.config, batch_cluster=0, batch_block=0)
-    drop = ("batch_cluster", "batch_block", "tuned.batch_cluster", "tuned.batch_block")
+    drop = ("batch_cluster", "batch_block")
     options = {
         k: v for k, v in record.options.items() if k not in drop and not k.startswith(OPTION_PREFIX)
     }
     return dataclasses.replace(record, config=config, options=options)
 
 
-def with_pick(record: BestRecord, result: ManyResult, *, sources: int, run_id: int) -> BestRecord:
+def with_pick(record: BestRecord, result: ManyResult, *, sources: int) -> BestRecord:
     """``record`` holding the many-source pick of ``result`` (its configuration's
-    ``batch_cluster``/``batch_block``; the search's pick prefixed ``tuned.`` when the default
-    won) and the measured throughputs."""
+    ``batch_cluster``/``batch_block``; when the default won, the search's pick as
+    ``many.tuned_cluster``/``many.tuned_block``: the ``tuned.`` keys describe the class search's
+    own pick) and the measured throughputs. The search's run is found by its key (class, kernels and
+    :func:`strategy_label`), not by a database id, which an export and import would change."""
     base = without_pick(record)
     pick = result.best_point if result.accepted else {"batch_cluster": 0, "batch_block": 0}
     config = dataclasses.replace(
@@ -353,13 +390,13 @@ def with_pick(record: BestRecord, result: ManyResult, *, sources: int, run_id: i
     )
     options: dict[str, Any] = {**base.options, **config.options()}
     if not result.accepted:
-        options.update({f"tuned.{k}": v for k, v in result.best_point.items() if v})
+        c, b = point_key(result.best_point)
+        options.update({f"{OPTION_PREFIX}tuned_cluster": c, f"{OPTION_PREFIX}tuned_block": b})
     options.update(
         {
             f"{OPTION_PREFIX}wall_ms_per_source": result.best_ms,
             f"{OPTION_PREFIX}default_wall_ms_per_source": result.default_ms,
             f"{OPTION_PREFIX}sources": sources,
-            f"{OPTION_PREFIX}run": run_id,
             f"{OPTION_PREFIX}kept_default": int(not result.accepted),
         }
     )
@@ -375,13 +412,10 @@ def carry_pick(old: BestRecord | None, new: BestRecord) -> BestRecord:
     kept = {k: v for k, v in old.options.items() if k.startswith(OPTION_PREFIX)}
     if not kept:
         return new
-    tuned = {
-        k: v for k, v in old.options.items() if k in ("tuned.batch_cluster", "tuned.batch_block")
-    }
     config = dataclasses.replace(
         new.config, batch_cluster=old.config.batch_cluster, batch_block=old.config.batch_block
     )
-    options = {**without_pick(new).options, **config.options(), **tuned, **kept}
+    options = {**without_pick(new).options, **config.options(), **kept}
     return dataclasses.replace(new, config=config, options=options)
 
 
@@ -414,11 +448,8 @@ def recorded_run(
 
 
 def recorded_scorer(store: Store, run: RunRecord) -> RecordedRows:
-    import optuna
 
-    study = optuna.load_study(
-        study_name=studies.study_name(run, STUDY_KERNEL), storage=store.storage
-    )
+    study = store.recorded_study(run, STUDY_KERNEL)
     attrs = study.user_attrs
     try:
         fit, largest = int(attrs["fit"]), int(attrs["largest"])
@@ -426,7 +457,9 @@ def recorded_scorer(store: Store, run: RunRecord) -> RecordedRows:
     except (KeyError, TypeError, ValueError) as err:
         raise TuningError(f"the many-source run {run.id} lacks its layout: {err}") from err
     recorded = {point_key(t.params): t for t in study_trials(study)}
-    return RecordedRows(recorded, fit, largest, sources, f"recorded run {run.id}")
+    return RecordedRows(
+        recorded, fit, largest, sources, f"recorded run {run.id}", attrs.get("comparison")
+    )
 
 
 def tune_many(
@@ -517,7 +550,9 @@ def tune_many(
         result = search(
             study, measurer, fit=fit, largest=largest, graph_class=graph_class, on_ask=on_ask
         )
-        best = with_pick(record, result, sources=len(measurer.sources), run_id=run.id)
+        best = with_pick(record, result, sources=len(measurer.sources))
+        if opts.replay:  # the many-source part was replayed: the record says so
+            best = dataclasses.replace(best, replay=True)
         store.put_best(best)
     return driver.TuneOutcome(best, run.id, held.resumed, held.wall_seconds, len(result.trials))
 

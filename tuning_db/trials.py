@@ -48,6 +48,27 @@ class TrialsMixin(StoreBase):
                     study.set_user_attr(k, v)
         return study
 
+    def recorded_study(self, run: RunRecord, kernel: str) -> optuna.Study:
+        """The Optuna study of ``kernel``'s trials of the measured ``run``, for a replay.
+
+        Raises
+        ------
+        StoreError
+            The database holds the run but not its study: a run imported from an export
+            (``tune export`` writes Optuna's trials of the paper's kernels, not a search's)."""
+        import optuna
+
+        name = studies.study_name(run, kernel)
+        with studies.optuna_errors(self.where):
+            try:
+                return optuna.load_study(storage=self.storage, study_name=name)
+            except KeyError:
+                raise StoreError(
+                    f"{self.where}: run {run.id} ({run.key.graph_class}, {kernel}) has no "
+                    f"Optuna study {name!r}, so it cannot be replayed: an imported run carries "
+                    "no search trials; replay in the database the run was measured in"
+                ) from None
+
     def study_trials(
         self, run: RunRecord, kernel: str
     ) -> list[tuple[TrialRecord, dt.datetime | None]]:
