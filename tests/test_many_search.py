@@ -165,6 +165,7 @@ def test_the_record_holds_both_picks_and_reads_back(tmp_path, fast, accepted):
         store.put_best(best)
         (back,) = store.all_best()
     assert back.config == best.config and dict(back.options) == dict(best.options)
+
     # the class search's own pick reads back whole (its loop and launch, not just a batch)
     def single(c: LaunchConfig) -> LaunchConfig:
         return dataclasses.replace(c, batch_cluster=0, batch_block=0)
