@@ -10,8 +10,9 @@ Example, on the GPU host, from the repository root with ``sssp`` importable (anc
 Graphs, in this order: the paper's 15 random classes (``random-24k-deg2`` ...
 ``random-98k-deg2000``, weights 1..100, ``sssp.generate("random", ...)``), the ``--generated``
 families (``grid-<side>``: a 4-neighbour 2-D grid; ``rgg-<n>``: a random geometric graph of mean
-degree ~8 in the unit square; both undirected with one weight 1..100 per edge, stand-ins for
-road networks), the ``--gap-families`` (``gap-kron-<scale>``, ``gap-urand-<scale>``: GAP's own
+degree ~8 in the unit square; both undirected with one weight 1..100 per edge; ``road-<n>``: a
+road-like network of mean degree 2.6, weights 1..100 by length, :func:`sssp.spatial.road_graph`;
+stand-ins for road networks), the ``--gap-families`` (``gap-kron-<scale>``, ``gap-urand-<scale>``: GAP's own
 Kronecker and uniform random graphs of degree 16 with GAP's weights 1..255, written by GAP's
 converter, ``ANCHORS/gap_converter``), then every ``*.gz`` under ``--graphs-dir`` with at least
 ``--min-nodes`` nodes (file stem as the name, the paper's random weights 1..100). Every graph gets
@@ -57,7 +58,7 @@ from pathlib import Path
 import numpy as np
 
 import sssp
-from sssp.spatial import geometric_graph, grid_graph
+from sssp.spatial import geometric_graph, grid_graph, road_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchors  # noqa: E402  (a sibling script module, not a package)
@@ -126,9 +127,13 @@ def rgg_graph(n: int, seed: int, degree: float = 8.0) -> sssp.Graph:
     return geometric_graph(n, degree, seed=seed)
 
 
+GENERATED = ("grid-", "rgg-", "road-")
+"""Name prefixes of the generated families (:func:`parse_generated`)."""
+
+
 def parse_generated(name: str) -> tuple[str, int]:
-    """``("grid", side)`` or ``("rgg", n)`` from ``grid-<side>`` or ``rgg-<n>`` (``n`` as in
-    ``sssp.parse_size``, e.g. ``rgg-196k``).
+    """``("grid", side)``, ``("rgg", n)`` or ``("road", n)`` from ``grid-<side>``, ``rgg-<n>``
+    or ``road-<n>`` (``n`` as in ``sssp.parse_size``, e.g. ``rgg-196k``, ``road-1M``).
 
     Raises
     ------
@@ -138,17 +143,19 @@ def parse_generated(name: str) -> tuple[str, int]:
     kind, _, size = name.partition("-")
     if kind == "grid" and size.isdigit():
         return kind, int(size)
-    if kind == "rgg" and size:
+    if kind in ("rgg", "road") and size:
         return kind, sssp.parse_size(size)
     raise sssp.InvalidGraphError(
-        f"unknown generated graph {name!r}: expected grid-<side> or rgg-<n>"
+        f"unknown generated graph {name!r}: expected grid-<side>, rgg-<n> or road-<n>"
     )
 
 
 def generated(name: str, seed: int) -> sssp.Graph:
-    """Build a ``grid-<side>`` or ``rgg-<n>`` graph (:func:`parse_generated`)."""
+    """Build a ``grid-<side>``, ``rgg-<n>`` or ``road-<n>`` graph (:func:`parse_generated`)."""
     kind, size = parse_generated(name)
-    return grid_graph(size, seed=seed) if kind == "grid" else rgg_graph(size, seed)
+    if kind == "grid":
+        return grid_graph(size, seed=seed)
+    return rgg_graph(size, seed) if kind == "rgg" else road_graph(size, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -667,7 +674,8 @@ def parser() -> argparse.ArgumentParser:
         nargs="*",
         default=[],
         metavar="NAME",
-        help="extra generated graphs: grid-<side> (e.g. grid-512), rgg-<n> (e.g. rgg-196k)",
+        help="extra generated graphs: grid-<side> (e.g. grid-512), rgg-<n> (e.g. rgg-196k), "
+        "road-<n> (e.g. road-1M)",
     )
     ap.add_argument(
         "--gap-families",

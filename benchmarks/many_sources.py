@@ -3,7 +3,7 @@ runs for the same table.
 
     python benchmarks/many_sources.py --anchors DIR --graphs-dir GRAPHS --out OUT [NAME ...]
 
-Graph names as in ``bench_sssp.py`` (``random-24k-deg2``, ``grid-512``, ``rgg-196k``, a file stem
+Graph names as in ``bench_sssp.py`` (``random-24k-deg2``, ``grid-512``, ``rgg-196k``, ``road-1M``, a file stem
 under ``--graphs-dir``, ``gap-kron-22``); without names, the record's default set
 (:data:`DEFAULT_GRAPHS`). Per graph, one thing at a time (nothing else running while a CPU anchor
 is timed), k = ``--k`` sources (``--big-k`` above a million nodes), distinct nodes with out-edges:
@@ -95,7 +95,7 @@ def build(name: str, args: argparse.Namespace, tmp: Path) -> sssp.Graph:
         return sssp.generate(
             "random", size=size, degree=int(deg.removeprefix("deg")), seed=args.seed
         )
-    if name.startswith(("grid-", "rgg-")):
+    if name.startswith(bench_sssp.GENERATED):
         return bench_sssp.generated(name, args.seed)
     if name.startswith("gap-"):
         family, scale = bench_sssp.parse_gap_family(name.removeprefix("gap-"))

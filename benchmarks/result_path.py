@@ -5,7 +5,7 @@ beside its CUDA-event time, on the tuned configuration of each graph's class.
     python benchmarks/result_path.py --tag new --profile random-24k-deg2   # where the host time goes
 
 Graph names: ``random-<size>-deg<d>`` (the record's random graphs, weights 1..100),
-``grid-<side>`` and ``rgg-<n>`` (as in the record), a file stem under ``--graphs-dir`` (the
+``grid-<side>``, ``rgg-<n>`` and ``road-<n>`` (as in the record), a file stem under ``--graphs-dir`` (the
 paper's random weights 1..100), and ``gap-kron-<scale>`` / ``gap-urand-<scale>``: GAP's own
 Kronecker and uniform random graphs (degree 16, GAP's weights 1..255), written by GAP's converter
 (``ANCHORS/gap_converter -g|-u SCALE -k 16 -w``, ``scripts/build_anchors.sh``) into
@@ -43,7 +43,7 @@ import sssp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchors  # noqa: E402  (a sibling script module)
-from bench_sssp import generated, parse_generated, pick_sources  # noqa: E402
+from bench_sssp import GENERATED, generated, parse_generated, pick_sources  # noqa: E402
 
 COLUMNS = (
     "tag",
@@ -72,7 +72,7 @@ def build(
     if name.startswith("random-"):
         _, size, deg = name.split("-")
         return sssp.generate("random", size=size, degree=int(deg.removeprefix("deg")), seed=seed)
-    if name.startswith(("grid-", "rgg-")):
+    if name.startswith(GENERATED):
         parse_generated(name)
         return generated(name, seed)
     if name.startswith("gap-"):

@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         "kind",
         choices=KINDS,
         metavar="KIND",
-        help="random, martin, kronecker, or the high-diameter grid and geometric",
+        help="random, martin, kronecker, or the high-diameter grid, geometric and road",
     )
     p.add_argument(
         "--size",
@@ -210,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--degree",
         type=_degree,
         help="random: mean out-degree (required); martin: in-degree (default 7); "
-        "kronecker: edge factor (default 16); geometric: mean degree (default 8)",
+        "kronecker: edge factor (default 16); geometric: mean degree (default 8); "
+        "road: mean degree, 2 to 5 (default 2.6)",
     )
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed (default 0)")
     p.add_argument(

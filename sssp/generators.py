@@ -30,8 +30,8 @@ vectorised (work is done in a bounded number of chunks, never in a Python loop p
     keep their minimum weight). Weights uniform integers 1…100.
 
 :func:`generate` dispatches on the kind name and accepts paper size labels (``"24k"``, ``"1M"``).
-It also builds the high-diameter kinds of :mod:`sssp.spatial`, ``grid`` and ``geometric`` (stand-ins
-for road networks and meshes).
+It also builds the high-diameter kinds of :mod:`sssp.spatial`, ``grid``, ``geometric`` and
+``road`` (stand-ins for road networks and meshes).
 
 Every graph's ``name`` is descriptive (``random-49k-deg200-s0``, ``martin-1M-in7-s0``,
 ``kronecker-logn16-ef16-s0``) and its ``meta`` records the kind, every parameter and the seed.
@@ -64,7 +64,7 @@ __all__ = [
     "random_graph",
 ]
 
-KINDS = ("random", "martin", "kronecker", "grid", "geometric")
+KINDS = ("random", "martin", "kronecker", "grid", "geometric", "road")
 
 CHUNK = 1 << 20
 """Edges handled per vectorised step; bounds the temporaries (a few int64 arrays of this size)."""
@@ -662,6 +662,7 @@ _OPTIONS: Mapping[str, frozenset[str]] = {
     ),
     "grid": frozenset({"weight_range"}),
     "geometric": frozenset({"weight_range"}),
+    "road": frozenset({"weight_range"}),
 }
 
 
@@ -677,7 +678,7 @@ def generate(
 
     Parameters
     ----------
-    kind : {"random", "martin", "kronecker", "grid", "geometric"}
+    kind : {"random", "martin", "kronecker", "grid", "geometric", "road"}
         Which generator (see the module docstring and :mod:`sssp.spatial`).
     size : str or int
         Node count, anything :func:`sssp.classes.parse_size` accepts: a ladder label (``"24k"``
@@ -686,6 +687,7 @@ def generate(
     degree : float, optional
         ``random``: the mean out-degree (required). ``martin``: the in-degree (default 7).
         ``kronecker``: the edge factor (default 16). ``geometric``: the mean degree (default 8).
+        ``road``: the mean out-degree, 2 to 5 (default 2.6).
         ``grid``: none (a grid's side is the integer nearest to √size).
     seed : int
         Seed; the same seed gives identical arrays.
@@ -723,8 +725,8 @@ def generate(
         if degree is None:
             raise InvalidGraphError("kind 'random' needs degree= (the mean out-degree, e.g. 200)")
         return random_graph(n, degree, seed=seed, **options)
-    if kind in ("grid", "geometric"):
-        from .spatial import geometric_graph, grid_graph
+    if kind in ("grid", "geometric", "road"):
+        from .spatial import ROAD_DEGREE, geometric_graph, grid_graph, road_graph
 
         if n is None:
             raise InvalidGraphError(f"kind {kind!r} needs size= (e.g. '98k')")
@@ -734,6 +736,8 @@ def generate(
                     "kind 'grid' takes no degree= (every inner node has 4 neighbours)"
                 )
             return grid_graph(max(2, round(math.sqrt(n))), seed=seed, **options)
+        if kind == "road":
+            return road_graph(n, ROAD_DEGREE if degree is None else degree, seed=seed, **options)
         return geometric_graph(n, 8.0 if degree is None else degree, seed=seed, **options)
     if kind == "martin":
         if n is None:

@@ -214,6 +214,14 @@ def test_rgg_graph_mean_degree_and_symmetry():
         bench_sssp.generated("hex-3", seed=0)
 
 
+def test_road_graph_by_name():
+    g = bench_sssp.generated("road-12k", seed=3)
+    assert g.n == sssp.parse_size("12k") and g.meta["kind"] == "road"
+    assert g == sssp.generate("road", size="12k", seed=3)
+    with pytest.raises(sssp.InvalidGraphError, match="road-<n>"):
+        bench_sssp.generated("road", seed=0)
+
+
 def test_pick_sources_are_distinct_seeded_and_have_out_edges():
     g = small_graph()
     s = bench_sssp.pick_sources(g, 3, seed=0)

@@ -69,6 +69,47 @@ def test_grid_and_geometric_generators():
         sssp.generate("geometric", size=100, degree=-1)
 
 
+def test_road_generator_is_a_connected_planar_like_road_network():
+    """``road``: connected (a spanning tree inside), mean degree 2.6, mostly degree 2-3, one
+    weight per undirected edge growing with its length, high diameter, seeded."""
+    from scipy.sparse.csgraph import connected_components
+
+    g = sssp.generate("road", size=20_000, seed=2)
+    assert g.n == 20_000 and g.m == 2 * round(2.6 * 20_000 / 2)
+    assert connected_components(g.to_scipy(), directed=False)[0] == 1
+    deg = np.bincount(g.out_degree())
+    assert deg[0] == 0 and (deg[2] + deg[3]) / g.n > 0.6 and deg.size <= 12
+    assert g.weights.min() >= 1 and g.weights.max() == 100
+    src, dst, w = g.edges()
+    fwd = dict(zip(zip(src.tolist(), dst.tolist(), strict=True), w.tolist(), strict=True))
+    assert all(fwd[(v, u)] == x for (u, v), x in fwd.items())  # both directions, one weight
+    assert g.graph_class() == GraphClass("24k", "deg2", "highdiam")
+    assert g.meta["kind"] == "road" and "length" in g.meta["weights"]
+    assert sssp.generate("road", size=20_000, seed=2) == g
+    assert sssp.generate("road", size=20_000, seed=3) != g
+    # a denser one keeps the tree and adds short edges
+    h = sssp.generate("road", size=5000, degree=4, seed=1)
+    assert h.m == 2 * 10_000 and connected_components(h.to_scipy())[0] == 1
+    for bad in (1.5, 6, float("nan")):
+        with pytest.raises(
+            sssp.InvalidGraphError, match=r"mean degree must be a number in \[2, 5\]"
+        ):
+            sssp.generate("road", size=1000, degree=bad)
+    with pytest.raises(sssp.InvalidGraphError, match="at least 4 nodes"):
+        sssp.generate("road", size=3)
+    with pytest.raises(sssp.InvalidGraphError, match="weight_range"):
+        sssp.generate("road", size=100, weight_range=(5, 1))
+
+
+def test_road_weight_range_is_scaled_and_every_node_reached():
+    from sssp.spatial import road_graph
+
+    g = road_graph(4000, seed=5, weight_range=(10, 1000))
+    assert g.weights.min() >= 10 and g.weights.max() == 1000
+    dist = sssp.solve(g, 0, backend="cpu").dist
+    assert (dist > 0).sum() == g.n - 1
+
+
 def test_high_diameter_class_instances():
     from tuner.workload import class_instance
 
