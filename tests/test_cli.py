@@ -620,8 +620,11 @@ def test_solve_devices_needs_sources(graph_file, capsys):
 
 @pytest.mark.gpu
 def test_solve_devices_json_on_the_gpu(graph_file, capsys):
+    from sssp.gpu import is_available
     from sssp.gpu.device import device_count
 
+    if not is_available():
+        pytest.skip("no usable CUDA device (pycuda missing or no GPU)")
     devices = ",".join(str(d) for d in range(min(2, device_count())))
     rc, out, _ = run(
         capsys, "solve", str(graph_file), "--sources", "16", "--backend", "gpu",
