@@ -200,12 +200,29 @@ def paper_classes() -> list[GraphClass]:
 
 
 HIGH_DIAMETER_SIZES = ("24k", "49k", "98k", "196k", "393k")
+LARGE_SIZES = ("196k", "393k", "786k", "1572k", "3145k")
+"""Sizes of :func:`large_classes`: up to 3.1 M nodes, the class of GAP's scale-22 graphs (4.2 M
+nodes) and of road networks of 1-4 M nodes."""
 
 
 def high_diameter_classes() -> list[GraphClass]:
     """The high-diameter tuning classes (road networks, meshes): 24k to 393k nodes x deg2 and
-    deg20; their instances are 2-D grids (deg2) and random geometric graphs (deg20)."""
+    deg20; their instances are road-like networks (deg2) and random geometric graphs (deg20)."""
     return [GraphClass(s, d, "highdiam") for s in HIGH_DIAMETER_SIZES for d in ESTIMATED_DEGREES]
+
+
+def large_classes() -> list[GraphClass]:
+    """The tuning classes past the paper's sizes: 196k to 3145k nodes x deg2 and deg20, low
+    diameter (random instances: GAP's uniform family, social and web graphs) and, above the
+    high-diameter classes' 393k, high diameter (road-like and geometric instances)."""
+    low = [GraphClass(s, d) for s in LARGE_SIZES for d in ESTIMATED_DEGREES]
+    high = [
+        GraphClass(s, d, "highdiam")
+        for s in LARGE_SIZES
+        if s not in HIGH_DIAMETER_SIZES
+        for d in ESTIMATED_DEGREES
+    ]
+    return low + high
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import sssp
-from sssp.classes import DIAMETER_PENALTY, GraphClass, high_diameter_classes
+from sssp.classes import DIAMETER_PENALTY, GraphClass, high_diameter_classes, size_label
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import UnknownClassError
 from sssp.gpu.device import DeviceInfo
@@ -114,7 +114,7 @@ def test_high_diameter_class_instances():
     from tuner.workload import class_instance
 
     g, what = class_instance(GraphClass("24k", "deg2", "highdiam"))
-    assert what.startswith("grid") and g.graph_class() == GraphClass("24k", "deg2", "highdiam")
+    assert what.startswith("road") and g.graph_class() == GraphClass("24k", "deg2", "highdiam")
     g, what = class_instance(GraphClass("24k", "deg20", "highdiam"))
     assert what.startswith("geometric") and g.graph_class() == GraphClass(
         "24k", "deg20", "highdiam"
@@ -224,3 +224,25 @@ def test_fusion_gate_runs_fused_only_where_the_bands_keep_the_edges_local():
         False,
         f"band locality undefined (no edges) at 4 blocks < {FUSE_MIN_LOCALITY}: ran unfused",
     )
+
+
+def test_large_classes_reach_gap_scale():
+    from sssp.classes import large_classes
+    from tuner import cli
+
+    large = large_classes()
+    assert (
+        GraphClass("3145k", "deg20") in large and GraphClass("3145k", "deg2", "highdiam") in large
+    )
+    assert len(set(large)) == len(large)
+    assert not set(large) & set(high_diameter_classes())  # no class twice with --high-diameter
+    # GAP's scale-22 graphs (2**22 nodes, degree 16) look up the largest low-diameter class
+    kron = sssp.generate("kronecker", scale=12, edge_factor=16, seed=1)  # degree 16
+    assert kron.graph_class().degree == "deg20"
+    gap = GraphClass(size_label(2**22), "deg20")
+    assert min(large, key=gap.distance) == GraphClass("3145k", "deg20")
+    args = cli.build_parser().parse_args(["engine", "--all", "--high-diameter", "--large"])
+    classes = cli._classes(args)
+    assert len(classes) == 12 + len(high_diameter_classes()) + len(large)
+    args = cli.build_parser().parse_args(["engine", "--all"])
+    assert len(cli._classes(args)) == 12

@@ -21,6 +21,7 @@ from sssp.classes import (
     ESTIMATED_DEGREES,
     GraphClass,
     high_diameter_classes,
+    large_classes,
     paper_classes,
     parse_degree,
     size_label,
@@ -268,6 +269,12 @@ def _add_engine_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         help="with --all: also the high-diameter classes (24k-393k x deg2, deg20)",
     )
     p.add_argument(
+        "--large",
+        action="store_true",
+        help="with --all: also the classes of 196k-3145k nodes x deg2, deg20 (low diameter, "
+        "and high diameter past 393k)",
+    )
+    p.add_argument(
         "--budget",
         type=positive_int,
         default=30,
@@ -492,9 +499,12 @@ def _records(store: Any) -> list[Any]:
 def _classes(args: argparse.Namespace) -> list[GraphClass]:
     diameter = getattr(args, "diameter", "lowdiam")
     if args.all:
-        return paper_classes() + (
-            high_diameter_classes() if getattr(args, "high_diameter", False) else []
-        )
+        classes = paper_classes()
+        if getattr(args, "high_diameter", False):
+            classes += high_diameter_classes()
+        if getattr(args, "large", False):
+            classes += large_classes()
+        return classes
     if args.graph_class:
         if args.size is None:
             args.parser.error("--graph-class needs --size (e.g. --size 49k)")

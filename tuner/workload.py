@@ -68,8 +68,9 @@ range of FE meshes (7-15), inside ``deg20``'s bounds (6.3 to 63)."""
 
 def class_instance(gc: GraphClass, *, seed: int = 0) -> tuple[Graph, str]:
     """The synthetic instance of ``gc``, weights 1..100, seeded: the paper's random graph for a
-    low-diameter class; for a high-diameter one a 2-D grid (``deg2``, road-like) or a random
-    geometric graph of mean degree :data:`GEOMETRIC_DEGREE` (``deg20``, mesh-like)."""
+    low-diameter class; for a high-diameter one a road-like network (``deg2``,
+    :func:`sssp.spatial.road_graph`, weights by length) or a random geometric graph of mean
+    degree :data:`GEOMETRIC_DEGREE` (``deg20``, mesh-like)."""
     from sssp.errors import UnknownClassError
     from sssp.generators import generate
 
@@ -77,8 +78,8 @@ def class_instance(gc: GraphClass, *, seed: int = 0) -> tuple[Graph, str]:
         g = generate("random", size=gc.nodes, degree=gc.mean_degree, seed=seed)
         return g, f"random n={gc.nodes} degree={gc.mean_degree} seed={seed}"
     if gc.degree == "deg2":
-        g = generate("grid", size=gc.nodes, seed=seed)
-        return g, f"grid side={g.meta['side']} seed={seed}"
+        g = generate("road", size=gc.nodes, seed=seed)
+        return g, f"road n={gc.nodes} degree={g.meta['degree']:g} seed={seed}"
     if gc.degree == "deg20":
         g = generate("geometric", size=gc.nodes, degree=GEOMETRIC_DEGREE, seed=seed)
         return g, f"geometric n={gc.nodes} degree={GEOMETRIC_DEGREE} seed={seed}"
