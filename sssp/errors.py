@@ -115,7 +115,7 @@ class StoreError(SSSPError):
 class SolverError(SSSPError, RuntimeError):
     """A solve failed on the device without a fault in the input: a grid barrier timed out (the
     grid was not resident) or the loop passed its step guard (a defect, reported instead of a
-    hung device)."""
+    hung device), or the device solver asked was closed."""
 
 
 class SSSPWarning(UserWarning):

@@ -727,6 +727,47 @@ def test_engine_solver_executes_its_plan(fake_driver, loop, algorithm, variant, 
             assert free[size] == want > 2, (size, free)
 
 
+@pytest.mark.parametrize(
+    ("loop", "algorithm"),
+    [
+        ("persistent", "crauser"),
+        ("graph", "crauser"),
+        ("host", "martin"),
+        ("cluster", "near-far"),
+        ("wide", "near-far"),
+    ],
+)
+def test_a_closed_solver_is_freed_without_the_cycle_collector(fake_driver, loop, algorithm):
+    """After ``close()`` nothing holds the solver in a reference cycle (the batch kernel and
+    the wide loop hold it while it is open): dropping it frees it, with its modules, streams
+    and events, at once in the caller's thread. Freed by a collector run in another thread,
+    pycuda cannot release them there (it warns and leaks them). A closed solver refuses to
+    solve."""
+    import gc
+    import weakref
+
+    from sssp.errors import SolverError
+    from sssp.gpu.engine import EngineSolver
+
+    graph = sssp.generate("random", size=3000, degree=4, seed=5)
+    gc.disable()
+    try:
+        solver = EngineSolver(graph, algorithm=algorithm, config=LaunchConfig(loop=loop))
+        assert solver.loop == loop
+        if loop == "cluster":
+            assert solver.batch() is not None  # made: it holds the solver
+        solver.close()
+        with pytest.raises(SolverError, match="closed"):
+            solver.solve(0)
+        with pytest.raises(SolverError, match="closed"):
+            solver.solve_rows(np.array([0]), np.empty((1, graph.n), np.int64))
+        alive = weakref.ref(solver)
+        del solver
+        assert alive() is None
+    finally:
+        gc.enable()
+
+
 def test_a_solve_hands_over_statistics_that_do_not_hold_the_solver(fake_driver):
     """The statistics are decoded from a copy of the summary words when first read, and the
     result keeps no reference to the solver (its device memory is not held by a result)."""

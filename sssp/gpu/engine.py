@@ -239,6 +239,7 @@ class EngineSolver(DeviceBuffers):
             cuda.Event(),
             cuda.Event(),
         )  # start, loop done, result in host memory
+        self._closed = False
         self._batch: BatchKernel | str | None = None  # made at the first batch (or why none)
         self.batch_options: dict[str, int] = {}
         """``cluster`` and ``block`` of the batch kernel (:func:`sssp.gpu.plan.plan_batch`) over
@@ -605,6 +606,8 @@ class EngineSolver(DeviceBuffers):
         ``profile`` is accepted for the other solvers' signature and changes nothing here.
         """
         t0 = time.perf_counter() if t0 is None else t0
+        if self._closed:
+            raise SolverError("this GPU solver is closed: make a new one")
         n = self.n
         source = int(source)
         assert 0 <= source < n, source
@@ -912,6 +915,8 @@ class EngineSolver(DeviceBuffers):
             Device seconds (CUDA events) from the first queued command until the last row was in
             host memory.
         """
+        if self._closed:
+            raise SolverError("this GPU solver is closed: make a new one")
         k, n = len(sources), self.n
         kind = kernels.OUT_KINDS[dist_out.dtype.name]
         want_pred = pred_out is not None
@@ -1240,6 +1245,16 @@ class EngineSolver(DeviceBuffers):
             self._copier.shutdown(wait=True)
             self._copier = None
         self._free()
+        # The batch kernel and the wide loop hold the solver (they launch on its buffers). Let
+        # go of them, so that nothing here waits for Python's cycle collector: the solver, its
+        # modules, streams, events and page-locked words are then released when the caller
+        # drops it, in the caller's thread, where their context is current. The collector runs
+        # in whatever thread allocates at the time (a copy thread, say), where pycuda cannot
+        # release them and warns instead.
+        self._batch = "the solver is closed"
+        self._wide = None
+        self._lanes = None
+        self._closed = True
 
     def __enter__(self) -> EngineSolver:
         return self
