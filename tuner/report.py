@@ -37,9 +37,9 @@ import html
 import io
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sssp.classes import DEGREE_CLASSES, PAPER_DEGREES, PAPER_SIZES, SIZE_LABELS
 from sssp.config import KERNELS, LaunchConfig
@@ -560,6 +560,14 @@ def speedup_table(
     )
 
 
+def _options_text(options: Mapping[str, Any]) -> str:
+    """A record's options for reading: ``key=value`` pairs, measured times to 4 significant
+    digits (the CSV export keeps them whole)."""
+    return " ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(options.items())
+    )
+
+
 def show_table_data(records: Iterable[BestRecord], *, device_name: str | None = None) -> Table:
     """The content of :func:`show_table`, before rendering: one row per record with the
     configuration in effect, the search's picks and the structural options."""
@@ -591,7 +599,7 @@ def show_table_data(records: Iterable[BestRecord], *, device_name: str | None = 
             _speedup(r.speedup),
             "replay" if r.replay else "",
             r.updated_at.isoformat(sep=" ", timespec="seconds"),
-            " ".join(f"{k}={v}" for k, v in sorted(r.options.items())),
+            _options_text(r.options),
         )
         for r in selected
     )
@@ -894,13 +902,15 @@ def _latex_column_widths(t: Table, size: str) -> list[float]:
     ]
 
 
-def _latex_layout(t: Table, width: float) -> tuple[str, str]:
-    """(font size command, column spec) of a table that fits ``width`` points: the largest
-    size at which it fits, else the smallest with its widest text column wrapped."""
+def _latex_layout(t: Table, width: float) -> tuple[str, str, int | None]:
+    """(font size command, column spec, the wrapped column or None) of a table that fits
+    ``width`` points: the largest size at which it fits, else the smallest with its widest text
+    column wrapped."""
     numeric = _numeric_columns(t)
     for size in _LATEX_SIZES:
         if sum(_latex_column_widths(t, size)) <= width:
-            return size, "".join("r" if i in numeric else "l" for i in range(len(t.header)))
+            spec = "".join("r" if i in numeric else "l" for i in range(len(t.header)))
+            return size, spec, None
     size = _LATEX_SIZES[-1]
     widths = _latex_column_widths(t, size)
     wrap = max((i for i in range(len(widths)) if i not in numeric), key=lambda i: widths[i])
@@ -915,13 +925,19 @@ def _latex_layout(t: Table, width: float) -> tuple[str, str]:
         )
         for i in range(len(t.header))
     )
-    return size, spec
+    return size, spec, wrap
+
+
+def _latex_breakable(text: str) -> str:
+    """Escaped ``text`` that may also break after ``=`` and ``_``: a wrapped column's long
+    words (``many.default_wall_ms_per_source=0.01662``) are wider than the column."""
+    return latex_escape(text).replace("=", r"=\allowbreak{}").replace(r"\_", r"\_\allowbreak{}")
 
 
 def _render_latex(t: Table, width: float = _LATEX_WIDTH_PT["landscape"]) -> str:
     """One table as a ``longtable`` (it breaks across pages, its header repeated), numbers
     right-aligned, at the size that fits ``width``; the notes follow it."""
-    size, spec = _latex_layout(t, width)
+    size, spec, wrap = _latex_layout(t, width)
     header = " & ".join(latex_escape(h) for h in t.header) + r" \\"
     lines = [
         rf"\begin{{{size}}}",
@@ -939,7 +955,11 @@ def _render_latex(t: Table, width: float = _LATEX_WIDTH_PT["landscape"]) -> str:
         r"\hline",
         r"\endfoot",
     ]
-    lines.extend(" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows)
+    lines.extend(
+        " & ".join(_latex_breakable(c) if i == wrap else latex_escape(c) for i, c in enumerate(row))
+        + r" \\"
+        for row in t.rows
+    )
     lines.append(r"\end{longtable}")
     lines.append(rf"\end{{{size}}}")
     for note in t.notes:
