@@ -151,6 +151,7 @@ def test_the_record_holds_both_picks_and_reads_back(tmp_path, fast, accepted):
     )
     assert result.accepted is accepted
     best = many_search.with_pick(base, result, sources=64)
+    assert best.updated_at > base.updated_at  # so that an import takes it over the old one
     expect = (2, 512) if accepted else (0, 0)
     assert (best.config.batch_cluster, best.config.batch_block) == expect
     assert best.options["many.wall_ms_per_source"] == pytest.approx(fast)

@@ -29,6 +29,7 @@ a class whose single-source pick changes is searched again, and an interrupted s
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -400,7 +401,9 @@ def with_pick(record: BestRecord, result: ManyResult, *, sources: int) -> BestRe
             f"{OPTION_PREFIX}kept_default": int(not result.accepted),
         }
     )
-    return dataclasses.replace(record, config=config, options=options)
+    # A changed record is a newer one: an import keeps the newer of two records of a class.
+    now = dt.datetime.now(dt.UTC)
+    return dataclasses.replace(record, config=config, options=options, updated_at=now)
 
 
 def carry_pick(old: BestRecord | None, new: BestRecord) -> BestRecord:
