@@ -183,6 +183,32 @@ def test_export_then_import_round_trip(db, capsys, tmp_path):
     assert a == b
 
 
+def test_import_shipped_brings_newer_records_into_an_older_database(capsys, tmp_path):
+    """A database seeded by an older version holds an older record of a class: ``tune import
+    --shipped`` replaces it with the shipped one (newer), and keeps what is as new."""
+    import dataclasses
+    import datetime as dt
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.seed_from_package()
+        shipped = {(str(r.graph_class), r.algorithm): r for r in store.all_best()}
+        record = next(r for r in shipped.values() if "many.sources" in r.options)
+        older = dataclasses.replace(
+            record,
+            options={k: v for k, v in record.options.items() if not k.startswith("many.")},
+            updated_at=record.updated_at - dt.timedelta(days=2),
+        )
+        store.put_best(older)
+    rc, _, err = run(capsys, "import", "--shipped", "--db", url)
+    assert rc == 0 and "imported 1 records from the shipped results" in err
+    with Store(url) as store:
+        back = {(str(r.graph_class), r.algorithm): r for r in store.all_best()}
+    assert back == shipped
+    assert usage_error(capsys, "import", "--db", url)
+    assert "not allowed" in usage_error(capsys, "import", "f.json", "--shipped", "--db", url)
+
+
 def test_unwritable_default_database_folder_says_what_to_set(capsys, monkeypatch, tmp_path):
     # A HOME that cannot hold folders (a regular file): works even when the tests run as root.
     home = tmp_path / "home-is-a-file"

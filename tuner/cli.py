@@ -405,10 +405,18 @@ def _add_import_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         "import",
         parents=[common],
         help="read a JSON export into the database",
-        description="Import a file written by `tune export`; records already "
-        "present are kept (the newer best configuration wins).",
+        description="Import a file written by `tune export`, or with --shipped the results "
+        "shipped in the package (tuning_db/data/*.json: a database seeded by an older "
+        "version gets the newer ones); records already present are kept (the newer best "
+        "configuration wins).",
     )
-    p.add_argument("file", metavar="FILE.json", help="a file written by tune export")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("file", nargs="?", metavar="FILE.json", help="a file written by tune export")
+    what.add_argument(
+        "--shipped",
+        action="store_true",
+        help="the results shipped in the package (runs and best configurations)",
+    )
     p.set_defaults(func=cmd_import, parser=p)
     return p
 
@@ -787,6 +795,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     """``tune import``: read a JSON export into the database."""
     store = _store(args, writes=True)
+    if args.shipped:
+        n = store.seed_from_package()
+        print(f"imported {n} records from the shipped results into {store.url}", file=sys.stderr)
+        return 0
     n = store.import_json(args.file)
     print(f"imported {n} records from {escape(args.file)} into {store.url}", file=sys.stderr)
     return 0
