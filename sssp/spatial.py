@@ -30,17 +30,12 @@ import math
 import numpy as np
 
 from .errors import InvalidGraphError
+from .generators import _check_weight_range
 from .graph import Graph, check_seed
 
 
 def _weights(seed: int, count: int, weight_range: tuple[int, int]) -> np.ndarray:
-    lo, hi = weight_range
-    if not (
-        isinstance(lo, int | np.integer) and isinstance(hi, int | np.integer) and 0 <= lo <= hi
-    ):
-        raise InvalidGraphError(
-            f"weight_range must be two integers 0 <= low <= high, got {weight_range!r}"
-        )
+    lo, hi = _check_weight_range(weight_range)
     return np.random.default_rng(seed).integers(lo, hi + 1, size=count, dtype=np.int64)
 
 
@@ -136,10 +131,10 @@ def _road_points(rng: np.random.Generator, n: int) -> tuple[np.ndarray, int]:
     town = rng.choice(towns, size=in_towns, p=sizes / sizes.sum())
     near = centres[town] + rng.normal(size=(in_towns, 2)) * spread[town, None]
     pts = np.concatenate([near, rng.random((n - in_towns, 2))])
-    # Fold what fell outside back in (a clip would line points up on the border).
-    pts = np.abs(pts)
-    pts = 1.0 - np.abs(1.0 - pts)
-    return np.abs(pts), towns
+    # Reflect what fell outside back in (a clip would line points up on the border).
+    outside = (pts < 0.0) | (pts > 1.0)
+    pts[outside] = np.abs((pts[outside] + 1.0) % 2.0 - 1.0)
+    return pts, towns
 
 
 def _delaunay_edges(pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +183,7 @@ def road_graph(
             f"a road graph's mean degree must be a number in [2, 5] (a spanning tree has 2, "
             f"a Delaunay triangulation about 6), got {degree!r}"
         )
-    _weights(seed, 0, weight_range)  # checks weight_range
+    lo, hi = _check_weight_range(weight_range)
     n = int(n)
     rng = np.random.default_rng(seed)
     pts, towns = _road_points(rng, n)
@@ -208,7 +203,6 @@ def road_graph(
     take = extra[np.argsort(keys, kind="stable")[: max(0, want - (n - 1))]]
     keep = np.sort(np.concatenate([np.flatnonzero(in_tree), take]))
     u, v, length = u[keep], v[keep], length[keep]
-    lo, hi = weight_range
     top = float(np.quantile(length, 0.99)) or 1.0
     w = np.clip(np.rint(lo + (hi - lo) * length / top), lo, hi).astype(np.int64)
     return _undirected(
