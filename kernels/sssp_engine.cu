@@ -14,10 +14,15 @@
 //           the nodes improved by relax p+1), which is exactly Crauser's Δ because distances
 //           only fall.
 //   bound   relax skips an edge (u, v, w) without reading v when d(u) + w exceeds every
-//           unsettled node's tentative distance: once every node has been reached, the settle
-//           step before folds the largest distance it carries into R_p (ctrl slot by parity),
-//           distances only fall, and a candidate above that can neither lower nor tie any
-//           unsettled key (settled ones take no update). The skipped edges are exactly those
+//           unsettled node's tentative distance: the settle step before folds the largest
+//           distance it carries into R_p (ctrl slot by parity) when every node had been reached
+//           by then, else +inf (no bound). Distances only fall, and a candidate above that can
+//           neither lower nor tie any unsettled key (settled ones take no update). Settle reads
+//           the reached count while nothing raises it; relax must not read it, since its own
+//           threads raise it: a thread that saw the count reach n mid-step took the carried
+//           maximum as its bound, which misses the nodes first reached in that step, and
+//           skipped their improving or tying candidates (the H200 lost predecessor ties on a
+//           mesh, run 86). The skipped edges are exactly those
 //           the pre-read of the target's key would have rejected, so results are unchanged;
 //           on dense graphs most edges of the late, large phases are skipped this way, and
 //           with the OUT criterion a frontier node whose d(u) + ω(u) is above it is skipped
@@ -147,10 +152,10 @@ typedef sssp_bits_t sssp_key_t;
 // ---- the argument list every engine kernel takes (the contract in kernels/__init__.py) --------
 // cnt[2p] = |F_p|, cnt[2p+1] = |R_p|; thr[2p] = OUT threshold of phase p, thr[2p+1] = min d.
 // ctrl[0] phase, [1] done, [2..3] grid barrier arrivals (64-bit), [4] blocks finished
-// (settle kernel), [5] abort (barrier timeout), [6] phase limit, [8] nodes reached (the relax
-// bound applies once it is n), [10..11] and [12..13] the largest carried distance (64-bit bits,
-// by phase parity: settle p folds into slot (p+1) & 1, relax p reads slot p & 1 and clears the
-// other).
+// (settle kernel), [5] abort (barrier timeout), [6] phase limit, [8] nodes reached (read by
+// settle only), [10..11] and [12..13] the relax bound (64-bit bits, by phase parity: settle p
+// folds the largest carried distance into slot (p+1) & 1, or +inf while [8] is below n; relax p
+// reads slot p & 1 and clears the other).
 #define SSSP_ARGS                                                                               \
     const long long *__restrict__ indptr, const int *__restrict__ indices,                     \
         const sssp_w_t *__restrict__ weights, const sssp_d_t *__restrict__ omega,               \
@@ -502,17 +507,19 @@ __device__ __forceinline__ bool sssp_push_edges(SSSP_ARGS, Q &q, long long first
     return !more;
 }
 
-// Push: the frontier F_{p-1} walks its out-edges (sssp_walk_rows, sssp_push_edges), bounded once
-// every node has been reached (the bound at the top of this file).
+// Push: the frontier F_{p-1} walks its out-edges (sssp_walk_rows, sssp_push_edges), bounded by
+// the slot settle p-1 wrote (the bound at the top of this file). Every thread reads the same slot,
+// so all take the same branch, whose walk has block barriers.
 template <class Q>
 __device__ void sssp_relax_step(SSSP_ARGS, Q &q, int phase, long long tid, long long nthreads) {
     SsspKeys keys;
     sssp_keys_init(keys);
     unsigned long long *slots = sssp_bound_slots(ctrl);
     if (tid == 0) __stcg(slots + ((phase + 1) & 1), 0ull);  // settle p folds into it
-    const bool bounded = sssp_ldcg(ctrl + SSSP_CTRL_REACHED) == (unsigned int)n;
+    const sssp_bits_t ub_bits = (sssp_bits_t)sssp_ldcg(slots + (phase & 1));
+    const bool bounded = ub_bits != SSSP_INF_BITS;
     const bool sorted = sssp_ldcg(ctrl + SSSP_CTRL_SORTED) != 0u;
-    const sssp_d_t ub = sssp_val((sssp_bits_t)(bounded ? sssp_ldcg(slots + (phase & 1)) : SSSP_INF_BITS));
+    const sssp_d_t ub = sssp_val(ub_bits);
     auto node = [&](long long i) { return q.F(phase - 1, i); };
     auto bounded_entry = [&](long long i, int u, sssp_bits_t &du) {
         const sssp_d_t d = q.Fdist(phase - 1, i, u);
@@ -626,7 +633,11 @@ __device__ void sssp_settle_step(SSSP_ARGS, Q &q, int phase, long long tid, long
         }
     }
     q.fold(phase + 1, keys);
-    sssp_fold_max(sssp_bound_slots(ctrl) + ((phase + 1) & 1), carried);
+    // The relax bound of phase p + 1. Nothing reaches a node during settle, so every thread reads
+    // the same count and the warp-wide fold below is taken by all lanes or none.
+    unsigned long long *slot = sssp_bound_slots(ctrl) + ((phase + 1) & 1);
+    if (sssp_ldcg(ctrl + SSSP_CTRL_REACHED) == (unsigned int)n) sssp_fold_max(slot, carried);
+    else if (tid == 0) atomicMax(slot, (unsigned long long)SSSP_INF_BITS);
 }
 
 // ---- kernels of the host and graph loops ------------------------------------------------------
@@ -654,8 +665,9 @@ extern "C" __global__ void sssp_e_init(SSSP_ARGS, int source) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         qF[0] = source;
         ctrl[SSSP_CTRL_REACHED] = 1;  // the source
-        sssp_bound_slots(ctrl)[0] = 0;
-        sssp_bound_slots(ctrl)[1] = 0;
+        // No bound until settle has seen every node reached (n == 1: nothing is left to relax).
+        sssp_bound_slots(ctrl)[0] = SSSP_INF_BITS;
+        sssp_bound_slots(ctrl)[1] = SSSP_INF_BITS;
     }
 }
 
