@@ -166,8 +166,26 @@ def test_the_store_provider_answers_from_the_database(tmp_path):
         "near-far",
         8.0,
     )
+    assert "carried" not in choice.detail
     assert provider.lookup(dataclasses.replace(query, kernel_digest="other")) is None
     assert provider.lookup(dataclasses.replace(query, algorithm="crauser")) is None
     far = dataclasses.replace(query, graph_class=GraphClass("98k", "deg200"))
     assert provider.lookup(far).source is ConfigSource.TUNED_NEAREST
     assert provider.state(url) is not None
+
+    # A record carried to these kernels without re-measuring says so.
+    from tuning_db.records import MEASURED_ON
+
+    carried = dataclasses.replace(
+        rec, options={**rec.options, MEASURED_ON: "0123456789abcdef"}, updated_at=later(rec)
+    )
+    with Store(url, seed=False) as store:
+        store.put_best(carried)
+    detail = provider.lookup(query).detail
+    assert "measured on kernels 0123456789abcdef, carried" in detail
+
+
+def later(rec):
+    import datetime as dt
+
+    return rec.updated_at + dt.timedelta(seconds=1)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from sssp.classes import DEGREE_CLASSES, PAPER_DEGREES, PAPER_SIZES, SIZE_LABELS
 from sssp.config import KERNELS, LaunchConfig
 from sssp.errors import TuningError
-from tuning_db.records import BestRecord
+from tuning_db.records import MEASURED_ON, BestRecord
 
 if TYPE_CHECKING:
     from .figures import Figure
@@ -293,6 +293,12 @@ def about(
     lines.append("results: " + RESULTS[results].format(database=f" {database}" if database else ""))
     if any(r.replay for r in records) and results != "replayed":
         lines.append(f"results marked replay are {REPLAY_LABEL[1:-1]}")
+    carried = sorted({r.measured_on for r in records if r.measured_on})
+    if carried:
+        lines.append(
+            f"results with {MEASURED_ON}= were measured on older kernels ({', '.join(carried)}) "
+            "and carried to these without re-measuring"
+        )
     lines.append(f"report made: {_when(now or dt.datetime.now(dt.UTC))}")
     return tuple(lines)
 

@@ -56,6 +56,11 @@ class StoreProvider:
             detail += " (tuning did not beat the default there; the default is stored)"
         if record.replay:
             detail += " [record from a replay of recorded measurements]"
+        if record.measured_on:
+            detail += (
+                f" [measured on kernels {record.measured_on}, carried to these kernels "
+                "without re-measuring]"
+            )
         return TunedChoice(
             record.config,
             source,

@@ -179,6 +179,18 @@ class BestRecord:
                     f"option {key!r}={value!r} is invalid: options map names to strings or finite numbers"
                 )
 
+    @property
+    def measured_on(self) -> str | None:
+        """The kernel digest the record was measured on, when it was carried to
+        :attr:`kernel_version` unmeasured (``scripts/same_code.py --carry-changed``), else None."""
+        value = self.options.get(MEASURED_ON)
+        return None if value is None else str(value)
+
+
+MEASURED_ON = "measured_on_kernels"
+"""The option of a record carried to a new kernel digest without re-measuring: the digest its
+numbers were measured on. Reports and the tuned look-up name it."""
+
 
 def _chosen_from_options(algorithm: str, options: Mapping[str, Any]) -> str:
     """What an older record (no typed field) runs: its algorithm, or for ``"auto"`` the one
