@@ -2,17 +2,23 @@
 ask for (``kernels.engine_params()``): each build's PTX from ``nvcc --ptx`` with the project's
 options, compared with the names of internal-linkage symbols masked (nvcc gives them a hash that
 changes from one compile to the next). Same PTX and same options give the same machine code, so
-the measurements stored for one tree's kernel digest hold for the other's.
+the measurements stored for one tree's kernel digest hold for the other's. Where a build differs,
+each kernel entry is compared too (its own PTX and that of every function it calls), so a change
+confined to Crauser's kernels leaves near-far's measurements standing, and the other way round.
 
     python scripts/same_code.py OLD_TREE NEW_TREE      # e.g. a `git worktree` of the last commit
     python scripts/same_code.py OLD_TREE NEW_TREE --rekey tuning_db/data/h200-engine2.json
+    python scripts/same_code.py OLD_TREE NEW_TREE --rekey FILE --carry-changed
     python scripts/same_code.py OLD_TREE NEW_TREE --preprocessed   # minutes, not tens of them
 
-Prints one line per differing build and a summary; exits 1 when any build of the old tree
-differs (builds only the new tree has are listed as new). With ``--rekey`` and every build the
-same, the tuning exports named move their records from the old tree's engine digest to the new
-one's (each file is replaced whole, or left as it was). Needs
-nvcc, no GPU.
+Prints one line per differing build (with its differing entries) and a summary; exits 1 when any
+build of the old tree differs (builds only the new tree has are listed as new). With ``--rekey``
+the tuning exports named move to the new tree's engine digest the records whose kernels (engine
+2's Crauser/Martín kernels, or near-far's) compile the same in every build; with
+``--carry-changed`` the records of changed kernels move too, each labelled with the digest it was
+measured on (``options["measured_on_kernels"]``; the tuned look-up names it in its detail), for
+a change that cannot move a tuning decision, until they are tuned again. Each file is replaced
+whole, or left as it was. Needs nvcc, no GPU.
 """
 
 from __future__ import annotations
@@ -31,6 +37,32 @@ from pathlib import Path
 import kernels
 
 STAGE = sys.argv[2]
+HEAD = re.compile(rb"^(?:\\.visible |\\.weak |\\.extern )?\\.(entry|func)\\s+(?:\\([^)]*\\)\\s*)?([A-Za-z_$][\\w$]*)", re.M)
+CALL = re.compile(rb"\\bcall(?:\\.uni)?\\s+(?:\\([^)]*\\),\\s*)?([A-Za-z_$][\\w$]*)")
+
+def entries(code):
+    # {entry: sha256 of its text and of every function it calls, transitively}
+    heads = list(HEAD.finditer(code))
+    blocks = {}
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(code)
+        blocks[m.group(2)] = (m.group(1), code[m.start():end])
+    out = {}
+    for name, (kind, _) in blocks.items():
+        if kind != b"entry":
+            continue
+        seen, todo = set(), [name]
+        while todo:
+            f = todo.pop()
+            if f in seen or f not in blocks:
+                continue
+            seen.add(f)
+            todo.extend(CALL.findall(blocks[f][1]))
+        h = hashlib.sha256(code[:heads[0].start()])  # the module's declarations and globals
+        for f in sorted(seen):
+            h.update(blocks[f][1])
+        out[name.decode()] = h.hexdigest()
+    return out
 
 def ptx(params):
     text = kernels.source(params.source_file)
@@ -43,14 +75,31 @@ def ptx(params):
         subprocess.run(["nvcc", *opts, "-o", str(out), str(src)], check=True, capture_output=True)
         if STAGE == "ptx":
             code = re.sub(rb"(_INTERNAL_|_GLOBAL__N__)[0-9a-f]{8}_", rb"\\1", out.read_bytes())
+            per_entry = entries(code)
         else:  # the token stream: no line markers, no blank lines
             lines = out.read_bytes().splitlines()
             code = b"\\n".join(x for x in lines if x.strip() and not x.startswith(b"#"))
-    return str(params.key), hashlib.sha256(code).hexdigest()
+            per_entry = {}
+    return str(params.key), hashlib.sha256(code).hexdigest(), per_entry
 
+def names(*specs):
+    return sorted({n for spec in specs for n in spec.cuda_names.values()})
+
+families = {
+    "crauser": names(*kernels.ENGINE_KERNELS.values()),
+    "near-far": names(
+        *kernels.NEARFAR_KERNELS.values(), *kernels.CLUSTER_KERNELS.values(),
+        kernels.CLUSTER_BATCH_KERNEL,
+    ),
+}
 with ThreadPoolExecutor(max_workers=int(sys.argv[1])) as pool:
-    got = dict(pool.map(ptx, kernels.engine_params()))
-print(json.dumps({"digest": kernels.digest(kernels.ENGINE_SOURCE_FILE), "ptx": got}))
+    got = list(pool.map(ptx, kernels.engine_params()))
+print(json.dumps({
+    "digest": kernels.digest(kernels.ENGINE_SOURCE_FILE),
+    "ptx": {k: h for k, h, _ in got},
+    "entries": {k: e for k, _, e in got},
+    "families": families,
+}))
 """
 
 
@@ -79,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         "--rekey", type=Path, nargs="+", default=[], help="tuning exports (JSON) to move"
     )
     parser.add_argument(
+        "--carry-changed",
+        action="store_true",
+        help="with --rekey: move the records of changed kernels too, labelled with the digest "
+        "they were measured on",
+    )
+    parser.add_argument(
         "--preprocessed",
         action="store_true",
         help="compare the preprocessed sources instead (seconds a build, not tens): the same "
@@ -91,8 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     # are of those builds); builds only the new tree has are new kernels, with nothing stored.
     differ = sorted(k for k in old["ptx"] if old["ptx"][k] != new["ptx"].get(k))
     added = sorted(new["ptx"].keys() - old["ptx"].keys())
+    changed: set[str] = set()  # kernel entries that differ in some build
     for key in differ:
-        print(f"differs: {key}")
+        entries = differing_entries(old["entries"].get(key, {}), new["entries"].get(key, {}))
+        changed.update(entries)
+        print(f"differs: {key}" + (f" ({', '.join(entries)})" if entries else ""))
     print(
         f"engine 2 {old['digest']} -> {new['digest']}: {len(old['ptx']) - len(differ)} of "
         f"{len(old['ptx'])} builds "
@@ -100,30 +158,75 @@ def main(argv: list[str] | None = None) -> int:
         + ("" if not differ else f", {len(differ)} differ")
         + (f"; {len(added)} new builds ({', '.join(added)})" if added else "")
     )
+    if not differ:
+        same = set(new["families"])
+    elif stage == "ptx":
+        same = {f for f, names in new["families"].items() if not changed & set(names)}
+    else:  # preprocessed text says nothing about single kernels
+        same = set()
     if differ:
-        return 1
+        print(f"kernels compiled the same in every build: {', '.join(sorted(same)) or 'none'}")
+    left = 0
     for path in args.rekey:
-        moved = rekey(path, old["digest"], new["digest"])
-        print(f"{path}: {moved} records moved to kernels {new['digest']}")
-    return 0
+        moved, kept = rekey(path, old["digest"], new["digest"], same, args.carry_changed)
+        print(
+            f"{path}: {moved} records moved to kernels {new['digest']}"
+            + (f", {kept} left on {old['digest']} (their kernels changed)" if kept else "")
+        )
+        left += kept
+    return 1 if differ and (left or not args.rekey) else 0
 
 
-def rekey(path: Path, old: str, new: str) -> int:
-    """Move the records of ``path`` (a tuning export) from engine digest ``old`` to ``new``;
-    returns how many kernel versions and best records named ``old``."""
+def differing_entries(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """The kernel entries of one build whose code (with what they call) differs, or that only
+    one tree has."""
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
+def family(chosen_algorithm: str) -> str:
+    """The kernels a record's measurements ran: near-far's, or engine 2's Crauser/Martín ones."""
+    return "near-far" if chosen_algorithm == "near-far" else "crauser"
+
+
+MEASURED_ON = "measured_on_kernels"
+"""The option naming the digest a carried record was measured on (``--carry-changed``)."""
+
+
+def rekey(
+    path: Path,
+    old: str,
+    new: str,
+    same: set[str] | None = None,
+    carry_changed: bool = False,
+) -> tuple[int, int]:
+    """Move the best records of ``path`` (a tuning export) from engine digest ``old`` to ``new``:
+    those whose kernels (:func:`family`) are in ``same`` (``None``: all), and with
+    ``carry_changed`` the others too, labelled ``options[MEASURED_ON] = old``. Returns (moved,
+    left on ``old``); the old kernel version stays listed while a record still names it."""
     doc = json.loads(path.read_text(encoding="utf-8"))
-    moved = 0
-    for rec in [
-        *doc.get("kernel_versions", []),
-        *(b["kernel_version"] for b in doc.get("best", [])),
-    ]:
-        if rec.get("digest") == old:
-            rec["digest"] = new
-            moved += 1
+    moved = kept = 0
+    for best in doc.get("best", []):
+        if best["kernel_version"].get("digest") != old:
+            continue
+        kin = same is None or family(best.get("chosen_algorithm") or "crauser") in same
+        if not (kin or carry_changed):
+            kept += 1
+            continue
+        best["kernel_version"] = {**best["kernel_version"], "digest": new}
+        if not kin:
+            best["options"] = {**best.get("options", {}), MEASURED_ON: old}
+        moved += 1
+    versions = doc.get("kernel_versions", [])
+    for v in [v for v in versions if v.get("digest") == old]:
+        renamed = {**v, "digest": new}
+        if renamed not in versions:
+            versions.append(renamed)
+        if not kept:
+            versions.remove(v)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(path)
-    return moved
+    return moved, kept
 
 
 if __name__ == "__main__":

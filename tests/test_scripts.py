@@ -83,10 +83,9 @@ def test_rekey_moves_only_the_old_digest_and_keeps_a_valid_export(tmp_path):
     path = tmp_path / name
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
-    moved = _same_code().rekey(path, old, "f" * 16)
+    moved, kept = _same_code().rekey(path, old, "f" * 16)
 
-    best_moved, versions_moved = len(doc["best"]) - 1, 1  # all but the last record, one version
-    assert moved == best_moved + versions_moved
+    assert (moved, kept) == (len(doc["best"]) - 1, 0)  # all but the last record
     after = json.loads(path.read_text(encoding="utf-8"))
     assert {v["digest"] for v in after["kernel_versions"]} == {"f" * 16, "0" * 16}
     assert [b["kernel_version"]["digest"] for b in after["best"]] == ["f" * 16] * (
@@ -95,3 +94,51 @@ def test_rekey_moves_only_the_old_digest_and_keeps_a_valid_export(tmp_path):
     parsed = export.parse_text(path.read_text(encoding="utf-8"), str(path))
     assert len(parsed.bests) == len(doc["best"])
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left
+
+
+def test_rekey_by_kernels_moves_the_unchanged_and_labels_the_carried(tmp_path):
+    """Where only Crauser's kernels changed, near-far's records move as they are; Crauser's stay
+    on the old digest, or with ``carry_changed`` move labelled with the digest they were
+    measured on, which the record, the tuned look-up's detail and the reports name."""
+    import json
+
+    from tuner import report
+    from tuning_db import export
+    from tuning_db.records import MEASURED_ON
+
+    script = _same_code()
+    assert script.MEASURED_ON == MEASURED_ON
+    (name, text), *_ = export.shipped_exports()
+    doc = json.loads(text)
+    for b in doc["best"]:  # as measured: no record carried yet
+        b["options"].pop(MEASURED_ON, None)
+    text = json.dumps(doc)
+    old = doc["best"][0]["kernel_version"]["digest"]
+    families = [script.family(b["chosen_algorithm"]) for b in doc["best"]]
+    assert {"near-far", "crauser"} <= set(families)  # the shipped file holds both
+    path = tmp_path / name
+
+    path.write_text(text, encoding="utf-8")
+    moved, kept = script.rekey(path, old, "f" * 16, {"near-far"})
+    assert (moved, kept) == (families.count("near-far"), families.count("crauser"))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert {v["digest"] for v in after["kernel_versions"]} == {old, "f" * 16}
+    for b, fam in zip(after["best"], families, strict=True):
+        assert b["kernel_version"]["digest"] == ("f" * 16 if fam == "near-far" else old)
+        assert MEASURED_ON not in b["options"]
+
+    path.write_text(text, encoding="utf-8")
+    assert script.rekey(path, old, "f" * 16, {"near-far"}, carry_changed=True) == (
+        len(families),
+        0,
+    )
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert [v["digest"] for v in after["kernel_versions"]] == ["f" * 16]
+    parsed = export.parse_text(path.read_text(encoding="utf-8"), str(path)).bests
+    assert [r.measured_on for r in parsed] == [
+        None if fam == "near-far" else old for fam in families
+    ]
+    lines = report.about(parsed)
+    assert any(old in line and "without re-measuring" in line for line in lines)
+    measured = [r for r in parsed if r.measured_on is None]
+    assert measured and not any("re-measuring" in line for line in report.about(measured))
