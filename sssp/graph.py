@@ -604,7 +604,12 @@ class Graph:
         return GraphClass(size, degree, self._diameter)
 
     def to_scipy(self):
-        """A ``scipy.sparse.csr_matrix`` view of the graph (parallel edges kept as-is)."""
+        """A ``scipy.sparse.csr_matrix`` view of the graph (parallel edges kept as-is).
+
+        Not a reference for shortest paths of a multigraph: SciPy's csgraph converts integer
+        weights to float64, and that conversion sums parallel edges into one (SciPy 1.17). Use
+        :func:`sssp.cpu.reference.min_weight_csr` (the lightest of each pair's edges) for that.
+        """
         import scipy.sparse as sp
 
         return sp.csr_matrix((self._weights, self._indices, self._indptr), shape=(self.n, self.n))

@@ -300,7 +300,7 @@ def test_the_rows_reference_keeps_unreachable_nodes_exact():
     graph = sssp.generate("random", size=3000, degree=1, seed=4)  # sparse: many unreached
     sources = [0, 17, 17, 2999]
     scorer = many_search.RowsScorer.for_record(graph, record(near_far_point()), sources, 0)
-    ref = dijkstra(graph.to_scipy(), directed=True, indices=sources)
+    ref = dijkstra(graph.to_scipy(), directed=True, indices=sources)  # no parallel edges
     unreached = np.isinf(ref)
     assert unreached.any() and (~unreached).any()
     assert scorer.reference.dtype == np.int64
@@ -338,3 +338,17 @@ def test_a_recorded_run_without_its_comparison_is_not_replayed(tmp_path, no_gpu)
             many_search.tune_many(
                 GC, dataclasses.replace(opts, replay=True), store=store, record=record()
             )
+
+
+def test_the_rows_reference_takes_the_lightest_of_parallel_edges():
+    """A multigraph (a Kronecker graph has parallel edges) with integer weights: SciPy's csgraph
+    on ``Graph.to_scipy()`` sums the parallel edges when it converts the weights to float64, so
+    the scorer's reference comes from ``min_weight_csr``, and equals the CPU solver's rows."""
+    import numpy as np
+
+    import sssp
+
+    graph = sssp.Graph.from_edges(3, np.array([0, 0, 1]), np.array([1, 1, 2]), np.array([5, 3, 1]))
+    scorer = many_search.RowsScorer.for_record(graph, record(near_far_point()), [0], 0)
+    assert scorer.reference.tolist() == [[0, 3, 4]]
+    assert sssp.solve(graph, [0], backend="cpu").dist.tolist() == [[0, 3, 4]]
