@@ -90,6 +90,18 @@ def write_trace(path: Path, name: str, label: str, solver: sssp.Solver, source: 
     print(f"  trace {name} {label}: {len(rows)} rounds, {total:.2f} ms of kernels", flush=True)
 
 
+def wide_params(variant: str) -> kernels.WideParams:
+    """``bB-hH-cC-mM[-s1]`` as :class:`kernels.WideParams` (the inverse of its key)."""
+    parts = variant.split("-")
+    if len(parts) not in (4, 5) or (len(parts) == 5 and parts[4] != "s1"):
+        raise SystemExit(f"wide_probe: variant {variant!r} is not bB-hH-cC-mM[-s1]")
+    try:
+        b, h, c, m = (int(part[1:]) for part in parts[:4])
+    except ValueError:
+        raise SystemExit(f"wide_probe: variant {variant!r} is not bB-hH-cC-mM[-s1]") from None
+    return kernels.WideParams(batch=b, hub_degree=h, chunk=c, min_blocks=m, split=len(parts) == 5)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("graphs", nargs="+")
@@ -104,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         "--variants",
         nargs="+",
         default=["b4-h256-c1024-m0"],
-        help="wide module builds, bB-hH-cC-mM (kernels.WideParams: batch, hub degree, chunk, "
-        "min blocks)",
+        help="wide module builds, bB-hH-cC-mM[-s1] (kernels.WideParams: batch, hub degree, "
+        "chunk, min blocks, and -s1 for the light/heavy split)",
     )
     ap.add_argument("--no-tuned", action="store_true", help="skip the tuned configuration")
     ap.add_argument(
@@ -135,8 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = [] if args.no_tuned else [("tuned", dict(tuned=True))]
         base = default_delta(graph)
         for variant, scale in itertools.product(args.variants, args.scales):
-            b, h, c, m = (int(part[1:]) for part in variant.split("-"))
-            params = kernels.WideParams(batch=b, hub_degree=h, chunk=c, min_blocks=m)
+            params = wide_params(variant)
             delta = max(1, round(base * scale)) if not graph.is_float else base * scale
             kwargs = dict(algorithm="near-far", config=WIDE, delta=delta, wide=params)
             runs.append((f"wide {variant} x{scale:g}", kwargs))

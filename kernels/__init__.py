@@ -705,14 +705,17 @@ WIDE_WORDS = 20
     W_MAXL,
     W_SEALED,
     W_LIMIT,
-) = range(15)
+    W_BUCKET,
+) = range(16)
 W_SUM = 16
+W_DELTA = 18
 """The wide loop's words: the current move (:data:`W_STEP`, :data:`W_RAISE`, :data:`W_DONE`),
 the next step k, the raises, |L_k|, the entries of the list being filled, the far pile's size and
 the other pile's, the hub chunks queued, the threshold T, the pile's minimum and the other pile's,
 which pile is current, the largest list, whether the end has been sealed (the stamps cleared),
-the step limit, and (64-bit, words 16-17) the list entries summed."""
-W_STEP, W_RAISE, W_DONE = 0, 1, 2
+the step limit, the entries of the bucket's list (light/heavy split), (64-bit, words 16-17) the
+list entries summed, and Δ (saturated at 2**32 - 1)."""
+W_STEP, W_RAISE, W_DONE, W_HEAVY = 0, 1, 2, 3
 WIDE_BLOCK = 256
 """Threads per block of the wide loop's kernels."""
 WIDE_BATCH = 4
@@ -729,12 +732,15 @@ class WideParams:
     """Compile-time parameters of the wide loop's module (``sssp_wide.cu``; 32-bit distances in
     packed keys only): edges a lane has in flight, the degree above which an entry goes to the
     hub queue, a hub chunk's edges, and the blocks per multiprocessor the step kernels are
-    compiled for (``__launch_bounds__``' second argument, 0: none)."""
+    compiled for (``__launch_bounds__``' second argument, 0: none), and whether a step pushes
+    only light edges, the heavy ones once per bucket (``split``: Meyer and Sanders' light/heavy
+    split; see the source's header)."""
 
     batch: int = WIDE_BATCH
     hub_degree: int = WIDE_HUB_DEGREE
     chunk: int = WIDE_CHUNK
     min_blocks: int = 0
+    split: bool = False
 
     source_file = WIDE_SOURCE_FILE
 
@@ -757,6 +763,7 @@ class WideParams:
             "SSSP_W_HUB_DEGREE": self.hub_degree,
             "SSSP_W_CHUNK": self.chunk,
             "SSSP_W_MIN_BLOCKS": self.min_blocks,
+            "SSSP_W_SPLIT": int(self.split),
         }
 
     def nvcc_flags(self) -> list[str]:
@@ -764,7 +771,8 @@ class WideParams:
 
     @property
     def key(self) -> str:
-        return f"wide-b{self.batch}-h{self.hub_degree}-c{self.chunk}-m{self.min_blocks}"
+        split = "-s1" if self.split else ""
+        return f"wide-b{self.batch}-h{self.hub_degree}-c{self.chunk}-m{self.min_blocks}{split}"
 
 
 _WIDE_COMMON = (
@@ -867,7 +875,8 @@ def contract_defines() -> dict[str, str]:
 
 def _wide_words() -> dict[str, int]:
     names = (
-        "MODE K R NL NEXT FAR KEPT HUBS T FMIN FMIN_NEXT PILE MAXL SEALED LIMIT SUM STEP RAISE DONE"
+        "MODE K R NL NEXT FAR KEPT HUBS T FMIN FMIN_NEXT PILE MAXL SEALED LIMIT BUCKET SUM DELTA "
+        "STEP RAISE DONE HEAVY"
     ).split()
     words = {name: globals()[f"W_{name}"] for name in names}
     return {

@@ -61,10 +61,13 @@
 #define SSSP_W_MAXL 12
 #define SSSP_W_SEALED 13
 #define SSSP_W_LIMIT 14
+#define SSSP_W_BUCKET 15
 #define SSSP_W_SUM 16
+#define SSSP_W_DELTA 18
 #define SSSP_W_STEP 0
 #define SSSP_W_RAISE 1
 #define SSSP_W_DONE 2
+#define SSSP_W_HEAVY 3
 #define SSSP_W_WORDS 20
 #define SSSP_W_BLOCK 256
 #endif

@@ -31,9 +31,19 @@
 // it (the far pile): stamps only grow, so an equal distance never replaces a key, and a node
 // whose first lowering in a step went to the pile still joins the near list when a later one
 // brings it below T (a near lowering always has the smaller distance).
+//
+// Light and heavy edges (SSSP_W_SPLIT 1, Meyer and Sanders): a step pushes only the light edges
+// (w < Δ) of its entries, and every node pushed for the first time joins the bucket's list (in
+// the pile half the raise fills later, w[SSSP_W_BUCKET] entries). Once a step leaves the near list
+// empty, one heavy move pushes the heavy edges of the bucket's nodes, once each, at their final
+// distances: a node of the bucket is at T - Δ or more, so a heavy edge lands at T or past it, in
+// the far pile, and no step of the bucket needed it (the host sizes distances so that no sum
+// reaches SSSP_W_INF, so a bucket whose threshold saturates there has no heavy edge). An entry
+// that is pushed again within its bucket then walks only its light edges (a CPU model:
+// benchmarks/hub_deferral_sim.py).
 
 // Compile-time parameters (kernels.WideParams, always given with -D): SSSP_W_BATCH,
-// SSSP_W_HUB_DEGREE, SSSP_W_CHUNK, SSSP_W_MIN_BLOCKS.
+// SSSP_W_HUB_DEGREE, SSSP_W_CHUNK, SSSP_W_MIN_BLOCKS, SSSP_W_SPLIT.
 #if SSSP_W_MIN_BLOCKS > 0
 #define SSSP_W_BOUNDS __launch_bounds__(SSSP_W_BLOCK, SSSP_W_MIN_BLOCKS)
 #else
@@ -181,6 +191,7 @@ extern "C" __global__ void sssp_w_init(SSSP_W_ARGS, unsigned int *cnt, unsigned 
         if (i == SSSP_W_T) v = sssp_w_threshold(0u, delta);
         if (i == SSSP_W_FMIN || i == SSSP_W_FMIN_NEXT) v = SSSP_W_INF;
         if (i == SSSP_W_LIMIT) v = (unsigned int)limit;
+        if (i == SSSP_W_DELTA) v = delta < SSSP_W_INF ? (unsigned int)delta : SSSP_W_INF;
         w[i] = v;
         if (i == 0) lists[n] = source;  // half 1: step 1's list
     }
@@ -198,13 +209,24 @@ __device__ __forceinline__ void sssp_w_enqueue_hub(unsigned long long *hubs, uns
     }
 }
 
+// Which edges a walk takes, by weight: all of them, or (SSSP_W_SPLIT) the light ones (w < Δ) in
+// a step and the heavy ones in the heavy move. A target is loaded only for an edge taken.
+struct SsspWEdges {
+    unsigned int delta = SSSP_W_INF;
+    bool heavy = false;
+    __device__ __forceinline__ bool take(unsigned int w) const {
+        return !SSSP_W_SPLIT || delta == SSSP_W_INF || (w < delta) != heavy;
+    }
+};
+
 // Each lane holds one row (its first edge beg, deg <= SSSP_W_HUB_DEGREE edges, node u at distance
 // du; deg 0 for none) and the warp walks the 32 rows as one run of edges, 32 x SSSP_W_BATCH at a
-// time: `edges(go, t, nd, du, u)` gets a batch (go[j]: edge j is real, t[j] its target, nd[j] =
-// du[j] + its weight, from node u[j]). Called by every lane of the warp.
+// time: `edges(go, t, nd, du, u)` gets a batch (go[j]: edge j is real and `which` takes it, t[j]
+// its target, nd[j] = du[j] + its weight, from node u[j]). Called by every lane of the warp.
 template <class Edges>
 __device__ __forceinline__ void sssp_w_run(const int *__restrict__ indices, const unsigned int *__restrict__ weights,
-                                           long long beg, int deg, unsigned int du, int u, Edges &edges) {
+                                           long long beg, int deg, unsigned int du, int u, Edges &edges,
+                                           SsspWEdges which = SsspWEdges{}) {
     const int lane = threadIdx.x & 31;
     int incl = deg;  // an inclusive scan of the degrees
 #pragma unroll
@@ -233,10 +255,11 @@ __device__ __forceinline__ void sssp_w_run(const int *__restrict__ indices, cons
             ds[j] = __shfl_sync(SSSP_W_FULL, du, o);
             src[j] = __shfl_sync(SSSP_W_FULL, u, o);
             const int start = __shfl_sync(SSSP_W_FULL, excl, o);
-            go[j] = x < total;
             const long long e = b + (x - start);
+            const unsigned int we = x < total ? __ldg(weights + e) : 0u;
+            go[j] = x < total && which.take(we);
             t[j] = go[j] ? __ldg(indices + e) : 0;
-            nd[j] = go[j] ? ds[j] + __ldg(weights + e) : 0u;
+            nd[j] = go[j] ? ds[j] + we : 0u;
         }
         edges(go, t, nd, ds, src);
     }
@@ -246,7 +269,7 @@ __device__ __forceinline__ void sssp_w_run(const int *__restrict__ indices, cons
 template <class Edges>
 __device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indptr, const int *__restrict__ indices,
                                               const unsigned int *__restrict__ weights, const unsigned long long *hubs,
-                                              const unsigned int *w, Edges &edges) {
+                                              const unsigned int *w, Edges &edges, SsspWEdges which = SsspWEdges{}) {
     const unsigned int nh = sssp_w_word(w, SSSP_W_HUBS);
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -264,9 +287,10 @@ __device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indp
 #pragma unroll
             for (int j = 0; j < SSSP_W_BATCH; ++j) {
                 const long long e = e0 + j * 32 + lane;
-                go[j] = e < end;
+                const unsigned int we = e < end ? __ldg(weights + e) : 0u;
+                go[j] = e < end && which.take(we);
                 t[j] = go[j] ? __ldg(indices + e) : 0;
-                nd[j] = go[j] ? du + __ldg(weights + e) : 0u;
+                nd[j] = go[j] ? du + we : 0u;
                 ds[j] = du;
                 src[j] = v;
             }
@@ -275,13 +299,38 @@ __device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indp
     }
 }
 
-// One step: the entries of the near list, their rows walked by warps as runs of edges.
+// Which edges the current move takes, and whether it is the heavy move (SSSP_W_SPLIT).
+__device__ __forceinline__ SsspWEdges sssp_w_which(const unsigned int *w, unsigned int mode) {
+    SsspWEdges which;
+#if SSSP_W_SPLIT
+    which.delta = sssp_w_word(w, SSSP_W_DELTA);
+    which.heavy = mode == SSSP_W_HEAVY;
+#endif
+    return which;
+}
+
+__device__ __forceinline__ bool sssp_w_pushes(unsigned int mode) {
+    return mode == SSSP_W_STEP || (SSSP_W_SPLIT && mode == SSSP_W_HEAVY);
+}
+
+// The bucket's list (SSSP_W_SPLIT): the half of the piles the next raise fills.
+__device__ __forceinline__ int *sssp_w_bucket(int *piles, const unsigned int *w, int n) {
+    return piles + (long long)(sssp_w_word(w, SSSP_W_PILE) ^ 1u) * n;
+}
+
+// One step: the entries of the near list, their rows walked by warps as runs of edges; or the
+// heavy move (SSSP_W_SPLIT): the bucket's nodes, their heavy edges.
 extern "C" __global__ void SSSP_W_BOUNDS
     sssp_w_step(SSSP_W_ARGS) {
-    if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_STEP) return;
+    const unsigned int mode = sssp_w_word(w, SSSP_W_MODE);
+    if (!sssp_w_pushes(mode)) return;
     const SsspWMove m = sssp_w_move(lists, piles, w, n);
-    const unsigned int nl = sssp_w_word(w, SSSP_W_NL);
-    const int *L = lists + (long long)(m.k & 1u) * n;
+    const SsspWEdges which = sssp_w_which(w, mode);
+    // Without a Δ below infinity every edge is light: no bucket list, no heavy move.
+    const bool collect = SSSP_W_SPLIT && which.delta != SSSP_W_INF && !which.heavy;
+    int *B = sssp_w_bucket(piles, w, n);
+    const unsigned int nl = sssp_w_word(w, which.heavy ? SSSP_W_BUCKET : SSSP_W_NL);
+    const int *L = which.heavy ? B : lists + (long long)(m.k & 1u) * n;
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -294,18 +343,25 @@ extern "C" __global__ void SSSP_W_BOUNDS
         unsigned int du = 0u;
         long long beg = 0;
         int deg = 0, v = 0;
+        bool first = false;  // pushed for the first time: joins the bucket's list
         if (i < nl) {
             v = __ldcg(L + i);
             const long long b = __ldg(indptr + v), e = __ldg(indptr + v + 1);
             du = sssp_w_dist(__ldcg(key + v));
-            if (du < __ldcg(pushed + v)) {
-                __stcg(pushed + v, du);
+            const unsigned int before = which.heavy ? 0u : __ldcg(pushed + v);
+            if (which.heavy || du < before) {  // the heavy move: each node of the bucket once
+                if (!which.heavy) __stcg(pushed + v, du);
+                first = collect && before == SSSP_W_INF;
                 beg = b;
                 if (e - b > SSSP_W_HUB_DEGREE) sssp_w_enqueue_hub(hubs, w, v, du, b, e);
                 else deg = (int)(e - b);
             }
         }
-        sssp_w_run(indices, weights, beg, deg, du, v, lower);
+        if (collect) {
+            const unsigned int at = sssp_w_slot(w + SSSP_W_BUCKET, first);
+            if (first) B[at] = v;
+        }
+        sssp_w_run(indices, weights, beg, deg, du, v, lower, which);
     }
     fmin = sssp_w_warp_min(fmin);
     if (lane == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
@@ -314,13 +370,14 @@ extern "C" __global__ void SSSP_W_BOUNDS
 // The hub queue of the step that just ran: a chunk of SSSP_W_CHUNK edges per warp.
 extern "C" __global__ void SSSP_W_BOUNDS
     sssp_w_hubs(SSSP_W_ARGS) {
-    if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_STEP || sssp_w_word(w, SSSP_W_HUBS) == 0u) return;
+    const unsigned int mode = sssp_w_word(w, SSSP_W_MODE);
+    if (!sssp_w_pushes(mode) || sssp_w_word(w, SSSP_W_HUBS) == 0u) return;
     const SsspWMove m = sssp_w_move(lists, piles, w, n);
     unsigned int fmin = SSSP_W_INF;
     auto lower = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
                      const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&)[SSSP_W_BATCH],
                      const int(&)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, m, go, t, nd, fmin); };
-    sssp_w_chunks(indptr, indices, weights, hubs, w, lower);
+    sssp_w_chunks(indptr, indices, weights, hubs, w, lower, sssp_w_which(w, mode));
     fmin = sssp_w_warp_min(fmin);
     if ((threadIdx.x & 31) == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
 }
@@ -414,17 +471,20 @@ extern "C" __global__ void SSSP_W_BOUNDS
     if (lane == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN_NEXT, fmin);
 }
 
-// One thread: after the move `after` (SSSP_W_STEP or SSSP_W_RAISE) ran, choose the next one. At
-// the end it writes what the result pass reads: the control words (steps, raises, done) and
-// near-far's counters (the largest list, the entries summed).
+// One thread: after the move `after` (SSSP_W_STEP or SSSP_W_RAISE) ran, choose the next one (the
+// heavy move runs where a step does, so `after` SSSP_W_STEP follows it too). At the end it writes
+// what the result pass reads: the control words (steps, raises, done) and near-far's counters
+// (the largest list, the entries summed).
 extern "C" __global__ void sssp_w_advance(unsigned int *w, unsigned int *cnt, unsigned int *ctrl,
                                           unsigned long long delta, int after) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     volatile unsigned int *vw = w;
-    if (vw[SSSP_W_MODE] != (unsigned int)after) return;
+    const unsigned int was = vw[SSSP_W_MODE];
+    const bool heavy = SSSP_W_SPLIT && was == SSSP_W_HEAVY;
+    if (was != (unsigned int)after && !(heavy && after == SSSP_W_STEP)) return;
     unsigned int k = vw[SSSP_W_K], r = vw[SSSP_W_R];
     if (after == SSSP_W_STEP) {
-        const unsigned int nl = vw[SSSP_W_NL];
+        const unsigned int nl = vw[heavy ? SSSP_W_BUCKET : SSSP_W_NL];
         vw[SSSP_W_MAXL] = max(vw[SSSP_W_MAXL], nl);
         unsigned long long sum = ((unsigned long long)vw[SSSP_W_SUM + 1] << 32) | vw[SSSP_W_SUM];
         sum += nl;
@@ -443,9 +503,12 @@ extern "C" __global__ void sssp_w_advance(unsigned int *w, unsigned int *cnt, un
     vw[SSSP_W_NL] = next;
     vw[SSSP_W_NEXT] = 0u;
     vw[SSSP_W_HUBS] = 0u;
+    if (heavy) vw[SSSP_W_BUCKET] = 0u;
     unsigned int mode = SSSP_W_DONE;
     if (next > 0u) {
         mode = SSSP_W_STEP;
+    } else if (SSSP_W_SPLIT && after == SSSP_W_STEP && !heavy && vw[SSSP_W_BUCKET] > 0u) {
+        mode = SSSP_W_HEAVY;  // the bucket is empty: its heavy edges, before the raise
     } else if (vw[SSSP_W_FAR] > 0u) {
         mode = SSSP_W_RAISE;
         vw[SSSP_W_T] = sssp_w_threshold(vw[SSSP_W_FMIN], delta);

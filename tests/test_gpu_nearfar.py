@@ -52,14 +52,21 @@ blocks of 256 threads, and 16 blocks (beyond the portable cluster size); then fu
 reverse Cuthill-McKee, local work inside the blocks) on the fewest blocks and on 16."""
 
 
-def check(graph: sssp.Graph, sources, *, deltas=(None,), configs=CONFIGS, repeats: int = 1) -> list:
+def check(
+    graph: sssp.Graph, sources, *, deltas=(None,), configs=CONFIGS, repeats: int = 1, wide=None
+) -> list:
+    """Solve from ``sources`` under every Δ and configuration (``wide``: the wide loop's module
+    build); distances equal SciPy's, predecessors the CPU reference's, the tree valid."""
     from sssp.gpu import make_solver
 
     refs = {int(s): dijkstra(graph, int(s)).dist for s in sources}
     cpu = {int(s): near_far(graph, int(s)) for s in sources}
     results = []
     for delta, config in itertools.product(deltas, configs):
-        with make_solver(graph, algorithm="near-far", config=config, delta=delta) as solver:
+        extra = {} if wide is None else {"wide": wide}
+        with make_solver(
+            graph, algorithm="near-far", config=config, delta=delta, **extra
+        ) as solver:
             for _ in range(repeats):
                 for s in sources:
                     solver.poison()

@@ -29,6 +29,15 @@ pytestmark = pytest.mark.gpu
 
 WIDE = [LaunchConfig(KernelConfig(256, "N", 8), loop="wide")]
 DELTAS = (None, 1, 10**6, float("inf"))
+# The module's builds: as shipped, and with the light/heavy split (a step pushes light edges, a
+# heavy move per bucket the heavy ones), with the hub sizes at their smallest so that chunks and
+# runs meet the split's bucket list at many sizes.
+BUILDS = [
+    kernels.WideParams(),
+    kernels.WideParams(split=True),
+    kernels.WideParams(batch=1, hub_degree=32, chunk=64, split=True),
+]
+build = pytest.mark.parametrize("wide", BUILDS, ids=lambda p: p.key)
 
 
 def hub_graph(seed: int = 0) -> sssp.Graph:
@@ -49,40 +58,54 @@ def hub_graph(seed: int = 0) -> sssp.Graph:
 
 
 @pytest.mark.smoke
-def test_random_graphs_every_delta():
+@build
+def test_random_graphs_every_delta(wide):
     for degree, seed in ((2, 1), (8, 2), (50, 3)):
         graph = sssp.generate("random", size=6000, degree=degree, seed=seed)
         sources = [int(s) for s in np.random.default_rng(seed).integers(0, graph.n, 3)]
-        results = check(graph, sources, deltas=DELTAS, configs=WIDE)
+        results = check(graph, sources, deltas=DELTAS, configs=WIDE, wide=wide)
         assert all(r.stats["loop"] == "wide" for r in results)
 
 
 @pytest.mark.smoke
-def test_hubs_split_in_chunks():
+@build
+def test_hubs_split_in_chunks(wide):
     graph = hub_graph()
     degrees = np.diff(graph.indptr)[:5]
     assert list(degrees) == [256, 257, 1024, 1025, 5000]
     assert kernels.WIDE_HUB_DEGREE == 256 and kernels.WIDE_CHUNK == 1024
-    check(graph, [4, 0, 2, 77], deltas=(None, 1, float("inf")), configs=WIDE, repeats=2)
+    deltas = (None, 1, 50, float("inf"))  # 50: weights 1..99 both light and heavy
+    check(graph, [4, 0, 2, 77], deltas=deltas, configs=WIDE, repeats=2, wide=wide)
 
 
-def test_kronecker_hubs():
+@build
+def test_kronecker_hubs(wide):
     graph = sssp.generate("kronecker", scale=14, degree=16, seed=5)
     assert np.diff(graph.indptr).max() > kernels.WIDE_CHUNK
     rng = np.random.default_rng(5)
     sources = [int(s) for s in rng.choice(np.flatnonzero(np.diff(graph.indptr)), 3)]
-    check(graph, sources, deltas=(None, 8), configs=WIDE)
+    check(graph, sources, deltas=(None, 8, 40), configs=WIDE, wide=wide)
 
 
-def test_edge_cases():
+@build
+def test_edge_cases(wide):
     # Unreachable nodes, zero-weight edges, a source without out-edges, one node.
     indptr = np.array([0, 2, 3, 4, 4, 4, 5])
     indices = np.array([1, 2, 2, 3, 0])
     weights = np.array([0, 5, 0, 0, 3])
     g = sssp.Graph(indptr=indptr, indices=indices, weights=weights)
-    check(g, [0, 3, 4, 5], deltas=(None, 1), configs=WIDE)
+    check(g, [0, 3, 4, 5], deltas=(None, 1, 3), configs=WIDE, wide=wide)
     one = sssp.Graph(indptr=[0, 0], indices=[], weights=[])
-    check(one, [0], configs=WIDE)
+    check(one, [0], configs=WIDE, wide=wide)
+
+
+@build
+def test_heavy_edges_only_and_light_edges_only(wide):
+    """Every edge heavy (Δ = 1 below the lightest weight): each bucket's heavy move does all the
+    work; every edge light (Δ above the heaviest): no heavy move at all."""
+    graph = sssp.generate("random", size=5000, degree=6, seed=11, weight_range=(5, 60))
+    sources = [0, 4999, 2500]
+    check(graph, sources, deltas=(4, 61, 10**6), configs=WIDE, wide=wide)
 
 
 def test_no_tree_and_rows():

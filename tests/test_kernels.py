@@ -458,7 +458,12 @@ def test_wide_loop_arguments_match_the_source():
     assert kernels.digest(kernels.WIDE_SOURCE_FILE) != kernels.digest(ENGINE_SOURCE_FILE)
     # Its words fit in what the module allocates, and the 64-bit sum is word-aligned.
     assert kernels.W_SUM % 2 == 0 and kernels.W_SUM + 1 < kernels.WIDE_WORDS
-    assert kernels.W_LIMIT < kernels.W_SUM
+    assert kernels.W_BUCKET < kernels.W_SUM < kernels.W_DELTA < kernels.WIDE_WORDS
+    # Every word its own index (the 64-bit sum takes two), and the moves distinct values.
+    moves = ("STEP", "RAISE", "DONE", "HEAVY")
+    index = [v for k, v in kernels._wide_words().items() if k not in (*moves, "WORDS", "BLOCK")]
+    assert len(set(index)) == len(index) and kernels.W_SUM + 1 not in index
+    assert len({getattr(kernels, f"W_{m}") for m in moves}) == len(moves)
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
@@ -468,6 +473,8 @@ def test_wide_loop_arguments_match_the_source():
         kernels.WideParams(),
         kernels.WideParams(batch=1, hub_degree=32, chunk=32),
         kernels.WideParams(batch=8, hub_degree=1024, chunk=4096, min_blocks=8),
+        kernels.WideParams(split=True),
+        kernels.WideParams(batch=1, hub_degree=32, chunk=32, split=True),
     ],
     ids=lambda p: p.key,
 )
@@ -483,6 +490,8 @@ def test_wide_params_are_checked():
     with pytest.raises(kernels.KernelContractError, match="hub degree 2048 and chunk 1024"):
         kernels.WideParams(hub_degree=2048)
     assert "-DSSSP_W_CHUNK=1024" in kernels.WideParams().nvcc_flags()
+    assert "-DSSSP_W_SPLIT=0" in kernels.WideParams().nvcc_flags()
+    assert kernels.WideParams(split=True).key.endswith("-s1")
 
 
 def test_hub_capacity_counts_chunks():

@@ -183,7 +183,7 @@ class WideLoop:
             if mode == kernels.W_DONE:
                 break
             row: dict[str, Any] = {
-                "move": "step" if mode == kernels.W_STEP else "raise",
+                "move": {kernels.W_STEP: "step", kernels.W_HEAVY: "heavy"}.get(mode, "raise"),
                 "k": int(words[kernels.W_K]),
                 "list": int(words[kernels.W_NL]),
                 "pile": int(words[kernels.W_FAR]),
