@@ -21,6 +21,7 @@ and lowers targets at once (as the device's atomics do). Distances are checked a
 (on ``min_weight_csr``). ``edges_per_arc`` is the edges pushed over the graph's arcs.
 
     python benchmarks/hub_deferral_sim.py --scale 20 --out benchmarks/results/cpu/hub_deferral.csv
+    python benchmarks/hub_deferral_sim.py --scale 20 --families road grid geometric --out ...
 """
 
 from __future__ import annotations
@@ -170,16 +171,43 @@ def _simulate(indptr, indices, weights, source, delta, hub, rule):  # pragma: no
     return dist, steps, buckets, hub_edges, other_edges, hub_pushes, other_pushes
 
 
-def graphs(scale: int) -> dict:
+FAMILIES = ("kron", "urand", "random-98k", "road", "grid", "geometric")
+"""The graphs, by ``--families``: low-diameter ones of 2**scale nodes (Kronecker with GAP's
+parameters, weights 1..255; random with 32 arcs a node) and random 98k x 20, and high-diameter
+ones of 2**(scale - 3) nodes (the road-like generator, a grid, a random geometric graph of mean
+degree 12)."""
+
+
+def graphs(scale: int, families: list[str]):
+    """(name, graph) for each family asked for, generated in turn."""
     import sssp
 
-    return {
-        f"kron-{scale}": sssp.generate(
-            "kronecker", scale=scale, edge_factor=16, weight_range=(1, 255), seed=1
+    small = 2 ** (scale - 3)
+    makers = {
+        "kron": (
+            f"kron-{scale}",
+            lambda: sssp.generate(
+                "kronecker", scale=scale, edge_factor=16, weight_range=(1, 255), seed=1
+            ),
         ),
-        f"urand-{scale}": sssp.generate("random", size=2**scale, degree=32, seed=1),
-        "random-98k-deg20": sssp.generate("random", size="98k", degree=20, seed=1),
+        "urand": (
+            f"urand-{scale}",
+            lambda: sssp.generate("random", size=2**scale, degree=32, seed=1),
+        ),
+        "random-98k": (
+            "random-98k-deg20",
+            lambda: sssp.generate("random", size="98k", degree=20, seed=1),
+        ),
+        "road": (f"road-{small}", lambda: sssp.generate("road", size=small, seed=1)),
+        "grid": (f"grid-{small}", lambda: sssp.generate("grid", size=small, seed=1)),
+        "geometric": (
+            f"geometric-{small}",
+            lambda: sssp.generate("geometric", size=small, degree=12, seed=1),
+        ),
     }
+    for family in families:
+        name, make = makers[family]
+        yield name, make()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,10 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hub", type=int, default=256, help="a hub has more edges than this")
     p.add_argument("--sources", type=int, default=3)
     p.add_argument("--scales", type=float, nargs="+", default=[0.5, 1.0], help="Δ multiples")
+    p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES[:3]))
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     rows = []
-    for name, g in graphs(args.scale).items():
+    for name, g in graphs(args.scale, args.families):
         deg = np.diff(g.indptr)
         print(
             f"{name}: n={g.n} m={g.m} hubs={int((deg > args.hub).sum())} "
