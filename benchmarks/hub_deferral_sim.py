@@ -44,8 +44,7 @@ def _simulate(indptr, indices, weights, source, delta, hub, rule):  # pragma: no
     n = indptr.size - 1
     dist = np.full(n, INF, np.int64)
     pushed = np.full(n, INF, np.int64)
-    listed = np.zeros(n, np.int64)  # the step that last listed a node (near), -1 never
-    listed[:] = -1
+    listed = np.full(n, -1, np.int64)  # the step that last listed a node (near), -1 never
     near = np.empty(n, np.int64)
     nxt = np.empty(n, np.int64)
     far = np.empty(n, np.int64)
@@ -53,7 +52,7 @@ def _simulate(indptr, indices, weights, source, delta, hub, rule):  # pragma: no
     du = np.empty(n, np.int64)
     done = np.empty(n, np.int64)  # the nodes pushed in this bucket (light-heavy)
     mark = np.zeros(n, np.bool_)
-    nd_ = 0
+    n_done = 0
     defer = rule == 1
     light_only = rule == 2
     dist[source] = 0
@@ -92,8 +91,8 @@ def _simulate(indptr, indices, weights, source, delta, hub, rule):  # pragma: no
                 pushed[v] = d
                 if light_only and not mark[v]:
                     mark[v] = True
-                    done[nd_] = v
-                    nd_ += 1
+                    done[n_done] = v
+                    n_done += 1
                 if deg > hub:
                     hub_edges += deg
                     hub_pushes += 1
@@ -122,10 +121,10 @@ def _simulate(indptr, indices, weights, source, delta, hub, rule):  # pragma: no
                             nf += 1
             near, nxt = nxt, near
             nn = nx
-        if light_only and nd_ > 0:
+        if light_only and n_done > 0:
             # the bucket is final: its nodes push their heavy edges once, into later buckets
             steps += 1
-            for i in range(nd_):
+            for i in range(n_done):
                 v = done[i]
                 mark[v] = False
                 d = dist[v]
@@ -145,7 +144,7 @@ def _simulate(indptr, indices, weights, source, delta, hub, rule):  # pragma: no
                             infar[t] = True
                             far[nf] = t
                             nf += 1
-            nd_ = 0
+            n_done = 0
         # raise: the next threshold above the smallest unpushed far distance
         dmin = INF
         for i in range(nf):
