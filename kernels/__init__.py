@@ -787,22 +787,24 @@ _WIDE_COMMON = (
     "hubs",
     "w",
     "n",
+    "light",
 )
+_WIDE_FORMAT = "PPPPPPPPPPiP"
 WIDE_KERNELS: dict[str, KernelSpec] = {
     "init": KernelSpec(
         "init",
         _both("sssp_w_init"),
         (*_WIDE_COMMON, "cnt", "delta", "source", "limit"),
-        "PPPPPPPPPPiPQii",
+        _WIDE_FORMAT + "PQii",
         "resident",
         strided=True,
     ),
-    "step": KernelSpec("step", _both("sssp_w_step"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
-    "hubs": KernelSpec("hubs", _both("sssp_w_hubs"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
-    "raise": KernelSpec("raise", _both("sssp_w_raise"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
-    "tree": KernelSpec("tree", _both("sssp_w_tree"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"),
+    "step": KernelSpec("step", _both("sssp_w_step"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
+    "hubs": KernelSpec("hubs", _both("sssp_w_hubs"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
+    "raise": KernelSpec("raise", _both("sssp_w_raise"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
+    "tree": KernelSpec("tree", _both("sssp_w_tree"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
     "tree_hubs": KernelSpec(
-        "tree_hubs", _both("sssp_w_tree_hubs"), _WIDE_COMMON, "PPPPPPPPPPi", "resident"
+        "tree_hubs", _both("sssp_w_tree_hubs"), _WIDE_COMMON, _WIDE_FORMAT, "resident"
     ),
     "advance": KernelSpec(
         "advance", _both("sssp_w_advance"), ("w", "cnt", "ctrl", "delta", "after"), "PPPQi", "one"
@@ -811,6 +813,14 @@ WIDE_KERNELS: dict[str, KernelSpec] = {
         "finish", _both("sssp_w_finish"), ("key", "w", "n"), "PPi", "resident", strided=True
     ),
     "seal": KernelSpec("seal", _both("sssp_w_seal"), ("w",), "P", "one"),
+    "partition": KernelSpec(
+        "partition",
+        _both("sssp_w_partition"),
+        ("indptr", "indices", "weights", "light", "out_indices", "out_weights", "n", "delta"),
+        "PPPPPPiI",
+        "resident",
+        strided=True,
+    ),
 }
 """The wide loop's kernels (``sssp_wide.cu``); the grids stride over their work, so every one
 runs at the resident blocks (``"one"``: a single thread's decision)."""

@@ -40,7 +40,12 @@
 // the far pile, and no step of the bucket needed it (the host sizes distances so that no sum
 // reaches SSSP_W_INF, so a bucket whose threshold saturates there has no heavy edge). An entry
 // that is pushed again within its bucket then walks only its light edges (a CPU model:
-// benchmarks/hub_deferral_sim.py).
+// benchmarks/hub_deferral_sim.py). The rows are partitioned once, when the solver is made
+// (sssp_w_partition): each row's light edges first, in their order, then its heavy ones, and
+// light[v] counts the light ones, so a walk reads only the part of a row it pushes. (Filtering
+// whole rows by weight instead saved nothing on the H200: streaming a hub's row cost the same
+// whether its heavy edges were then dropped or pushed, run 93.) Without a split, or with Δ at
+// infinity, light is null and every walk takes whole rows.
 
 // Compile-time parameters (kernels.WideParams, always given with -D): SSSP_W_BATCH,
 // SSSP_W_HUB_DEGREE, SSSP_W_CHUNK, SSSP_W_MIN_BLOCKS, SSSP_W_SPLIT.
@@ -55,7 +60,8 @@
 #define SSSP_W_ARGS                                                                              \
     const long long *__restrict__ indptr, const int *__restrict__ indices,                       \
         const unsigned int *__restrict__ weights, unsigned long long *key, unsigned int *pushed, \
-        unsigned int *infar, int *lists, int *piles, unsigned long long *hubs, unsigned int *w, int n
+        unsigned int *infar, int *lists, int *piles, unsigned long long *hubs, unsigned int *w, int n, \
+        const int *__restrict__ light
 
 __device__ __forceinline__ unsigned int sssp_w_dist(unsigned long long k) { return (unsigned int)(k >> 32); }
 
@@ -209,24 +215,36 @@ __device__ __forceinline__ void sssp_w_enqueue_hub(unsigned long long *hubs, uns
     }
 }
 
-// Which edges a walk takes, by weight: all of them, or (SSSP_W_SPLIT) the light ones (w < Δ) in
-// a step and the heavy ones in the heavy move. A target is loaded only for an edge taken.
-struct SsspWEdges {
-    unsigned int delta = SSSP_W_INF;
+// Which part of a row a walk takes: all of it, or (SSSP_W_SPLIT, rows partitioned, `light` set)
+// its light edges in a step and its heavy ones in the heavy move.
+struct SsspWRows {
+    const int *light = nullptr;
     bool heavy = false;
-    __device__ __forceinline__ bool take(unsigned int w) const {
-        return !SSSP_W_SPLIT || delta == SSSP_W_INF || (w < delta) != heavy;
+    // The edges [b, e) of node v this walk takes.
+    __device__ __forceinline__ void range(const long long *__restrict__ indptr, int v, long long &b,
+                                          long long &e) const {
+        b = __ldg(indptr + v);
+        e = __ldg(indptr + v + 1);
+        if (light != nullptr) {
+            const long long mid = b + __ldg(light + v);
+            if (heavy) b = mid;
+            else e = mid;
+        }
+    }
+    // Where the part of node v's row that this walk takes ends (a hub chunk's bound).
+    __device__ __forceinline__ long long end(const long long *__restrict__ indptr, int v) const {
+        if (light == nullptr || heavy) return __ldg(indptr + v + 1);
+        return __ldg(indptr + v) + __ldg(light + v);
     }
 };
 
 // Each lane holds one row (its first edge beg, deg <= SSSP_W_HUB_DEGREE edges, node u at distance
 // du; deg 0 for none) and the warp walks the 32 rows as one run of edges, 32 x SSSP_W_BATCH at a
-// time: `edges(go, t, nd, du, u)` gets a batch (go[j]: edge j is real and `which` takes it, t[j]
-// its target, nd[j] = du[j] + its weight, from node u[j]). Called by every lane of the warp.
+// time: `edges(go, t, nd, du, u)` gets a batch (go[j]: edge j is real, t[j] its target, nd[j] =
+// du[j] + its weight, from node u[j]). Called by every lane of the warp.
 template <class Edges>
 __device__ __forceinline__ void sssp_w_run(const int *__restrict__ indices, const unsigned int *__restrict__ weights,
-                                           long long beg, int deg, unsigned int du, int u, Edges &edges,
-                                           SsspWEdges which = SsspWEdges{}) {
+                                           long long beg, int deg, unsigned int du, int u, Edges &edges) {
     const int lane = threadIdx.x & 31;
     int incl = deg;  // an inclusive scan of the degrees
 #pragma unroll
@@ -255,21 +273,21 @@ __device__ __forceinline__ void sssp_w_run(const int *__restrict__ indices, cons
             ds[j] = __shfl_sync(SSSP_W_FULL, du, o);
             src[j] = __shfl_sync(SSSP_W_FULL, u, o);
             const int start = __shfl_sync(SSSP_W_FULL, excl, o);
+            go[j] = x < total;
             const long long e = b + (x - start);
-            const unsigned int we = x < total ? __ldg(weights + e) : 0u;
-            go[j] = x < total && which.take(we);
             t[j] = go[j] ? __ldg(indices + e) : 0;
-            nd[j] = go[j] ? ds[j] + we : 0u;
+            nd[j] = go[j] ? ds[j] + __ldg(weights + e) : 0u;
         }
         edges(go, t, nd, ds, src);
     }
 }
 
-// The hub chunks queued in w[SSSP_W_HUBS], a chunk per warp, with `edges` as in sssp_w_run.
+// The hub chunks queued in w[SSSP_W_HUBS], a chunk per warp, with `edges` as in sssp_w_run; a
+// chunk ends where the part of the row that `rows` takes does.
 template <class Edges>
 __device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indptr, const int *__restrict__ indices,
                                               const unsigned int *__restrict__ weights, const unsigned long long *hubs,
-                                              const unsigned int *w, Edges &edges, SsspWEdges which = SsspWEdges{}) {
+                                              const unsigned int *w, Edges &edges, SsspWRows rows = SsspWRows{}) {
     const unsigned int nh = sssp_w_word(w, SSSP_W_HUBS);
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -279,7 +297,7 @@ __device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indp
         const long long first = (long long)__ldcg(hubs + 2 * c + 1);
         const int v = (int)(unsigned int)head;
         const unsigned int du = (unsigned int)(head >> 32);
-        const long long end = min(first + SSSP_W_CHUNK, __ldg(indptr + v + 1));
+        const long long end = min(first + SSSP_W_CHUNK, rows.end(indptr, v));
         for (long long e0 = first; e0 < end; e0 += 32 * SSSP_W_BATCH) {
             bool go[SSSP_W_BATCH];
             int t[SSSP_W_BATCH], src[SSSP_W_BATCH];
@@ -287,10 +305,9 @@ __device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indp
 #pragma unroll
             for (int j = 0; j < SSSP_W_BATCH; ++j) {
                 const long long e = e0 + j * 32 + lane;
-                const unsigned int we = e < end ? __ldg(weights + e) : 0u;
-                go[j] = e < end && which.take(we);
+                go[j] = e < end;
                 t[j] = go[j] ? __ldg(indices + e) : 0;
-                nd[j] = go[j] ? du + we : 0u;
+                nd[j] = go[j] ? du + __ldg(weights + e) : 0u;
                 ds[j] = du;
                 src[j] = v;
             }
@@ -299,14 +316,15 @@ __device__ __forceinline__ void sssp_w_chunks(const long long *__restrict__ indp
     }
 }
 
-// Which edges the current move takes, and whether it is the heavy move (SSSP_W_SPLIT).
-__device__ __forceinline__ SsspWEdges sssp_w_which(const unsigned int *w, unsigned int mode) {
-    SsspWEdges which;
+// Which part of the rows the current move takes (SSSP_W_SPLIT: light in a step, heavy in the
+// heavy move; `light` is null when the rows are not partitioned).
+__device__ __forceinline__ SsspWRows sssp_w_rows(const int *light, unsigned int mode) {
+    SsspWRows rows;
 #if SSSP_W_SPLIT
-    which.delta = sssp_w_word(w, SSSP_W_DELTA);
-    which.heavy = mode == SSSP_W_HEAVY;
+    rows.light = light;
+    rows.heavy = light != nullptr && mode == SSSP_W_HEAVY;
 #endif
-    return which;
+    return rows;
 }
 
 __device__ __forceinline__ bool sssp_w_pushes(unsigned int mode) {
@@ -325,12 +343,12 @@ extern "C" __global__ void SSSP_W_BOUNDS
     const unsigned int mode = sssp_w_word(w, SSSP_W_MODE);
     if (!sssp_w_pushes(mode)) return;
     const SsspWMove m = sssp_w_move(lists, piles, w, n);
-    const SsspWEdges which = sssp_w_which(w, mode);
-    // Without a Δ below infinity every edge is light: no bucket list, no heavy move.
-    const bool collect = SSSP_W_SPLIT && which.delta != SSSP_W_INF && !which.heavy;
+    const SsspWRows rows = sssp_w_rows(light, mode);
+    // Rows not partitioned (no split, or Δ at infinity): no bucket list, no heavy move.
+    const bool collect = rows.light != nullptr && !rows.heavy;
     int *B = sssp_w_bucket(piles, w, n);
-    const unsigned int nl = sssp_w_word(w, which.heavy ? SSSP_W_BUCKET : SSSP_W_NL);
-    const int *L = which.heavy ? B : lists + (long long)(m.k & 1u) * n;
+    const unsigned int nl = sssp_w_word(w, rows.heavy ? SSSP_W_BUCKET : SSSP_W_NL);
+    const int *L = rows.heavy ? B : lists + (long long)(m.k & 1u) * n;
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -346,11 +364,12 @@ extern "C" __global__ void SSSP_W_BOUNDS
         bool first = false;  // pushed for the first time: joins the bucket's list
         if (i < nl) {
             v = __ldcg(L + i);
-            const long long b = __ldg(indptr + v), e = __ldg(indptr + v + 1);
+            long long b, e;
+            rows.range(indptr, v, b, e);
             du = sssp_w_dist(__ldcg(key + v));
-            const unsigned int before = which.heavy ? 0u : __ldcg(pushed + v);
-            if (which.heavy || du < before) {  // the heavy move: each node of the bucket once
-                if (!which.heavy) __stcg(pushed + v, du);
+            const unsigned int before = rows.heavy ? 0u : __ldcg(pushed + v);
+            if (rows.heavy || du < before) {  // the heavy move: each node of the bucket once
+                if (!rows.heavy) __stcg(pushed + v, du);
                 first = collect && before == SSSP_W_INF;
                 beg = b;
                 if (e - b > SSSP_W_HUB_DEGREE) sssp_w_enqueue_hub(hubs, w, v, du, b, e);
@@ -361,7 +380,7 @@ extern "C" __global__ void SSSP_W_BOUNDS
             const unsigned int at = sssp_w_slot(w + SSSP_W_BUCKET, first);
             if (first) B[at] = v;
         }
-        sssp_w_run(indices, weights, beg, deg, du, v, lower, which);
+        sssp_w_run(indices, weights, beg, deg, du, v, lower);
     }
     fmin = sssp_w_warp_min(fmin);
     if (lane == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
@@ -377,7 +396,7 @@ extern "C" __global__ void SSSP_W_BOUNDS
     auto lower = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
                      const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&)[SSSP_W_BATCH],
                      const int(&)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, m, go, t, nd, fmin); };
-    sssp_w_chunks(indptr, indices, weights, hubs, w, lower, sssp_w_which(w, mode));
+    sssp_w_chunks(indptr, indices, weights, hubs, w, lower, sssp_w_rows(light, mode));
     fmin = sssp_w_warp_min(fmin);
     if ((threadIdx.x & 31) == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
 }
@@ -538,4 +557,39 @@ extern "C" __global__ void sssp_w_finish(unsigned long long *key, const unsigned
 
 extern "C" __global__ void sssp_w_seal(unsigned int *w) {
     if (blockIdx.x == 0 && threadIdx.x == 0 && sssp_w_word(w, SSSP_W_MODE) == SSSP_W_DONE) w[SSSP_W_SEALED] = 1u;
+}
+
+// Once, when the solver is made (SSSP_W_SPLIT with Δ below infinity): each row's edges into
+// `out_*` with its light edges (w < delta) first and its heavy ones after, both in their order,
+// and light[v] = its light edges. A warp per row, 32 edges at a time: a ballot places them.
+extern "C" __global__ void sssp_w_partition(const long long *__restrict__ indptr, const int *__restrict__ indices,
+                                            const unsigned int *__restrict__ weights, int *light, int *out_indices,
+                                            unsigned int *out_weights, int n, unsigned int delta) {
+    const int lane = threadIdx.x & 31;
+    const unsigned int below = (1u << lane) - 1u;
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    for (long long v = warp; v < n; v += nwarps) {
+        const long long b = indptr[v], e = indptr[v + 1];
+        long long lights = 0;
+        for (long long x = b + lane; x < e; x += 32) lights += weights[x] < delta;
+        for (int o = 16; o > 0; o >>= 1) lights += __shfl_xor_sync(SSSP_W_FULL, lights, o);
+        if (lane == 0) light[v] = (int)lights;
+        long long at_light = b, at_heavy = b + lights;
+        for (long long x0 = b; x0 < e; x0 += 32) {
+            const long long x = x0 + lane;
+            const bool real = x < e;
+            const unsigned int wt = real ? weights[x] : 0u;
+            const bool is_light = real && wt < delta;
+            const unsigned int lm = __ballot_sync(SSSP_W_FULL, is_light);
+            const unsigned int hm = __ballot_sync(SSSP_W_FULL, real && !is_light);
+            if (real) {
+                const long long to = is_light ? at_light + __popc(lm & below) : at_heavy + __popc(hm & below);
+                out_indices[to] = indices[x];
+                out_weights[to] = wt;
+            }
+            at_light += __popc(lm);
+            at_heavy += __popc(hm);
+        }
+    }
 }

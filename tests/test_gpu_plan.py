@@ -401,6 +401,22 @@ def test_wide_loop_buffers_and_params():
     q = plan(loop="wide", algorithm="near-far", graph=g, wide=small)
     assert q.wide == small and size(q, "d_hubs") == 16 * 1
     assert hub_entries(np.array([3, 2])) == 1  # never an empty allocation
+    assert not p.split_rows and size(p, "d_light") is None
+
+
+def test_the_split_partitions_rows_only_below_an_infinite_delta():
+    """The light/heavy split keeps a count of light edges per row (its rows are partitioned at
+    set-up); with Δ at infinity every edge is light, and there is nothing to partition."""
+    g = facts("u32")
+    split = kernels.WideParams(split=True)
+    p = plan(loop="wide", algorithm="near-far", graph=g, wide=split, delta=40)
+    assert p.split_rows and size(p, "d_light") == 4 * N
+    assert p.buffers[-1].name == "d_light" and p.buffers[-1].fill == "none"
+    for delta in (float("inf"), 2**32):
+        q = plan(loop="wide", algorithm="near-far", graph=g, wide=split, delta=delta)
+        assert not q.split_rows and size(q, "d_light") is None, delta
+    other = plan(loop="persistent", algorithm="near-far", graph=g, wide=split, delta=40)
+    assert not other.split_rows and other.wide is None
 
 
 # -- shared memory, launch counts and the result pass -------------------------------------------

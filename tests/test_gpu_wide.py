@@ -108,6 +108,33 @@ def test_heavy_edges_only_and_light_edges_only(wide):
     check(graph, sources, deltas=(4, 61, 10**6), configs=WIDE, wide=wide)
 
 
+@pytest.mark.smoke
+def test_the_split_partitions_each_row_once():
+    """With the split, the device's rows hold their light edges (w < Δ) first and their heavy
+    ones after, each part in the graph's order, and the light edges are counted per row; the
+    solves then walk parts of rows (the tests above check their answers)."""
+    from sssp.gpu import make_solver
+
+    graph = hub_graph()
+    split = kernels.WideParams(split=True)
+    with make_solver(graph, algorithm="near-far", config=WIDE[0], delta=50, wide=split) as solver:
+        assert solver.plan.split_rows and solver.plan.delta_bits == 50
+        got = {
+            "indices": np.empty(graph.m, np.int32),
+            "weights": np.empty(graph.m, np.uint32),
+            "light": np.empty(graph.n, np.int32),
+        }
+        for name, array in got.items():
+            solver.cuda.memcpy_dtoh(array, getattr(solver, f"d_{name}"))
+    rows = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+    heavy = graph.weights >= 50
+    order = np.argsort(2 * rows + heavy, kind="stable")
+    np.testing.assert_array_equal(got["indices"], graph.indices[order])
+    np.testing.assert_array_equal(got["weights"], graph.weights[order])
+    np.testing.assert_array_equal(got["light"], np.bincount(rows[~heavy], minlength=graph.n))
+    assert 0 < got["light"].sum() < graph.m
+
+
 def test_no_tree_and_rows():
     from sssp.gpu import make_solver
 

@@ -174,6 +174,7 @@ class EngineSolver(DeviceBuffers):
     d_info: Any
     d_hubs: Any
     d_w: Any
+    d_light: Any
 
     def __init__(
         self,

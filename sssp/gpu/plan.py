@@ -84,13 +84,14 @@ BUFFER_NAMES = (
     "d_info",
     "d_hubs",
     "d_w",
+    "d_light",
 )
 """Every buffer a plan can hold, by the solver attribute it becomes (None where a plan has none):
 the graph (row starts, targets, weights), the criterion's node minima (ω, ι), the node state
 (settled phase, keys, predecessors), the frontier and fringe queues, the per-phase history
 (counts, thresholds), the control words, the fused cluster loop's placement, near-far's pushed
 distances and far flags, the result pass's scratch and (without mapped host memory) its output
-staging, and the wide loop's hub queue and words."""
+staging, and the wide loop's hub queue, words and light edges per row."""
 
 SMEM_RESERVED_PER_BLOCK = 1024
 """Shared memory the device reserves per resident block (the occupancy rule counts it)."""
@@ -289,6 +290,10 @@ class EnginePlan:
     result_grid: tuple[tuple[int, int, int], tuple[int, int, int]]
     wide: kernels.WideParams | None
     """The wide loop's compile-time parameters (None on the other loops)."""
+    split_rows: bool
+    """Whether the wide loop's rows are partitioned into light and heavy edges once, at set-up
+    (its light/heavy split with Δ below 2**32 - 1): ``d_light`` holds each row's light edges,
+    and the partition needs ``8 * m`` bytes of device memory more while it runs."""
     buffers: tuple[Buffer, ...]
     """The device buffers in allocation order."""
     sm_count: int
@@ -595,6 +600,12 @@ def plan_engine(
         device.can_map_host if host_mapped is None else bool(host_mapped) and device.can_map_host
     )
     wide_params = (wide or kernels.WideParams()) if loop == "wide" else None
+    delta_bits = (
+        kernels.nearfar_delta_bits(eff_delta, params.floating)
+        if nearfar and eff_delta is not None
+        else 0
+    )
+    split_rows = wide_params is not None and wide_params.split and delta_bits < kernels.UINT32_INF
     hist = kernels.NEARFAR_WORDS if nearfar else kernels.engine_history_len(n)
 
     # The buffers, in the order the executor allocates them. The predecessors variant walks the
@@ -645,6 +656,8 @@ def plan_engine(
             Buffer("d_hubs", 16 * hub_entries(facts.degrees, wide_params)),
             Buffer("d_w", 4 * kernels.WIDE_WORDS),
         ]
+    if split_rows:
+        bufs.append(Buffer("d_light", 4 * n))
 
     return EnginePlan(
         n=n,
@@ -661,11 +674,7 @@ def plan_engine(
         kernel_set_name=set_name,
         kernel_configs={name: kernel_config(config, name) for name in kernel_set},
         delta=eff_delta,
-        delta_bits=(
-            kernels.nearfar_delta_bits(eff_delta, params.floating)
-            if nearfar and eff_delta is not None
-            else 0
-        ),
+        delta_bits=delta_bits,
         cluster=cluster,
         cluster_mb=choice.mb if cluster else 0,
         cluster_lq=choice.lq if cluster else 0,
@@ -696,6 +705,7 @@ def plan_engine(
             (kernels.RESULT_BLOCK, 1, 1),
         ),
         wide=wide_params,
+        split_rows=split_rows,
         buffers=tuple(bufs),
         sm_count=device.sm_count,
         smem_per_sm=device.smem_per_sm,

@@ -78,6 +78,37 @@ class WideLoop:
         self._limit = np.int32(kernels.nearfar_step_limit(s.n))
         self.rounds = 0
         """Rounds queued by the last solve (the ones past its end ran empty)."""
+        if s.plan.split_rows:
+            self._partition()
+
+    def _partition(self) -> None:
+        """Reorder the device copy of every row once, light edges (w < Δ) first, and count
+        them per node (``d_light``): the light/heavy split's steps walk a row's light part, its
+        heavy move the rest. The reordered rows go through scratch buffers, freed after."""
+        s, cuda = self.solver, self.solver.cuda
+        m = int(s.plan.m)
+        grid, block = self.grid
+        out_indices, out_weights = cuda.mem_alloc(max(4 * m, 4)), cuda.mem_alloc(max(4 * m, 4))
+        try:
+            self.funcs["partition"].prepared_call(
+                grid,
+                block,
+                s.d_indptr,
+                s.d_indices,
+                s.d_weights,
+                s.d_light,
+                out_indices,
+                out_weights,
+                np.int32(s.n),
+                np.uint32(min(int(s._delta_bits), kernels.UINT32_INF)),
+            )
+            if m:
+                cuda.memcpy_dtod(s.d_indices, out_indices, 4 * m)
+                cuda.memcpy_dtod(s.d_weights, out_weights, 4 * m)
+            cuda.Context.synchronize()
+        finally:
+            out_indices.free()
+            out_weights.free()
 
     def _common(self) -> tuple:
         s = self.solver
@@ -93,6 +124,7 @@ class WideLoop:
             self.d_hubs,
             self.d_w,
             np.int32(s.n),
+            s.d_light if s.d_light is not None else 0,
         )
 
     def start(self, lane: _Lane, source: int) -> None:
