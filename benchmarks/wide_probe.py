@@ -8,6 +8,7 @@ and for near-far on the wide loop at each Δ scale (times the default rule,
 :func:`sssp.cpu.nearfar.default_delta`): one warm-up solve and ``--repeat`` solves per source,
 ``time.perf_counter()`` around each (``wall``) beside its CUDA-event time (``gpu``), medians,
 with the steps, raises and list entries of the last solve; every answer compared with SciPy's.
+``--no-tree`` times the same solvers again without the predecessor tree.
 """
 
 from __future__ import annotations
@@ -48,13 +49,15 @@ COLUMNS = (
 WIDE = LaunchConfig(KernelConfig(256, "N", 8), loop="wide")
 
 
-def run(name: str, graph: sssp.Graph, solver: sssp.Solver, sources, refs, repeat: int) -> dict:
-    r = solver.solve(sources[0])
+def run(
+    name: str, graph: sssp.Graph, solver: sssp.Solver, sources, refs, repeat: int, tree: bool = True
+) -> dict:
+    r = solver.solve(sources[0], return_predecessors=tree)
     walls, gpus, ok = [], [], True
     for _ in range(repeat):
         for s in sources:
             t = time.perf_counter()
-            r = solver.solve(s)
+            r = solver.solve(s, return_predecessors=tree)
             walls.append(time.perf_counter() - t)
             gpus.append(r.timings["gpu"])
             ok = ok and bool(np.array_equal(r.dist, refs[s]))
@@ -132,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also write, per graph and wide build, the first source's rounds one by one (each "
         "kernel between CUDA events: sssp.gpu.wide.WideLoop.trace) as JSON lines here",
     )
+    ap.add_argument(
+        "--no-tree",
+        action="store_true",
+        help="also time each configuration's solves without the predecessor tree "
+        "(return_predecessors=False; its rows' config ends in 'no tree')",
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -155,11 +164,15 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append((f"wide {variant} x{scale:g} copies", {**kwargs, "host_mapped": False}))
         for label, kwargs in runs:
             with sssp.Solver(graph, backend="gpu", **kwargs) as solver:
-                row = {"config": label, **run(name, graph, solver, sources, refs, args.repeat)}
+                done = [{"config": label, **run(name, graph, solver, sources, refs, args.repeat)}]
+                if args.no_tree:
+                    bare = run(name, graph, solver, sources, refs, args.repeat, tree=False)
+                    done.append({"config": f"{label} no tree", **bare})
                 if args.trace and "wide" in kwargs:
                     write_trace(args.trace, name, label, solver, sources[0])
-            rows.append(row)
-            print("  ".join(f"{k}={row[k]}" for k in COLUMNS), flush=True)
+            for row in done:
+                rows.append(row)
+                print("  ".join(f"{k}={row[k]}" for k in COLUMNS), flush=True)
         del graph, refs
     if args.out:
         with args.out.open("w", newline="") as fh:
