@@ -734,13 +734,15 @@ class WideParams:
     hub queue, a hub chunk's edges, and the blocks per multiprocessor the step kernels are
     compiled for (``__launch_bounds__``' second argument, 0: none), and whether a step pushes
     only light edges, the heavy ones once per bucket (``split``: Meyer and Sanders' light/heavy
-    split; see the source's header)."""
+    split; see the source's header). The split is the default: on GAP's scale-22 graphs it took
+    10.2 and 9.7 ms of device time at 0.5 x the default Δ against 12.0 and 10.7 without it (H200,
+    run 94, ``benchmarks/results/h200/wide_split_run94.csv``), and less at 1 x too."""
 
     batch: int = WIDE_BATCH
     hub_degree: int = WIDE_HUB_DEGREE
     chunk: int = WIDE_CHUNK
     min_blocks: int = 0
-    split: bool = False
+    split: bool = True
 
     source_file = WIDE_SOURCE_FILE
 

@@ -237,7 +237,7 @@ def resolve_choice(
 
         scale = 1.0 if choice is None or choice.delta_scale is None else choice.delta_scale
         if wide_beyond(graph, choice, source):
-            config, scale = replace(config, loop="wide"), 1.0
+            config, scale = replace(config, loop="wide"), WIDE_DELTA_SCALE
             detail += WIDE_DETAIL
         delta = scaled_delta(graph, scale)
         detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
@@ -250,6 +250,11 @@ WIDE_MIN_NODES = 2**20
 """Low-diameter graphs of at least this many nodes run near-far on the wide loop when no stored
 class is within a factor of :data:`WIDE_SIZE_GAP` of their size (:func:`wide_beyond`)."""
 WIDE_SIZE_GAP = 4
+WIDE_DELTA_SCALE = 0.5
+"""Δ of such a solve, times the default rule (:func:`sssp.cpu.nearfar.default_delta`). With the
+wide loop's light/heavy split (a heavy edge pushed once per bucket) a smaller Δ re-pushes fewer
+light edges: on GAP's scale-22 Kronecker and uniform graphs 0.5 x took 10.2 and 9.7 ms of device
+time against 11.2 and 10.2 at 1 x, and 2 x was slower still (H200, run 94)."""
 WIDE_DETAIL = "; the wide loop (a low-diameter graph of 1M+ nodes beyond the stored classes' sizes)"
 
 
@@ -259,8 +264,8 @@ def wide_beyond(graph: Graph, choice: TunedChoice | None, source: ConfigSource) 
     and the answer is not for its own class but for one :data:`WIDE_SIZE_GAP` or more times
     smaller (or there is none). Measured on the H200 (``benchmarks/results/h200/wide_probe_run62.csv``,
     ``wide_variants_run63.csv``): GAP's scale-22 graphs took 11-23 ms on the wide loop at Δ = the
-    default rule against 38-71 ms on the persistent loop of the nearest stored class (98k/deg20),
-    and Δ x0.5 or x16-256 was no faster; a tuned class keeps its own loop."""
+    default rule against 38-71 ms on the persistent loop of the nearest stored class (98k/deg20);
+    Δ is :data:`WIDE_DELTA_SCALE` x the rule; a tuned class keeps its own loop and Δ."""
     if source is ConfigSource.TUNED_EXACT or graph.n < WIDE_MIN_NODES:
         return False
     if choice is not None and choice.graph_class is not None:

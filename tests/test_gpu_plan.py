@@ -8,6 +8,7 @@ import ast
 import struct
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -401,7 +402,7 @@ def test_wide_loop_buffers_and_params():
     q = plan(loop="wide", algorithm="near-far", graph=g, wide=small)
     assert q.wide == small and size(q, "d_hubs") == 16 * 1
     assert hub_entries(np.array([3, 2])) == 1  # never an empty allocation
-    assert not p.split_rows and size(p, "d_light") is None
+    assert p.split_rows and size(p, "d_light") == 4 * N  # the split is the default
 
 
 def test_the_split_partitions_rows_only_below_an_infinite_delta():
@@ -417,6 +418,8 @@ def test_the_split_partitions_rows_only_below_an_infinite_delta():
         assert not q.split_rows and size(q, "d_light") is None, delta
     other = plan(loop="persistent", algorithm="near-far", graph=g, wide=split, delta=40)
     assert not other.split_rows and other.wide is None
+    whole = plan(loop="wide", algorithm="near-far", graph=g, wide=replace(split, split=False))
+    assert not whole.split_rows and size(whole, "d_light") is None
 
 
 # -- shared memory, launch counts and the result pass -------------------------------------------
@@ -595,8 +598,10 @@ class _Func:
 
 
 class _Buf(int):
+    freed: list[int]
+
     def free(self) -> None:
-        pass
+        self.freed.append(int(self))
 
 
 class _Driver:
@@ -616,6 +621,8 @@ class _Driver:
     def __init__(self) -> None:
         self.allocs: list[int] = []
         self.uploads: list[int] = []
+        self.copies: list[int] = []  # device-to-device bytes
+        self.freed: list[int] = []
         self.functions: dict[str, _Func] = {}
         self.Context = SimpleNamespace(synchronize=lambda: None)
 
@@ -624,13 +631,18 @@ class _Driver:
 
     def mem_alloc(self, nbytes: int) -> _Buf:
         self.allocs.append(nbytes)
-        return _Buf(0x1000 * len(self.allocs))
+        buf = _Buf(0x1000 * len(self.allocs))
+        buf.freed = self.freed
+        return buf
 
     def memcpy_htod(self, buf, array) -> None:
         self.uploads.append(array.nbytes)
 
     def memset_d8(self, buf, byte, nbytes) -> None:
         pass
+
+    def memcpy_dtod(self, dst, src, nbytes) -> None:
+        self.copies.append(nbytes)
 
     def pagelocked_empty(self, n, dtype, mem_flags=None):
         return np.empty(n, dtype)
@@ -712,7 +724,12 @@ def test_engine_solver_executes_its_plan(fake_driver, loop, algorithm, variant, 
             GraphFacts.of(graph), LaunchConfig(loop=loop), algorithm, variant, None, H200,
             host_mapped=False,
         )  # fmt: skip
-        assert fake_driver.allocs == [b.alloc_bytes for b in p.buffers]
+        # The wide loop's split partitions the rows once, through two scratch buffers.
+        scratch = [4 * p.m, 4 * p.m] if p.split_rows else []
+        assert fake_driver.allocs == [b.alloc_bytes for b in p.buffers] + scratch
+        assert fake_driver.copies == scratch and len(fake_driver.freed) == len(scratch)
+        partition = fake_driver.functions.get("sssp_w_partition")
+        assert (len(partition.calls) if partition else 0) == int(p.split_rows)
         assert fake_driver.uploads == [
             b.nbytes for b in p.buffers if b.fill == "upload" and b.nbytes
         ]

@@ -29,13 +29,13 @@ pytestmark = pytest.mark.gpu
 
 WIDE = [LaunchConfig(KernelConfig(256, "N", 8), loop="wide")]
 DELTAS = (None, 1, 10**6, float("inf"))
-# The module's builds: as shipped, and with the light/heavy split (a step pushes light edges, a
-# heavy move per bucket the heavy ones), with the hub sizes at their smallest so that chunks and
-# runs meet the split's bucket list at many sizes.
+# The module's builds: as shipped (the light/heavy split: a step pushes light edges, a heavy move
+# per bucket the heavy ones), without the split, and split with the hub sizes at their smallest so
+# that chunks and runs meet the split's bucket list at many sizes.
 BUILDS = [
     kernels.WideParams(),
-    kernels.WideParams(split=True),
-    kernels.WideParams(batch=1, hub_degree=32, chunk=64, split=True),
+    kernels.WideParams(split=False),
+    kernels.WideParams(batch=1, hub_degree=32, chunk=64),
 ]
 build = pytest.mark.parametrize("wide", BUILDS, ids=lambda p: p.key)
 
@@ -116,8 +116,7 @@ def test_the_split_partitions_each_row_once():
     from sssp.gpu import make_solver
 
     graph = hub_graph()
-    split = kernels.WideParams(split=True)
-    with make_solver(graph, algorithm="near-far", config=WIDE[0], delta=50, wide=split) as solver:
+    with make_solver(graph, algorithm="near-far", config=WIDE[0], delta=50) as solver:
         assert solver.plan.split_rows and solver.plan.delta_bits == 50
         got = {
             "indices": np.empty(graph.m, np.int32),

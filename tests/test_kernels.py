@@ -473,8 +473,8 @@ def test_wide_loop_arguments_match_the_source():
         kernels.WideParams(),
         kernels.WideParams(batch=1, hub_degree=32, chunk=32),
         kernels.WideParams(batch=8, hub_degree=1024, chunk=4096, min_blocks=8),
-        kernels.WideParams(split=True),
-        kernels.WideParams(batch=1, hub_degree=32, chunk=32, split=True),
+        kernels.WideParams(split=False),
+        kernels.WideParams(batch=1, hub_degree=32, chunk=32, split=False),
     ],
     ids=lambda p: p.key,
 )
@@ -490,8 +490,9 @@ def test_wide_params_are_checked():
     with pytest.raises(kernels.KernelContractError, match="hub degree 2048 and chunk 1024"):
         kernels.WideParams(hub_degree=2048)
     assert "-DSSSP_W_CHUNK=1024" in kernels.WideParams().nvcc_flags()
-    assert "-DSSSP_W_SPLIT=0" in kernels.WideParams().nvcc_flags()
-    assert kernels.WideParams(split=True).key.endswith("-s1")
+    assert "-DSSSP_W_SPLIT=1" in kernels.WideParams().nvcc_flags()  # the split is the default
+    assert kernels.WideParams().key.endswith("-s1")
+    assert "-DSSSP_W_SPLIT=0" in kernels.WideParams(split=False).nvcc_flags()
 
 
 def test_hub_capacity_counts_chunks():
