@@ -712,11 +712,9 @@ W_DELTA = 18
 """The wide loop's words: the current move (:data:`W_STEP`, :data:`W_RAISE`, :data:`W_DONE`),
 the next step k, the raises, |L_k|, the entries of the list being filled, the far pile's size and
 the other pile's, the hub chunks queued, the threshold T, the pile's minimum and the other pile's,
-which pile is current, the largest list, a word no kernel uses now (:data:`W_SEALED`: the end
-pass that cleared the keys' step stamps, gone since the keys carry predecessors; kept so that the
-shared header, and with it engine 2's digest and stored tuning, stay as they are), the step
-limit, the entries of the bucket's list (light/heavy split), (64-bit, words 16-17) the list
-entries summed, and Δ (saturated at 2**32 - 1)."""
+which pile is current, the largest list, whether the end has been sealed (the stamps cleared),
+the step limit, the entries of the bucket's list (light/heavy split), (64-bit, words 16-17) the
+list entries summed, and Δ (saturated at 2**32 - 1)."""
 W_STEP, W_RAISE, W_DONE, W_HEAVY = 0, 1, 2, 3
 WIDE_BLOCK = 256
 """Threads per block of the wide loop's kernels."""
@@ -792,9 +790,8 @@ _WIDE_COMMON = (
     "w",
     "n",
     "light",
-    "stamp",
 )
-_WIDE_FORMAT = "PPPPPPPPPPiPP"
+_WIDE_FORMAT = "PPPPPPPPPPiP"
 WIDE_KERNELS: dict[str, KernelSpec] = {
     "init": KernelSpec(
         "init",
@@ -807,9 +804,17 @@ WIDE_KERNELS: dict[str, KernelSpec] = {
     "step": KernelSpec("step", _both("sssp_w_step"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
     "hubs": KernelSpec("hubs", _both("sssp_w_hubs"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
     "raise": KernelSpec("raise", _both("sssp_w_raise"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
+    "tree": KernelSpec("tree", _both("sssp_w_tree"), _WIDE_COMMON, _WIDE_FORMAT, "resident"),
+    "tree_hubs": KernelSpec(
+        "tree_hubs", _both("sssp_w_tree_hubs"), _WIDE_COMMON, _WIDE_FORMAT, "resident"
+    ),
     "advance": KernelSpec(
         "advance", _both("sssp_w_advance"), ("w", "cnt", "ctrl", "delta", "after"), "PPPQi", "one"
     ),
+    "finish": KernelSpec(
+        "finish", _both("sssp_w_finish"), ("key", "w", "n"), "PPi", "resident", strided=True
+    ),
+    "seal": KernelSpec("seal", _both("sssp_w_seal"), ("w",), "P", "one"),
     "partition": KernelSpec(
         "partition",
         _both("sssp_w_partition"),

@@ -14,33 +14,23 @@
 //     search over the scan, so a warp's lanes are busy whatever the degrees;
 //   - an entry with more than SSSP_W_HUB_DEGREE edges becomes chunks of SSSP_W_CHUNK edges in a
 //     hub queue, which the next launch (sssp_w_hubs) deals out a chunk per warp over the device.
-// The host queues rounds of moves (step, hubs, advance, raise, advance) without waiting; every
-// kernel reads the mode word first and returns at once when its move is not the current one, so
-// rounds queued past the end cost a few microseconds each.
+// The host queues rounds of moves (step, hubs, advance, raise, advance, finish, seal) without
+// waiting; every kernel reads the mode word first and returns at once when its move is not the
+// current one, so rounds queued past the end cost a few microseconds each.
 //
-// State (the engine's packed result layout, so that the result pass reads it as it reads a
-// persistent solve's):
-//   key[v]     distance << 32 | predecessor: every push offers (d(u) + w, u), and atomicMin keeps
-//              the smallest distance and, among equal ones, the smallest u, so at the end the low
-//              word is the engine's predecessor rule (the smallest u with d(u) + w(u, v) == d(v)
-//              and d(u) < d(v)) without a tree pass: every node pushes all its edges at its final
-//              distance, and a candidate that ties d(v) comes from such a push (a larger d(u)
-//              would make d(v) too large). A zero-weight edge offers SSSP_NO_PRED (d(u) == d(v)
-//              is no parent), which any parent beats; a node left with it has none of the
-//              rule's parents, and the host completes it as it does after a tree pass. (The
-//              separate tree pass walked every edge again: 1.3-1.9 ms of GAP's 4 M-node graphs,
-//              run 95.)
-//   stamp[v]   the step whose next list holds v (one entry per list however often v falls)
+// State (the engine's near-far layout, so that its tree pass and the result pass read it):
+//   key[v]     distance << 32 | step stamp during the solve; the stamp becomes SSSP_NO_PRED at the
+//              end (sssp_w_finish) and the tree pass writes the predecessor there
 //   pushed[v]  the distance v last pushed its out-edges with (a list entry at it is stale)
 //   infar      one bit per node: in the far pile
 //   lists      two near lists of n entries (step k reads half k & 1, fills half (k + 1) & 1)
 //   piles      two far piles of n entries (w[SSSP_W_PILE] is the current one)
 //   hubs       the hub queue: (du << 32 | v, first edge) per chunk
 //   w          the SSSP_W_* words; cnt and ctrl are written at the end for the result pass
-// A node whose distance falls below the threshold T joins the next near list unless its stamp
-// says it is there already; at or above T it joins the far pile once (the infar bit). A node whose
-// first lowering in a step went to the pile still joins the near list when a later one brings it
-// below T. A candidate that only ties the distance (a smaller predecessor) joins no list.
+// A lowering in step k stamps 2k + 2 below the threshold T (the near list) and 2k + 1 at or above
+// it (the far pile): stamps only grow, so an equal distance never replaces a key, and a node
+// whose first lowering in a step went to the pile still joins the near list when a later one
+// brings it below T (a near lowering always has the smaller distance).
 //
 // Light and heavy edges (SSSP_W_SPLIT 1, Meyer and Sanders): a step pushes only the light edges
 // (w < Δ) of its entries, and every node pushed for the first time joins the bucket's list (in
@@ -71,7 +61,7 @@
     const long long *__restrict__ indptr, const int *__restrict__ indices,                       \
         const unsigned int *__restrict__ weights, unsigned long long *key, unsigned int *pushed, \
         unsigned int *infar, int *lists, int *piles, unsigned long long *hubs, unsigned int *w, int n, \
-        const int *__restrict__ light, unsigned int *stamp
+        const int *__restrict__ light
 
 __device__ __forceinline__ unsigned int sssp_w_dist(unsigned long long k) { return (unsigned int)(k >> 32); }
 
@@ -128,7 +118,7 @@ __device__ __forceinline__ unsigned int sssp_w_warp_min(unsigned int v) {
 
 // The move's fixed words, read once at the top of a kernel.
 struct SsspWMove {
-    unsigned int k, T, stamp_next;
+    unsigned int k, T, stamp_near, stamp_far;
     int *next, *far;
     unsigned int *next_count, *far_count;
 };
@@ -137,7 +127,8 @@ __device__ __forceinline__ SsspWMove sssp_w_move(int *lists, int *piles, unsigne
     SsspWMove m;
     m.k = sssp_w_word(w, SSSP_W_K);
     m.T = sssp_w_word(w, SSSP_W_T);
-    m.stamp_next = m.k + 1u;  // the step whose list the lowerings of step k fill
+    m.stamp_near = 2u * m.k + 2u;
+    m.stamp_far = 2u * m.k + 1u;
     m.next = lists + (long long)((m.k + 1u) & 1u) * n;
     m.far = piles + (long long)sssp_w_word(w, SSSP_W_PILE) * n;
     m.next_count = w + SSSP_W_NEXT;
@@ -145,17 +136,15 @@ __device__ __forceinline__ SsspWMove sssp_w_move(int *lists, int *piles, unsigne
     return m;
 }
 
-// Offers a batch of edges to their targets (go[j]: edge j is real; t[j] its target, nd[j] the
-// candidate distance, from node u[j] at du[j]) and appends the targets whose distance fell: below
-// T to the next near list (once per step: the stamp), at or above it to the far pile (once: the
-// infar bit), whose minimum folds into fmin. A pre-read of the key skips the atomic for an edge
-// whose candidate is not below it (keys only fall, so a stale read is never too low): in a
-// label-correcting step most edges are not.
-__device__ __forceinline__ void sssp_w_lower(unsigned long long *key, unsigned int *infar, unsigned int *stamp,
-                                             const SsspWMove &m, const bool (&go)[SSSP_W_BATCH],
-                                             const int (&t)[SSSP_W_BATCH], const unsigned int (&nd)[SSSP_W_BATCH],
-                                             const unsigned int (&du)[SSSP_W_BATCH], const int (&u)[SSSP_W_BATCH],
-                                             unsigned int &fmin) {
+// Lowers the targets of a batch of edges (go[j]: edge j is real; t[j] its target, nd[j] the
+// candidate distance) and appends the targets whose distance fell: below T to the next near list
+// (once per step: the stamp), at or above it to the far pile (once: the infar bit), whose
+// minimum folds into fmin. A pre-read of the key skips the atomic for an edge that cannot lower
+// it (keys only fall, so a stale read is never too low): in a label-correcting step most edges
+// do not.
+__device__ __forceinline__ void sssp_w_lower(unsigned long long *key, unsigned int *infar, const SsspWMove &m,
+                                             const bool (&go)[SSSP_W_BATCH], const int (&t)[SSSP_W_BATCH],
+                                             const unsigned int (&nd)[SSSP_W_BATCH], unsigned int &fmin) {
     unsigned long long cur[SSSP_W_BATCH];
 #pragma unroll
     for (int j = 0; j < SSSP_W_BATCH; ++j) cur[j] = go[j] ? __ldcg(key + t[j]) : 0ull;
@@ -163,13 +152,14 @@ __device__ __forceinline__ void sssp_w_lower(unsigned long long *key, unsigned i
 #pragma unroll
     for (int j = 0; j < SSSP_W_BATCH; ++j) {
         near[j] = far[j] = false;
-        const unsigned int parent = nd[j] != du[j] ? (unsigned int)u[j] : (unsigned int)SSSP_NO_PRED;
-        const unsigned long long kt = ((unsigned long long)nd[j] << 32) | parent;
-        if (go[j] && kt < cur[j]) {
+        if (go[j] && nd[j] < sssp_w_dist(cur[j])) {
+            const bool below = nd[j] < m.T;
+            const unsigned long long kt =
+                ((unsigned long long)nd[j] << 32) | (below ? m.stamp_near : m.stamp_far);
             cur[j] = atomicMin(key + t[j], kt);
-            if (sssp_w_dist(cur[j]) > nd[j]) {  // the distance fell (not a tie on it)
-                if (nd[j] < m.T) {
-                    near[j] = atomicExch(stamp + t[j], m.stamp_next) != m.stamp_next;
+            if (sssp_w_dist(cur[j]) > nd[j]) {
+                if (below) {
+                    near[j] = (unsigned int)cur[j] != m.stamp_near;
                 } else {
                     fmin = min(fmin, nd[j]);
                     far[j] = true;
@@ -193,9 +183,8 @@ extern "C" __global__ void sssp_w_init(SSSP_W_ARGS, unsigned int *cnt, unsigned 
     const long long stride = (long long)gridDim.x * blockDim.x;
     const long long words = ((long long)n + 31) / 32;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        key[i] = i == source ? (unsigned long long)SSSP_NO_PRED : 0xFFFFFFFFFFFFFFFFull;
+        key[i] = i == source ? 0ull : 0xFFFFFFFFFFFFFFFFull;
         pushed[i] = SSSP_W_INF;
-        stamp[i] = i == source ? 1u : 0u;  // in step 1's list
         if (i < words) infar[i] = 0u;
     }
     if (blockIdx.x == 0 && threadIdx.x < SSSP_W_WORDS) {
@@ -365,8 +354,8 @@ extern "C" __global__ void SSSP_W_BOUNDS
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
     unsigned int fmin = SSSP_W_INF;
     auto lower = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
-                     const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&du)[SSSP_W_BATCH],
-                     const int(&u)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, stamp, m, go, t, nd, du, u, fmin); };
+                     const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&)[SSSP_W_BATCH],
+                     const int(&)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, m, go, t, nd, fmin); };
     for (long long base = warp * 32; base < nl; base += nwarps * 32) {
         const long long i = base + lane;
         unsigned int du = 0u;
@@ -405,11 +394,61 @@ extern "C" __global__ void SSSP_W_BOUNDS
     const SsspWMove m = sssp_w_move(lists, piles, w, n);
     unsigned int fmin = SSSP_W_INF;
     auto lower = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
-                     const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&du)[SSSP_W_BATCH],
-                     const int(&u)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, stamp, m, go, t, nd, du, u, fmin); };
+                     const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&)[SSSP_W_BATCH],
+                     const int(&)[SSSP_W_BATCH]) { sssp_w_lower(key, infar, m, go, t, nd, fmin); };
     sssp_w_chunks(indptr, indices, weights, hubs, w, lower, sssp_w_rows(light, mode));
     fmin = sssp_w_warp_min(fmin);
     if ((threadIdx.x & 31) == 0 && fmin != SSSP_W_INF) atomicMin(w + SSSP_W_FMIN, fmin);
+}
+
+// The predecessor tree after the solve (the engine's rule, as sssp_nf_tree: pred[v] = the smallest
+// u with d(u) < d(v) and d(u) + w(u, v) == d(v), in the packed key's low word), its work dealt out
+// as a step's: every reached node's row, rows of hubs in chunks (sssp_w_tree_hubs). A hub's row
+// walked by one lane group took most of a Kronecker graph's solve.
+__device__ __forceinline__ void sssp_w_parent(unsigned long long *key, const bool (&go)[SSSP_W_BATCH],
+                                              const int (&t)[SSSP_W_BATCH], const unsigned int (&nd)[SSSP_W_BATCH],
+                                              const unsigned int (&du)[SSSP_W_BATCH], const int (&u)[SSSP_W_BATCH]) {
+#pragma unroll
+    for (int j = 0; j < SSSP_W_BATCH; ++j) {
+        if (!go[j]) continue;
+        const unsigned int dv = sssp_w_dist(__ldcg(key + t[j]));
+        if (du[j] < dv && dv != SSSP_W_INF && nd[j] == dv)
+            atomicMin(reinterpret_cast<unsigned int *>(key + t[j]), (unsigned int)u[j]);  // the low word
+    }
+}
+
+extern "C" __global__ void SSSP_W_BOUNDS
+    sssp_w_tree(SSSP_W_ARGS) {
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    auto parent = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
+                      const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&du)[SSSP_W_BATCH],
+                      const int(&u)[SSSP_W_BATCH]) { sssp_w_parent(key, go, t, nd, du, u); };
+    for (long long base = warp * 32; base < n; base += nwarps * 32) {
+        const long long i = base + lane;
+        unsigned int du = 0u;
+        long long beg = 0;
+        int deg = 0;
+        if (i < n) {
+            const long long b = __ldg(indptr + i), e = __ldg(indptr + i + 1);
+            du = sssp_w_dist(__ldcg(key + i));
+            if (du != SSSP_W_INF && e > b) {
+                beg = b;
+                if (e - b > SSSP_W_HUB_DEGREE) sssp_w_enqueue_hub(hubs, w, (int)i, du, b, e);
+                else deg = (int)(e - b);
+            }
+        }
+        sssp_w_run(indices, weights, beg, deg, du, (int)i, parent);
+    }
+}
+
+extern "C" __global__ void SSSP_W_BOUNDS
+    sssp_w_tree_hubs(SSSP_W_ARGS) {
+    auto parent = [&](const bool(&go)[SSSP_W_BATCH], const int(&t)[SSSP_W_BATCH],
+                      const unsigned int(&nd)[SSSP_W_BATCH], const unsigned int(&du)[SSSP_W_BATCH],
+                      const int(&u)[SSSP_W_BATCH]) { sssp_w_parent(key, go, t, nd, du, u); };
+    sssp_w_chunks(indptr, indices, weights, hubs, w, parent);
 }
 
 // A raise: the far pile split at the new threshold T (set by the advance before it). Entries
@@ -454,7 +493,7 @@ extern "C" __global__ void SSSP_W_BOUNDS
 // One thread: after the move `after` (SSSP_W_STEP or SSSP_W_RAISE) ran, choose the next one (the
 // heavy move runs where a step does, so `after` SSSP_W_STEP follows it too). At the end it writes
 // what the result pass reads: the control words (steps, raises, done) and near-far's counters
-// (the largest list, the entries summed); the keys already hold the predecessors.
+// (the largest list, the entries summed).
 extern "C" __global__ void sssp_w_advance(unsigned int *w, unsigned int *cnt, unsigned int *ctrl,
                                           unsigned long long delta, int after) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
@@ -505,6 +544,19 @@ extern "C" __global__ void sssp_w_advance(unsigned int *w, unsigned int *cnt, un
     }
     __threadfence();
     vw[SSSP_W_MODE] = mode;
+}
+
+// After the last move (once: the seal): the stamps in the keys' low words make way for the
+// predecessor (the engine's tree pass, sssp_nf_tree).
+extern "C" __global__ void sssp_w_finish(unsigned long long *key, const unsigned int *w, int n) {
+    if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_DONE || sssp_w_word(w, SSSP_W_SEALED)) return;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        key[i] |= (unsigned long long)SSSP_NO_PRED;
+}
+
+extern "C" __global__ void sssp_w_seal(unsigned int *w) {
+    if (blockIdx.x == 0 && threadIdx.x == 0 && sssp_w_word(w, SSSP_W_MODE) == SSSP_W_DONE) w[SSSP_W_SEALED] = 1u;
 }
 
 // Once, when the solver is made (SSSP_W_SPLIT with Δ below infinity): each row's edges into

@@ -160,7 +160,6 @@ def test_every_loop_algorithm_variant_and_width(loop, algorithm, variant, width)
     assert size(p, "d_ctrl") == 4 * kernels.CTRL_WORDS
     wide = p.loop == "wide"
     assert (size(p, "d_hubs") is not None, size(p, "d_w") is not None) == (wide, wide)
-    assert size(p, "d_stamp") == (4 * n if wide else None)
     assert (p.wide is not None) is wide
     assert size(p, "d_out_dist") is None  # the H200 maps host memory
     assert {b.name for b in p.buffers} <= set(BUFFER_NAMES)
@@ -179,8 +178,7 @@ def test_every_loop_algorithm_variant_and_width(loop, algorithm, variant, width)
         kernels.RES_PACKED if packed else kernels.RES_F64 if width == "f64" else kernels.RES_U64
     )
     assert p.dist_dtype == ("float64" if width == "f64" else "int64")
-    # The wide loop's keys carry predecessors, as packed Crauser keys do: no tree pass.
-    assert p.tree_pass is ((nearfar and p.loop != "wide") or not packed)
+    assert p.tree_pass is (nearfar or not packed)
     assert p.counters == (kernels.RES_COUNTERS_NEARFAR if nearfar else kernels.RES_COUNTERS_PHASES)
     # Δ: near-far only.
     assert (p.delta is not None) is nearfar and (p.delta_bits != 0) is nearfar

@@ -175,7 +175,6 @@ class EngineSolver(DeviceBuffers):
     d_hubs: Any
     d_w: Any
     d_light: Any
-    d_stamp: Any
 
     def __init__(
         self,
@@ -628,7 +627,10 @@ class EngineSolver(DeviceBuffers):
         self.run_phases()
         ev_loop.record(stream)
         if return_predecessors and self._tree_pass:
-            self._launch("tree")
+            if self._wide is not None:
+                self._wide.tree(self._lane0)
+            else:
+                self._launch("tree")
         self._deliver(source, dist, dist_ptr, pred, pred_ptr)
         ev_end.record(stream)
         # While the device works: the memory of a copy out of the solver's own block, faulted in

@@ -85,14 +85,13 @@ BUFFER_NAMES = (
     "d_hubs",
     "d_w",
     "d_light",
-    "d_stamp",
 )
 """Every buffer a plan can hold, by the solver attribute it becomes (None where a plan has none):
 the graph (row starts, targets, weights), the criterion's node minima (ω, ι), the node state
 (settled phase, keys, predecessors), the frontier and fringe queues, the per-phase history
 (counts, thresholds), the control words, the fused cluster loop's placement, near-far's pushed
 distances and far flags, the result pass's scratch and (without mapped host memory) its output
-staging, and the wide loop's hub queue, words, light edges per row and list stamps."""
+staging, and the wide loop's hub queue, words and light edges per row."""
 
 SMEM_RESERVED_PER_BLOCK = 1024
 """Shared memory the device reserves per resident block (the occupancy rule counts it)."""
@@ -656,7 +655,6 @@ def plan_engine(
         bufs += [
             Buffer("d_hubs", 16 * hub_entries(facts.degrees, wide_params)),
             Buffer("d_w", 4 * kernels.WIDE_WORDS),
-            Buffer("d_stamp", 4 * n),
         ]
     if split_rows:
         bufs.append(Buffer("d_light", 4 * n))
@@ -697,9 +695,8 @@ def plan_engine(
             if params.floating
             else kernels.RES_U64
         ),
-        # Packed Crauser keys and the wide loop's carry the predecessor already; the others
-        # build it in a tree pass.
-        tree_pass=(nearfar and loop != "wide") or not params.packed,
+        # Packed Crauser keys carry the predecessor already; the others build it in a tree pass.
+        tree_pass=nearfar or not params.packed,
         dist_dtype="float64" if params.floating else "int64",
         out_kind=kernels.OUT_F64 if params.floating else kernels.OUT_I64,
         mapped=mapped,

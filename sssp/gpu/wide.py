@@ -10,9 +10,8 @@ once when its move is not the current one. The host polls the mode word once per
 two batches in flight, so the device never waits for it; a few empty rounds after the end are
 the price (microseconds each).
 
-Its state is near-far's (keys, pushed distances, far flags, lists and piles of the engine), and
-its keys carry each node's predecessor as packed Crauser keys do, so the result pass reads a wide
-solve as it reads a persistent one and no tree pass follows it.
+Its state is near-far's (keys, pushed distances, far flags, lists and piles of the engine), so
+the engine's tree pass and the result pass read a wide solve as they read a persistent one.
 """
 
 from __future__ import annotations
@@ -126,7 +125,6 @@ class WideLoop:
             self.d_w,
             np.int32(s.n),
             s.d_light if s.d_light is not None else 0,
-            s.d_stamp,
         )
 
     def start(self, lane: _Lane, source: int) -> None:
@@ -145,7 +143,8 @@ class WideLoop:
 
     def _moves(self, lane: _Lane) -> list[tuple[str, tuple, tuple, tuple]]:
         """One round, in queue order: (kernel, grid, block, arguments) for each of step, hubs,
-        advance after a step, raise and advance after a raise."""
+        advance after a step, raise, advance after a raise, finish and seal."""
+        s = self.solver
         grid, block = self.grid
         one, one_block = self.one
         common = self._common()
@@ -156,11 +155,22 @@ class WideLoop:
             ("advance", one, one_block, (*advance, np.int32(kernels.W_STEP))),
             ("raise", grid, block, common),
             ("advance", one, one_block, (*advance, np.int32(kernels.W_RAISE))),
+            ("finish", grid, block, (s.d_key, self.d_w, np.int32(s.n))),
+            ("seal", one, one_block, (self.d_w,)),
         ]
 
     def _round(self, lane: _Lane) -> None:
         for name, grid, block, args in self._moves(lane):
             self.funcs[name].prepared_async_call(grid, block, lane.stream, *args)
+
+    def tree(self, lane: _Lane) -> None:
+        """Queue the predecessor tree (after :meth:`run`): the engine's rule, each reached node's
+        row dealt out as a step's, hubs in chunks (a hub's row walked by one lane group, as the
+        engine's tree pass does, took most of a Kronecker graph's solve: run 64)."""
+        grid, block = self.grid
+        common = self._common()
+        self.funcs["tree"].prepared_async_call(grid, block, lane.stream, *common)
+        self.funcs["tree_hubs"].prepared_async_call(grid, block, lane.stream, *common)
 
     def run(self, lane: _Lane) -> None:
         """Queue rounds until the device reports the end (the advance kernels also end the solve
