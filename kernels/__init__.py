@@ -712,8 +712,9 @@ W_DELTA = 18
 """The wide loop's words: the current move (:data:`W_STEP`, :data:`W_RAISE`, :data:`W_DONE`),
 the next step k, the raises, |L_k|, the entries of the list being filled, the far pile's size and
 the other pile's, the hub chunks queued, the threshold T, the pile's minimum and the other pile's,
-which pile is current, the largest list, whether the end has been sealed (the stamps cleared),
-the step limit, the entries of the bucket's list (light/heavy split), (64-bit, words 16-17) the
+which pile is current, the largest list, a word no kernel uses now (:data:`W_SEALED`: it kept
+the end pass from running twice when every round queued it; kept so that the shared header, and
+with it engine 2's digest and stored tuning, stay as they are), the step limit, the entries of the bucket's list (light/heavy split), (64-bit, words 16-17) the
 list entries summed, and Δ (saturated at 2**32 - 1)."""
 W_STEP, W_RAISE, W_DONE, W_HEAVY = 0, 1, 2, 3
 WIDE_BLOCK = 256
@@ -814,7 +815,6 @@ WIDE_KERNELS: dict[str, KernelSpec] = {
     "finish": KernelSpec(
         "finish", _both("sssp_w_finish"), ("key", "w", "n"), "PPi", "resident", strided=True
     ),
-    "seal": KernelSpec("seal", _both("sssp_w_seal"), ("w",), "P", "one"),
     "partition": KernelSpec(
         "partition",
         _both("sssp_w_partition"),

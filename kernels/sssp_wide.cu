@@ -14,9 +14,10 @@
 //     search over the scan, so a warp's lanes are busy whatever the degrees;
 //   - an entry with more than SSSP_W_HUB_DEGREE edges becomes chunks of SSSP_W_CHUNK edges in a
 //     hub queue, which the next launch (sssp_w_hubs) deals out a chunk per warp over the device.
-// The host queues rounds of moves (step, hubs, advance, raise, advance, finish, seal) without
-// waiting; every kernel reads the mode word first and returns at once when its move is not the
-// current one, so rounds queued past the end cost a few microseconds each.
+// The host queues rounds of moves (step, hubs, advance, raise, advance) without waiting; every
+// kernel reads the mode word first and returns at once when its move is not the current one, so
+// rounds queued past the end cost a few microseconds each. Once the host has seen the end it
+// queues the finish (sssp_w_finish) behind them.
 //
 // State (the engine's near-far layout, so that its tree pass and the result pass read it):
 //   key[v]     distance << 32 | step stamp during the solve; the stamp becomes SSSP_NO_PRED at the
@@ -546,17 +547,14 @@ extern "C" __global__ void sssp_w_advance(unsigned int *w, unsigned int *cnt, un
     vw[SSSP_W_MODE] = mode;
 }
 
-// After the last move (once: the seal): the stamps in the keys' low words make way for the
-// predecessor (the engine's tree pass, sssp_nf_tree).
+// After the last move, queued once by the host behind the rounds: the stamps in the keys' low
+// words make way for the predecessor (the tree pass). (It ran in every round, behind a seal word
+// that kept it from running twice: two launches a round for nothing.)
 extern "C" __global__ void sssp_w_finish(unsigned long long *key, const unsigned int *w, int n) {
-    if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_DONE || sssp_w_word(w, SSSP_W_SEALED)) return;
+    if (sssp_w_word(w, SSSP_W_MODE) != SSSP_W_DONE) return;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         key[i] |= (unsigned long long)SSSP_NO_PRED;
-}
-
-extern "C" __global__ void sssp_w_seal(unsigned int *w) {
-    if (blockIdx.x == 0 && threadIdx.x == 0 && sssp_w_word(w, SSSP_W_MODE) == SSSP_W_DONE) w[SSSP_W_SEALED] = 1u;
 }
 
 // Once, when the solver is made (SSSP_W_SPLIT with Δ below infinity): each row's edges into

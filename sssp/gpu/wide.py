@@ -143,8 +143,7 @@ class WideLoop:
 
     def _moves(self, lane: _Lane) -> list[tuple[str, tuple, tuple, tuple]]:
         """One round, in queue order: (kernel, grid, block, arguments) for each of step, hubs,
-        advance after a step, raise, advance after a raise, finish and seal."""
-        s = self.solver
+        advance after a step, raise and advance after a raise."""
         grid, block = self.grid
         one, one_block = self.one
         common = self._common()
@@ -155,9 +154,16 @@ class WideLoop:
             ("advance", one, one_block, (*advance, np.int32(kernels.W_STEP))),
             ("raise", grid, block, common),
             ("advance", one, one_block, (*advance, np.int32(kernels.W_RAISE))),
-            ("finish", grid, block, (s.d_key, self.d_w, np.int32(s.n))),
-            ("seal", one, one_block, (self.d_w,)),
         ]
+
+    def _finish(self, lane: _Lane) -> None:
+        """Queue the end pass (once, behind the last round): the keys' step stamps make way for
+        the predecessors."""
+        s = self.solver
+        grid, block = self.grid
+        self.funcs["finish"].prepared_async_call(
+            grid, block, lane.stream, s.d_key, self.d_w, np.int32(s.n)
+        )
 
     def _round(self, lane: _Lane) -> None:
         for name, grid, block, args in self._moves(lane):
@@ -195,6 +201,7 @@ class WideLoop:
                 if self._polls[oldest][kernels.W_MODE] == kernels.W_DONE or queued >= bound:
                     break
             batch = min(2 * batch, self.MAX_ROUNDS)
+        self._finish(lane)
         self.rounds = queued
 
     def trace(self, lane: _Lane) -> list[dict[str, Any]]:
@@ -233,4 +240,6 @@ class WideLoop:
                 key = f"{name}_ms" if name != "advance" else f"advance{i}_ms"
                 row[key] = round(events[i + 1].time_since(events[i]), 4)
             rows.append(row)
+        self._finish(lane)
+        stream.synchronize()
         return rows
