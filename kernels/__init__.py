@@ -715,7 +715,8 @@ the other pile's, the hub chunks queued, the threshold T, the pile's minimum and
 which pile is current, the largest list, a word no kernel uses now (:data:`W_SEALED`: it kept
 the end pass from running twice when every round queued it; kept so that the shared header, and
 with it engine 2's digest and stored tuning, stay as they are), the step limit, the entries of the bucket's list (light/heavy split), (64-bit, words 16-17) the
-list entries summed, and Δ (saturated at 2**32 - 1)."""
+list entries summed, and Δ (saturated at 2**32 - 1; for reading back: the split's kernels take Δ
+from the rows' partition, ``light``)."""
 W_STEP, W_RAISE, W_DONE, W_HEAVY = 0, 1, 2, 3
 WIDE_BLOCK = 256
 """Threads per block of the wide loop's kernels."""
