@@ -118,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--variants",
         nargs="+",
-        default=["b4-h256-c1024-m0"],
+        default=[kernels.WideParams().key.removeprefix("wide-")],
         help="wide module builds, bB-hH-cC-mM[-s1] (kernels.WideParams: batch, hub degree, "
-        "chunk, min blocks, and -s1 for the light/heavy split)",
+        "chunk, min blocks, and -s1 for the light/heavy split); default: the shipped build",
     )
     ap.add_argument("--no-tuned", action="store_true", help="skip the tuned configuration")
     ap.add_argument(

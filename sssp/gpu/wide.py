@@ -100,7 +100,7 @@ class WideLoop:
                 out_indices,
                 out_weights,
                 np.int32(s.n),
-                np.uint32(min(int(s._delta_bits), kernels.UINT32_INF)),
+                np.uint32(s._delta_bits),  # below 2**32 - 1: the plan's split_rows
             )
             if m:
                 cuda.memcpy_dtod(s.d_indices, out_indices, 4 * m)
