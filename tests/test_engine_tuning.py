@@ -4,6 +4,7 @@ the look-up that gives them to ``solve(tuned=True)``."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import pytest
 
@@ -53,14 +54,40 @@ def memory_study():
     return optuna.create_study(direction="minimize")
 
 
+@pytest.mark.parametrize(
+    ("graph_class", "first"),
+    [
+        (GraphClass("3145k", "deg20"), True),
+        (GraphClass("1572k", "deg2"), True),
+        (GraphClass("786k", "deg20"), False),  # below sssp.tuned.WIDE_MIN_NODES
+        (GraphClass("3145k", "deg2", "highdiam"), False),  # roads and meshes: many small steps
+        (None, False),
+    ],
+)
+def test_wide_points_lead_the_warm_start_of_large_low_diameter_classes(graph_class, first):
+    for algorithm in ("auto", "near-far"):
+        points = class_search.start_points(algorithm, graph_class)
+        base = class_search.start_points(algorithm)
+        assert "wide" not in [p["loop"] for p in base]
+        if not first:
+            assert points == base
+            continue
+        d = 1 if algorithm == "auto" else 0  # "auto" measures its default (Crauser OUT) first
+        wide = points[d : d + 2]
+        assert points == base[:d] + wide + base[d:]
+        assert [(p["loop"], p["delta_scale"]) for p in wide] == [("wide", 0.5), ("wide", 1)]
+        assert all(class_search.choice(p, algorithm)[0] == "near-far" for p in wide)
+
+
 def test_space_points_round_trip():
     for point in (class_search.DEFAULT_POINT, *class_search.WARM_START):
         assert set(point) == set(class_search.SPACE)
         assert all(point[k] in class_search.SPACE[k] for k in point), point
         assert class_search.from_config(class_search.to_config(point)) == point
-    for algorithm in ("auto", "near-far"):
+    large = GraphClass("3145k", "deg20")
+    for algorithm, graph_class in itertools.product(("auto", "near-far"), (None, large)):
         space = class_search.space_for(algorithm)
-        for point in class_search.start_points(algorithm):
+        for point in class_search.start_points(algorithm, graph_class):
             assert set(point) == set(space) and all(point[k] in space[k] for k in point), point
             assert (
                 class_search.canonical(point) == point

@@ -254,17 +254,52 @@ meshes (12-28 % less time than unfused on crack, fe_4elt2, fe_sphere, t60k; more
 meshes, roads and random graphs: benchmarks/results/h200/nearfar_fused_run39.csv)."""
 
 
-def start_points(algorithm: str) -> list[dict]:
-    """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``."""
+WIDE_WARM_START = tuple(
+    canonical(
+        {
+            **DEFAULT_POINT,
+            "loop": "wide",
+            "algorithm": "near-far",
+            "delta_scale": scale,
+            "cluster": 0,
+            "fuse": 0,
+        }
+    )
+    for scale in (0.5, 1)
+)
+"""Near-far on the wide loop at 0.5 and 1 x the default Δ, the best points on GAP's scale-22
+graphs (benchmarks/results/h200/wide_split_run94.csv, wide_finish_run99.csv). They come first
+for the low-diameter classes of ``sssp.tuned.WIDE_MIN_NODES`` nodes or more (:func:`start_points`):
+a small budget there would otherwise be spent on loops built for smaller graphs."""
+
+
+def wide_first(graph_class: GraphClass | None) -> bool:
+    """Whether the wide loop's points lead the warm start of ``graph_class``."""
+    from sssp.classes import parse_size
+    from sssp.tuned import WIDE_MIN_NODES
+
+    return (
+        graph_class is not None
+        and graph_class.diameter == "lowdiam"
+        and parse_size(graph_class.size) >= WIDE_MIN_NODES
+    )
+
+
+def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
+    """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``;
+    for a class of :func:`wide_first`, the wide loop's points lead the warm start."""
+    nearfar = (
+        [*WIDE_WARM_START, *NEARFAR_WARM_START] if wide_first(graph_class) else NEARFAR_WARM_START
+    )
     if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
         # measures the cluster loop), then Crauser's
         phased = [
             {**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0}
             for p in (DEFAULT_POINT, *WARM_START)
         ]
-        return [phased[0], *NEARFAR_WARM_START, *phased[1:]]
+        return [phased[0], *nearfar, *phased[1:]]
     if algorithm == "near-far":
-        return [{k: v for k, v in p.items() if k != "algorithm"} for p in NEARFAR_WARM_START]
+        return [{k: v for k, v in p.items() if k != "algorithm"} for p in nearfar]
     return [DEFAULT_POINT, *WARM_START]
 
 
@@ -565,7 +600,7 @@ def search(
 
     space = space_for(algorithm)
     dists = {k: CategoricalDistribution(list(v)) for k, v in space.items()}
-    starts = start_points(algorithm)
+    starts = start_points(algorithm, graph_class)
     if previous is not None:
         starts.insert(1, previous)
     driver.enqueue_new(study, starts, point_key, MARKER)
