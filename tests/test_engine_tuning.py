@@ -74,7 +74,10 @@ def test_wide_points_lead_the_warm_start_of_large_low_diameter_classes(graph_cla
             continue
         d = 1 if algorithm == "auto" else 0  # "auto" measures its default (Crauser OUT) first
         wide = points[d : d + 2]
-        assert points == base[:d] + wide + base[d:]
+        assert sorted(map(repr, points)) == sorted(map(repr, base + wide))
+        nearfar = [p for p in points[d + 2 :] if class_search.choice(p, algorithm)[0] == "near-far"]
+        loops = [p["loop"] for p in nearfar]
+        assert "cluster" in loops and loops == sorted(loops, key=lambda x: x == "cluster")
         assert [(p["loop"], p["delta_scale"]) for p in wide] == [("wide", 0.5), ("wide", 1)]
         assert all(class_search.choice(p, algorithm)[0] == "near-far" for p in wide)
 
@@ -452,3 +455,46 @@ def test_canonical_wide_points():
     assert crauser["loop"] == "persistent" and crauser["block_size"] == 1024
     assert "wide" in class_search.space_for("near-far")["loop"]
     assert class_search.to_config(wide).loop == "wide"
+
+
+def test_a_point_whose_loop_falls_back_is_not_measured(monkeypatch):
+    """A cluster too small for the class's instance runs the persistent loop: the point fails
+    instead of being scored (and stored) under the loop it names."""
+    import numpy as np
+
+    import sssp
+    import sssp.gpu
+
+    graph = sssp.generate("random", size="24k", degree=2, seed=0)
+    solves = []
+
+    class Fallen:
+        loop = "persistent"
+
+        def __init__(self, g, **kw):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def solve(self, s):
+            solves.append(s)
+            raise AssertionError("a fallen-back point must not be timed")
+
+    monkeypatch.setattr(sssp.gpu, "make_solver", Fallen)
+    cluster = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16)
+    trial = class_search.score(
+        graph,
+        cluster,
+        [0],
+        algorithm="near-far",
+        variant="successors",
+        device=0,
+        reference={0: np.zeros(graph.n)},
+        delta_scale=1,
+    )
+    assert trial.wall_ms is None and "cluster loop ran as persistent" in trial.error
+    assert solves == []

@@ -287,10 +287,13 @@ def wide_first(graph_class: GraphClass | None) -> bool:
 
 def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``;
-    for a class of :func:`wide_first`, the wide loop's points lead the warm start."""
-    nearfar = (
-        [*WIDE_WARM_START, *NEARFAR_WARM_START] if wide_first(graph_class) else NEARFAR_WARM_START
-    )
+    for a class of :func:`wide_first`, the wide loop's points lead the warm start and the
+    cluster loop's come last (its distances alone outgrow a cluster's shared memory there, and
+    :func:`score` fails a point whose loop falls back to another)."""
+    nearfar = list(NEARFAR_WARM_START)
+    if wide_first(graph_class):  # no cluster holds such a graph: its points go last
+        nearfar.sort(key=lambda p: p["loop"] == "cluster")
+        nearfar[:0] = WIDE_WARM_START
     if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
         # measures the cluster loop), then Crauser's
         phased = [
@@ -489,6 +492,9 @@ def score(
         with make_solver(
             graph, algorithm=algorithm, variant=variant, config=config, device=device, **extra
         ) as solver:
+            ran = getattr(solver, "loop", config.loop)
+            if ran != config.loop:  # e.g. a cluster too small for the class: not what it names
+                return Trial(point, None, error=f"the {config.loop} loop ran as {ran} here")
             solver.solve(sources[0])
             times, gpu, phases = [], [], []
             for s in sources:
