@@ -94,18 +94,15 @@ def write_trace(path: Path, name: str, label: str, solver: sssp.Solver, source: 
 
 
 def wide_params(variant: str) -> kernels.WideParams:
-    """``bB-hH-cC-mM[-s1][-l1]`` as :class:`kernels.WideParams` (the inverse of its key)."""
+    """``bB-hH-cC-mM[-s1]`` as :class:`kernels.WideParams` (the inverse of its key)."""
     parts = variant.split("-")
-    flags = parts[4:]
-    if len(parts) < 4 or flags not in ([], ["s1"], ["l1"], ["s1", "l1"]):
-        raise SystemExit(f"wide_probe: variant {variant!r} is not bB-hH-cC-mM[-s1][-l1]")
+    if len(parts) not in (4, 5) or (len(parts) == 5 and parts[4] != "s1"):
+        raise SystemExit(f"wide_probe: variant {variant!r} is not bB-hH-cC-mM[-s1]")
     try:
         b, h, c, m = (int(part[1:]) for part in parts[:4])
     except ValueError:
-        raise SystemExit(f"wide_probe: variant {variant!r} is not bB-hH-cC-mM[-s1][-l1]") from None
-    return kernels.WideParams(
-        batch=b, hub_degree=h, chunk=c, min_blocks=m, split="s1" in flags, l1="l1" in flags
-    )
+        raise SystemExit(f"wide_probe: variant {variant!r} is not bB-hH-cC-mM[-s1]") from None
+    return kernels.WideParams(batch=b, hub_degree=h, chunk=c, min_blocks=m, split=len(parts) == 5)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,9 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         "--variants",
         nargs="+",
         default=[kernels.WideParams().key.removeprefix("wide-")],
-        help="wide module builds, bB-hH-cC-mM[-s1][-l1] (kernels.WideParams: batch, hub degree, "
-        "chunk, min blocks, -s1 for the light/heavy split, -l1 for stale-tolerant reads through "
-        "L1); default: the shipped build",
+        help="wide module builds, bB-hH-cC-mM[-s1] (kernels.WideParams: batch, hub degree, "
+        "chunk, min blocks, and -s1 for the light/heavy split); default: the shipped build",
     )
     ap.add_argument("--no-tuned", action="store_true", help="skip the tuned configuration")
     ap.add_argument(

@@ -736,18 +736,15 @@ class WideParams:
     hub queue, a hub chunk's edges, and the blocks per multiprocessor the step kernels are
     compiled for (``__launch_bounds__``' second argument, 0: none), and whether a step pushes
     only light edges, the heavy ones once per bucket (``split``: Meyer and Sanders' light/heavy
-    split; see the source's header), and whether the reads of a distance that may be stale (the
-    pre-read before a lowering's atomic, the tree pass) go through L1 (``l1``). The split is the
-    default: on GAP's scale-22 graphs it took 10.2 and 9.7 ms of device time at 0.5 x the default
-    Δ against 12.0 and 10.7 without it (H200, run 94,
-    ``benchmarks/results/h200/wide_split_run94.csv``), and less at 1 x too."""
+    split; see the source's header). The split is the default: on GAP's scale-22 graphs it took
+    10.2 and 9.7 ms of device time at 0.5 x the default Δ against 12.0 and 10.7 without it (H200,
+    run 94, ``benchmarks/results/h200/wide_split_run94.csv``), and less at 1 x too."""
 
     batch: int = WIDE_BATCH
     hub_degree: int = WIDE_HUB_DEGREE
     chunk: int = WIDE_CHUNK
     min_blocks: int = 0
     split: bool = True
-    l1: bool = False
 
     source_file = WIDE_SOURCE_FILE
 
@@ -771,7 +768,6 @@ class WideParams:
             "SSSP_W_CHUNK": self.chunk,
             "SSSP_W_MIN_BLOCKS": self.min_blocks,
             "SSSP_W_SPLIT": int(self.split),
-            "SSSP_W_L1": int(self.l1),
         }
 
     def nvcc_flags(self) -> list[str]:
@@ -780,8 +776,7 @@ class WideParams:
     @property
     def key(self) -> str:
         split = "-s1" if self.split else ""
-        l1 = "-l1" if self.l1 else ""
-        return f"wide-b{self.batch}-h{self.hub_degree}-c{self.chunk}-m{self.min_blocks}{split}{l1}"
+        return f"wide-b{self.batch}-h{self.hub_degree}-c{self.chunk}-m{self.min_blocks}{split}"
 
 
 _WIDE_COMMON = (

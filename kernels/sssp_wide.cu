@@ -49,7 +49,7 @@
 // infinity, light is null and every walk takes whole rows.
 
 // Compile-time parameters (kernels.WideParams, always given with -D): SSSP_W_BATCH,
-// SSSP_W_HUB_DEGREE, SSSP_W_CHUNK, SSSP_W_MIN_BLOCKS, SSSP_W_SPLIT, SSSP_W_L1.
+// SSSP_W_HUB_DEGREE, SSSP_W_CHUNK, SSSP_W_MIN_BLOCKS, SSSP_W_SPLIT.
 #if SSSP_W_MIN_BLOCKS > 0
 #define SSSP_W_BOUNDS __launch_bounds__(SSSP_W_BLOCK, SSSP_W_MIN_BLOCKS)
 #else
@@ -65,19 +65,6 @@
         const int *__restrict__ light
 
 __device__ __forceinline__ unsigned int sssp_w_dist(unsigned long long k) { return (unsigned int)(k >> 32); }
-
-// Node v's distance for a read that tolerates a stale value: the pre-read that skips an atomic
-// which cannot lower a key, and the tree pass (no distance changes during it). With SSSP_W_L1 it
-// is the key's high word through L1 (a line cached earlier in the kernel holds a distance at
-// least the current one: keys only fall; L1 starts each kernel empty), which hits where many
-// edges lead to the same nodes (hubs); without it, the whole key from L2.
-__device__ __forceinline__ unsigned int sssp_w_peek(const unsigned long long *key, int v) {
-#if SSSP_W_L1
-    return __ldca(reinterpret_cast<const unsigned int *>(key + v) + 1);  // little-endian: the high word
-#else
-    return (unsigned int)(__ldcg(key + v) >> 32);
-#endif
-}
 
 __device__ __forceinline__ unsigned int sssp_w_word(const unsigned int *w, int i) {
     return ((const volatile unsigned int *)w)[i];
@@ -159,21 +146,21 @@ __device__ __forceinline__ SsspWMove sssp_w_move(int *lists, int *piles, unsigne
 __device__ __forceinline__ void sssp_w_lower(unsigned long long *key, unsigned int *infar, const SsspWMove &m,
                                              const bool (&go)[SSSP_W_BATCH], const int (&t)[SSSP_W_BATCH],
                                              const unsigned int (&nd)[SSSP_W_BATCH], unsigned int &fmin) {
-    unsigned int seen[SSSP_W_BATCH];
+    unsigned long long cur[SSSP_W_BATCH];
 #pragma unroll
-    for (int j = 0; j < SSSP_W_BATCH; ++j) seen[j] = go[j] ? sssp_w_peek(key, t[j]) : 0u;
+    for (int j = 0; j < SSSP_W_BATCH; ++j) cur[j] = go[j] ? __ldcg(key + t[j]) : 0ull;
     bool near[SSSP_W_BATCH], far[SSSP_W_BATCH];
 #pragma unroll
     for (int j = 0; j < SSSP_W_BATCH; ++j) {
         near[j] = far[j] = false;
-        if (go[j] && nd[j] < seen[j]) {
+        if (go[j] && nd[j] < sssp_w_dist(cur[j])) {
             const bool below = nd[j] < m.T;
             const unsigned long long kt =
                 ((unsigned long long)nd[j] << 32) | (below ? m.stamp_near : m.stamp_far);
-            const unsigned long long was = atomicMin(key + t[j], kt);
-            if (sssp_w_dist(was) > nd[j]) {
+            cur[j] = atomicMin(key + t[j], kt);
+            if (sssp_w_dist(cur[j]) > nd[j]) {
                 if (below) {
-                    near[j] = (unsigned int)was != m.stamp_near;
+                    near[j] = (unsigned int)cur[j] != m.stamp_near;
                 } else {
                     fmin = min(fmin, nd[j]);
                     far[j] = true;
@@ -425,7 +412,7 @@ __device__ __forceinline__ void sssp_w_parent(unsigned long long *key, const boo
 #pragma unroll
     for (int j = 0; j < SSSP_W_BATCH; ++j) {
         if (!go[j]) continue;
-        const unsigned int dv = sssp_w_peek(key, t[j]);
+        const unsigned int dv = sssp_w_dist(__ldcg(key + t[j]));
         if (du[j] < dv && dv != SSSP_W_INF && nd[j] == dv)
             atomicMin(reinterpret_cast<unsigned int *>(key + t[j]), (unsigned int)u[j]);  // the low word
     }

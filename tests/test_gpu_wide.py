@@ -31,14 +31,11 @@ WIDE = [LaunchConfig(KernelConfig(256, "N", 8), loop="wide")]
 DELTAS = (None, 1, 10**6, float("inf"))
 # The module's builds: as shipped (the light/heavy split: a step pushes light edges, a heavy move
 # per bucket the heavy ones), without the split, and split with the hub sizes at their smallest so
-# that chunks and runs meet the split's bucket list at many sizes, and stale-tolerant reads
-# through L1 (with and without the split).
+# that chunks and runs meet the split's bucket list at many sizes.
 BUILDS = [
     kernels.WideParams(),
     kernels.WideParams(split=False),
     kernels.WideParams(batch=1, hub_degree=32, chunk=64),
-    kernels.WideParams(l1=True),
-    kernels.WideParams(batch=1, hub_degree=32, chunk=64, split=False, l1=True),
 ]
 build = pytest.mark.parametrize("wide", BUILDS, ids=lambda p: p.key)
 

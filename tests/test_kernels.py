@@ -475,8 +475,6 @@ def test_wide_loop_arguments_match_the_source():
         kernels.WideParams(batch=8, hub_degree=1024, chunk=4096, min_blocks=8),
         kernels.WideParams(split=False),
         kernels.WideParams(batch=1, hub_degree=32, chunk=32, split=False),
-        kernels.WideParams(l1=True),
-        kernels.WideParams(split=False, l1=True),
     ],
     ids=lambda p: p.key,
 )
@@ -495,9 +493,6 @@ def test_wide_params_are_checked():
     assert "-DSSSP_W_SPLIT=1" in kernels.WideParams().nvcc_flags()  # the split is the default
     assert kernels.WideParams().key.endswith("-s1")
     assert "-DSSSP_W_SPLIT=0" in kernels.WideParams(split=False).nvcc_flags()
-    assert "-DSSSP_W_L1=0" in kernels.WideParams().nvcc_flags()
-    assert kernels.WideParams(l1=True).key.endswith("-s1-l1")
-    assert "-DSSSP_W_L1=1" in kernels.WideParams(l1=True).nvcc_flags()
 
 
 def test_hub_capacity_counts_chunks():
