@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import resource
-import sys
 import time
 
 import numpy as np
@@ -110,4 +109,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sssp.cliutil import run_script
+
+    run_script("apsp_memmap", main)

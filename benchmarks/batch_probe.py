@@ -131,8 +131,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("batch_probe: interrupted", file=sys.stderr)
-        sys.exit(130)
+    from sssp.cliutil import run_script
+
+    run_script("batch_probe", main)

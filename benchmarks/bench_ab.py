@@ -100,4 +100,6 @@ def measure(s: bench.Spec, args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from sssp.cliutil import run_script
+
+    run_script("bench_ab", main)

@@ -127,4 +127,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from sssp.cliutil import run_script
+
+    run_script("bench_engine", main)

@@ -211,4 +211,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sssp.cliutil import run_script
+
+    run_script("bench_nearfar", main)

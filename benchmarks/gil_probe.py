@@ -13,7 +13,6 @@ Usage::
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 
@@ -71,4 +70,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sssp.cliutil import run_script
+
+    run_script("gil_probe", main)

@@ -10,7 +10,6 @@ Prints one ``MEMBW`` line per measurement (best of five).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -60,8 +59,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("host_copy: interrupted", file=sys.stderr)
-        sys.exit(130)
+    from sssp.cliutil import run_script
+
+    run_script("host_copy", main)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 import time
 from pathlib import Path
 
@@ -277,8 +276,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("hub_deferral_sim: interrupted", file=sys.stderr)
-        sys.exit(130)
+    from sssp.cliutil import run_script
+
+    run_script("hub_deferral_sim", main)

@@ -150,4 +150,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from sssp.cliutil import run_script
+
+    run_script("phase_counts", main)

@@ -204,4 +204,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from sssp.cliutil import run_script
+
+    run_script("profile_solve", main)

@@ -183,4 +183,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sssp.cliutil import run_script
+
+    run_script("wide_probe", main)

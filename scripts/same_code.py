@@ -231,8 +231,6 @@ def rekey(
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("same_code: interrupted", file=sys.stderr)
-        sys.exit(130)
+    from sssp.cliutil import run_script
+
+    run_script("same_code", main)

@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import SSSPError, SSSPWarning
 
@@ -412,3 +412,12 @@ def run_command(
         head, sep, tail = interrupted.partition(";")
         sys.stderr.write(f"{prog}: {head} by {signal_name(signum)}{sep}{tail}\n")
         return 128 + signum
+
+
+def run_script(prog: str, main: Callable[[], int | None]) -> NoReturn:
+    """The end of a program under ``benchmarks/`` or ``scripts/``: ``main()`` run as a command
+    (:func:`run_command` inside :func:`signal_policy`), then exit with its status, so that Ctrl-C
+    anywhere in it ends with one line and 130, as the ``sssp`` and ``tune`` commands do."""
+    with signal_policy():
+        rc = run_command(prog, lambda: main() or 0)
+    sys.exit(rc)

@@ -324,3 +324,52 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
     assert not [p for p in workers if _alive(p)], "workers outlived their killed parent"
     statuses = {status for _, status in _runs(db)}
     assert "running" not in statuses and "interrupted" in statuses, statuses
+
+
+# -- benchmarks and scripts ---------------------------------------------------------------------
+
+
+def test_every_program_ends_through_the_shared_signal_policy():
+    """Each program under benchmarks/ and scripts/ ends with sssp.cliutil.run_script, so Ctrl-C
+    anywhere in one ends it with one line and 130."""
+    import ast
+
+    programs = sorted((ROOT / "benchmarks").glob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
+    mains = []
+    for path in programs:
+        tree = ast.parse(path.read_text())
+        blocks = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+        ]
+        if not blocks:
+            continue  # a module the programs import
+        mains.append(path.name)
+        calls = {ast.unparse(n.func) for n in ast.walk(blocks[0]) if isinstance(n, ast.Call)}
+        assert calls == {"run_script"}, f"{path.name}: its __main__ block calls {sorted(calls)}"
+    assert "bench_sssp.py" in mains and "same_code.py" in mains
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_signal_to_a_benchmark_ends_it_with_one_line(sig, tmp_path):
+    """A benchmark in the middle of its work (CPU solves of a large graph): one line, 128 + the
+    signal, no traceback."""
+    argv = [sys.executable, "benchmarks/bench_cpu.py", "--n", "400000", "--degrees", "8"]
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and "graph" in proc.stdout.readline()  # its table began
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + sig, err
+    assert err.splitlines() == [f"bench_cpu: interrupted by {signal.Signals(sig).name}"]
