@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -269,30 +270,41 @@ WIDE_WARM_START = tuple(
 )
 """Near-far on the wide loop at 0.5 and 1 x the default Δ, the best points on GAP's scale-22
 graphs (benchmarks/results/h200/wide_split_run94.csv, wide_finish_run99.csv). They come first
-for the low-diameter classes of ``sssp.tuned.WIDE_MIN_NODES`` nodes or more (:func:`start_points`):
-a small budget there would otherwise be spent on loops built for smaller graphs."""
+for the low-diameter classes that hold graphs of ``sssp.tuned.WIDE_MIN_NODES`` nodes or more
+(:func:`wide_first`): a small budget there would otherwise be spent on loops built for smaller
+graphs (run 103's budget of 8 on 786k/deg20 never reached the wide loop)."""
+
+
+def _low_nodes(graph_class: GraphClass | None) -> int:
+    """The nodes of a low-diameter class (0 for none or a high-diameter one)."""
+    from sssp.classes import parse_size
+
+    if graph_class is None or graph_class.diameter != "lowdiam":
+        return 0
+    return parse_size(graph_class.size)
 
 
 def wide_first(graph_class: GraphClass | None) -> bool:
-    """Whether the wide loop's points lead the warm start of ``graph_class``."""
-    from sssp.classes import parse_size
+    """Whether the wide loop's points lead the warm start of ``graph_class``: a low-diameter
+    class that holds graphs of ``sssp.tuned.WIDE_MIN_NODES`` nodes or more (a class's graphs
+    reach sqrt(2) times its size: 786k holds 1M-node graphs)."""
     from sssp.tuned import WIDE_MIN_NODES
 
-    return (
-        graph_class is not None
-        and graph_class.diameter == "lowdiam"
-        and parse_size(graph_class.size) >= WIDE_MIN_NODES
-    )
+    return _low_nodes(graph_class) * math.sqrt(2) > WIDE_MIN_NODES
 
 
 def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
-    """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``;
-    for a class of :func:`wide_first`, the wide loop's points lead the warm start and the
-    cluster loop's come last (its distances alone outgrow a cluster's shared memory there, and
-    :func:`score` fails a point whose loop falls back to another)."""
+    """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``.
+    For a class of :func:`wide_first`, the wide loop's points lead the warm start, and from
+    ``sssp.tuned.WIDE_MIN_NODES`` nodes on the cluster loop's come last (its distances alone
+    outgrow a cluster's shared memory there, and :func:`score` fails a point whose loop falls
+    back to another)."""
+    from sssp.tuned import WIDE_MIN_NODES
+
     nearfar = list(NEARFAR_WARM_START)
-    if wide_first(graph_class):  # no cluster holds such a graph: its points go last
+    if _low_nodes(graph_class) >= WIDE_MIN_NODES:
         nearfar.sort(key=lambda p: p["loop"] == "cluster")
+    if wide_first(graph_class):
         nearfar[:0] = WIDE_WARM_START
     if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
         # measures the cluster loop), then Crauser's
