@@ -275,6 +275,13 @@ for the low-diameter classes that hold graphs of ``sssp.tuned.WIDE_MIN_NODES`` n
 graphs (run 103's budget of 8 on 786k/deg20 never reached the wide loop)."""
 
 
+CLUSTER_LAST_NODES = 786_432
+"""From this class size on (either diameter) the cluster loop's warm-start points come last: on the
+H200 every cluster point of the 786k-3145k classes fell back to the persistent loop (their
+distances outgrow 16 blocks' shared memory) and failed (run 103), and with a budget of 8 the six
+of them left the 786k classes two measured points."""
+
+
 def _low_nodes(graph_class: GraphClass | None) -> int:
     """The nodes of a low-diameter class (0 for none or a high-diameter one)."""
     from sssp.classes import parse_size
@@ -295,14 +302,13 @@ def wide_first(graph_class: GraphClass | None) -> bool:
 
 def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``.
-    For a class of :func:`wide_first`, the wide loop's points lead the warm start, and from
-    ``sssp.tuned.WIDE_MIN_NODES`` nodes on the cluster loop's come last (its distances alone
-    outgrow a cluster's shared memory there, and :func:`score` fails a point whose loop falls
-    back to another)."""
-    from sssp.tuned import WIDE_MIN_NODES
+    For a class of :func:`wide_first`, the wide loop's points lead the warm start; from
+    :data:`CLUSTER_LAST_NODES` nodes on the cluster loop's come last (:func:`score` fails a
+    point whose loop falls back to another)."""
+    from sssp.classes import parse_size
 
     nearfar = list(NEARFAR_WARM_START)
-    if _low_nodes(graph_class) >= WIDE_MIN_NODES:
+    if graph_class is not None and parse_size(graph_class.size) >= CLUSTER_LAST_NODES:
         nearfar.sort(key=lambda p: p["loop"] == "cluster")
     if wide_first(graph_class):
         nearfar[:0] = WIDE_WARM_START
