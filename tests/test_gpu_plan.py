@@ -830,6 +830,37 @@ def test_a_solve_hands_over_statistics_that_do_not_hold_the_solver(fake_driver):
     assert res.stats["phase_us"] == pytest.approx(1e3 * 0.25 / 7)
 
 
+@pytest.mark.parametrize("loop", ["cluster", "persistent", "wide"])
+def test_a_solve_takes_its_result_blocks_while_the_device_works(fake_driver, loop):
+    """The host work before a solve's first command is only the checks: the result's blocks
+    (and a poisoned fill) are taken after the solve is queued, before the result pass that
+    writes them."""
+    import kernels
+    from sssp.gpu.engine import EngineSolver
+
+    graph = sssp.generate("random", size=3000, degree=4, seed=5)
+    solver = EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop=loop))
+    solver.h_info[:] = 0
+    solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+    solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 4
+    log: list[str] = []
+    for func in fake_driver.functions.values():
+        calls = func.calls
+        func.prepared_async_call = lambda *a, _n=func.name, _c=calls, **k: (
+            log.append(_n),
+            _c.append(a),
+        )
+    take = solver._host.take
+    solver._host.take = lambda *a, **k: (log.append("take"), take(*a, **k))[1]
+    res = solver.solve(3)
+    assert res.pred is not None and log.count("take") == 2
+    first_take = log.index("take")
+    result_pass = log.index(solver._result_func.name)
+    assert 0 < first_take < result_pass and "take" not in log[result_pass:]
+    assert log[first_take - 1] != "take"  # the solve's own commands came first
+    solver.close()
+
+
 def test_the_batch_kernel_follows_the_configuration_and_says_how_rows_run(fake_driver):
     """``batch()`` plans the batch kernel from the configuration's many-source choices (a
     probe's ``batch_options`` over them), loads it once, and ``many_stats`` says which path a

@@ -612,13 +612,6 @@ class EngineSolver(DeviceBuffers):
         n = self.n
         source = int(source)
         assert 0 <= source < n, source
-        fill, self._poison_host = self._poison_host, None
-        dist, dist_ptr, dist_spare = self._result_array(n, self._dist_dtype, fill)
-        pred, pred_ptr, pred_spare = (
-            self._result_array(n, np.dtype(np.int32), fill)
-            if return_predecessors
-            else (None, 0, False)
-        )
         stream = self.stream
         ev_start, ev_loop, ev_end = self._events
         ev_start.record(stream)
@@ -631,6 +624,15 @@ class EngineSolver(DeviceBuffers):
                 self._wide.tree(self._lane0)
             else:
                 self._launch("tree")
+        # The result's blocks are taken while the device works on the solve: only the result
+        # pass, queued next, needs them.
+        fill, self._poison_host = self._poison_host, None
+        dist, dist_ptr, dist_spare = self._result_array(n, self._dist_dtype, fill)
+        pred, pred_ptr, pred_spare = (
+            self._result_array(n, np.dtype(np.int32), fill)
+            if return_predecessors
+            else (None, 0, False)
+        )
         self._deliver(source, dist, dist_ptr, pred, pred_ptr)
         ev_end.record(stream)
         # While the device works: the memory of a copy out of the solver's own block, faulted in
