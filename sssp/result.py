@@ -13,6 +13,8 @@ from .config import ConfigSource, LaunchConfig
 from .errors import InvalidArgumentError, InvalidTypeError
 
 UNREACHABLE: int = int(np.iinfo(np.int64).max)
+_DIST_DTYPES = (np.dtype(np.int64), np.dtype(np.float64))
+_PRED_DTYPE = np.dtype(np.int32)
 """Distance of a node that cannot be reached from the source on a graph with integer weights
 (``dist[v] == UNREACHABLE``, ``2**63 - 1``); real-weighted graphs use ``inf``, and
 :attr:`SSSPResult.dist_float` uses ``inf`` for both.
@@ -134,17 +136,19 @@ class SSSPResult:
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.dist.dtype not in (np.int64, np.float64):
+        # (dtype against dtype and setflags: a GPU solve of a small graph builds its result in
+        # microseconds, and comparing a dtype with a scalar type costs several times as much)
+        if self.dist.dtype not in _DIST_DTYPES:
             raise InvalidTypeError(f"dist must be int64 or float64, got {self.dist.dtype}")
         if self.pred is not None:
-            if self.pred.dtype != np.int32:
+            if self.pred.dtype != _PRED_DTYPE:
                 raise InvalidTypeError(f"pred must be int32, got {self.pred.dtype}")
             if self.dist.shape != self.pred.shape:
                 raise InvalidArgumentError(
                     f"dist and pred shapes differ: {self.dist.shape} vs {self.pred.shape}"
                 )
-            self.pred.flags.writeable = False
-        self.dist.flags.writeable = False
+            self.pred.setflags(write=False)
+        self.dist.setflags(write=False)
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
         object.__setattr__(self, "stats", _frozen_mapping(self.stats))
 
