@@ -861,6 +861,34 @@ def test_a_solve_takes_its_result_blocks_while_the_device_works(fake_driver, loo
     solver.close()
 
 
+def test_the_pool_grows_only_the_kind_a_held_result_lacks(fake_driver, monkeypatch):
+    """A slab holds twice as many tree blocks as distance blocks; once the distance blocks are
+    all held, a solve whose device time covers one distance block's allocation (not both kinds')
+    grows that kind, so the next held results are still written in place, not copied."""
+    import kernels
+    from sssp.gpu.engine import EngineSolver
+
+    n = 3000
+    monkeypatch.setattr(EngineSolver, "SLAB_BYTES", 2 * n * 8)  # 2 distance, 4 tree blocks
+    monkeypatch.setattr(EngineSolver, "PIN_SECONDS", (0.2e-3, 0.0))  # the stand-in: 0.25 ms
+    graph = sssp.generate("random", size=n, degree=4, seed=5)
+    solver = EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="cluster"))
+    solver.h_info[:] = 0
+    solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+    solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 4
+    pool = solver._host
+    assert (pool.free_blocks(n, np.int64), pool.free_blocks(n, np.int32)) == (2, 4)
+    held = [solver.solve(s) for s in range(4)]  # the tree blocks last for four
+    assert solver._spares == {}  # no result was a copy of the solver's own block
+    assert len({r.dist.ctypes.data for r in held}) == 4
+    assert pool.free_blocks(n, np.int32) == 0
+    # Now both kinds are short and their price (0.4 ms) passes the device time: a copy.
+    held.append(solver.solve(4))
+    assert set(solver._spares) == {"int64", "int32"}
+    assert held[-1].dist.ctypes.data not in {r.dist.ctypes.data for r in held[:-1]}
+    solver.close()
+
+
 def test_the_batch_kernel_follows_the_configuration_and_says_how_rows_run(fake_driver):
     """``batch()`` plans the batch kernel from the configuration's many-source choices (a
     probe's ``batch_options`` over them), loads it once, and ``many_stats`` says which path a

@@ -131,7 +131,9 @@ def test_a_limit_refuses_new_blocks_while_results_are_held(pool):
 
 def test_reserve_allocates_the_next_block_ahead_within_the_limit(pool):
     first = pool.take(40, np.int64, limit=3)
+    assert pool.free_blocks(40, np.int64) == 0
     assert pool.reserve(40, np.int64, limit=3) and pool.allocations == 2
+    assert pool.free_blocks(40, np.int64) == 1 and pool.free_blocks(40, np.int32) == 0
     assert not pool.reserve(40, np.int64, limit=3)  # one is free already
     second = pool.take(40, np.int64, limit=3)  # the reserved block: nothing allocated here
     assert pool.allocations == 2

@@ -97,6 +97,12 @@ class HostArrays:
         weakref.finalize(lease, self._give_back, nbytes, block)
         return np.ndarray((int(n),), dtype, buffer=lease), ptr
 
+    def free_blocks(self, n: int, dtype: np.dtype | type) -> int:
+        """Free blocks of ``n`` elements of ``dtype`` (what the next :meth:`take` calls find)."""
+        nbytes = max(int(n) * np.dtype(dtype).itemsize, 8)
+        with self._lock:
+            return len(self._free.get(nbytes, ()))
+
     def reserve(self, n: int, dtype: np.dtype | type, *, limit: int, count: int = 1) -> bool:
         """Make sure the next ``count`` :meth:`take` calls of ``n`` elements of ``dtype`` find
         free blocks: allocate the missing ones now, in one page-locked allocation (a *slab*,
