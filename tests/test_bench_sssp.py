@@ -613,3 +613,25 @@ def test_boost_processes_share_the_sources_and_report_the_makespan(tmp_path):
     fake.write_text(f"#!{sys.executable}\nimport sys\nsys.exit('boom')\n")
     with pytest.raises(anchors.AnchorError, match="boom"):
         anchors.run_boost_parallel(fake, tmp_path / "unused.csr", [0, 1], 2)
+
+
+def test_spt_depth_counts_the_hops_of_every_tree_path(tmp_path):
+    import spt_depth
+
+    # 0 -> 1 -> 2 -> 3 and 0 -> 4 -> 5; 6 outside the tree (SciPy marks it -9999 as the root)
+    pred = np.array([-9999, 0, 1, 2, 0, 4, -9999])
+    assert spt_depth.tree_depth(pred).tolist() == [0, 1, 2, 3, 1, 2, 0]
+    chain = np.arange(-1, 999)  # a path of 1000 nodes: 999 hops, in about ten sweeps
+    assert spt_depth.tree_depth(chain)[-1] == 999
+    # An 8 x 8 grid: a tree path has 1 to 63 hops; the record row gives the cost of a step
+    record = tmp_path / "record.csv"
+    record.write_text("graph,phases,gpu_ms\ngrid-8,30,0.06\n")
+    out = tmp_path / "depth.csv"
+    assert (
+        spt_depth.main(["grid-8", "--record", str(record), "--sources", "2", "--out", str(out)])
+        == 0
+    )
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 and all(1 <= int(r["spt_depth"]) <= 63 for r in rows)
+    assert all(float(r["record_us_per_step"]) == pytest.approx(2.0) for r in rows)
