@@ -635,3 +635,36 @@ def test_spt_depth_counts_the_hops_of_every_tree_path(tmp_path):
         rows = list(csv.DictReader(f))
     assert len(rows) == 2 and all(1 <= int(r["spt_depth"]) <= 63 for r in rows)
     assert all(float(r["record_us_per_step"]) == pytest.approx(2.0) for r in rows)
+
+
+def test_cluster_probe_forces_a_distances_only_layout_into_the_plan():
+    """benchmarks/cluster_probe.py replaces kernels.cluster_layout while a solver is made: the
+    plan then runs the cluster loop on that many blocks with the rows in global memory, and a
+    layout whose distances do not fit makes the plan fall back as it would on its own."""
+    from unittest import mock
+
+    import cluster_probe
+
+    import kernels
+    from sssp.config import KernelConfig, LaunchConfig
+    from sssp.cpu.nearfar import default_delta
+    from sssp.gpu.plan import GraphFacts, plan_engine
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_gpu_plan import H200
+
+    graph = sssp.generate("grid", size=16_384, seed=1)  # 128 x 128, a mesh-like graph
+    config = LaunchConfig(
+        KernelConfig(1024, "N", 8), loop="cluster", blocks_per_sm=1, local_limit=0
+    )
+    delta = default_delta(graph)
+    shipped = plan_engine(GraphFacts.of(graph), config, "near-far", "successors", delta, H200)
+    assert shipped.loop == "cluster" and shipped.cluster > 1 and shipped.cluster_mb > 0
+    for blocks in (1, 2):
+        with mock.patch.object(kernels, "cluster_layout", cluster_probe.distances_only(blocks)):
+            p = plan_engine(GraphFacts.of(graph), config, "near-far", "successors", delta, H200)
+        assert (p.loop, p.cluster, p.cluster_mb) == ("cluster", blocks, 0)
+    big = sssp.generate("grid", size=262_144, seed=1)  # 1 MB of distances: not in one block
+    with mock.patch.object(kernels, "cluster_layout", cluster_probe.distances_only(1)):
+        p = plan_engine(GraphFacts.of(big), config, "near-far", "successors", delta, H200)
+    assert p.loop == "persistent" and "do not fit" in p.cluster_fallback
