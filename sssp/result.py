@@ -13,8 +13,6 @@ from .config import ConfigSource, LaunchConfig
 from .errors import InvalidArgumentError, InvalidTypeError
 
 UNREACHABLE: int = int(np.iinfo(np.int64).max)
-_DIST_DTYPES = (np.dtype(np.int64), np.dtype(np.float64))
-_PRED_DTYPE = np.dtype(np.int32)
 """Distance of a node that cannot be reached from the source on a graph with integer weights
 (``dist[v] == UNREACHABLE``, ``2**63 - 1``); real-weighted graphs use ``inf``, and
 :attr:`SSSPResult.dist_float` uses ``inf`` for both.
@@ -25,6 +23,8 @@ _PRED_DTYPE = np.dtype(np.int32)
    ``r.dist.sum()`` or ``r.dist[u] + w`` wrap the same way. Mask first (``r.dist[r.reached]``)
    or use ``r.dist_float`` (float64 with ``inf``, SciPy's and NetworkX's convention, where
    ``inf + 1`` stays ``inf``; exact up to 2**53)."""
+_DIST_DTYPES = (np.dtype(np.int64), np.dtype(np.float64))
+_PRED_DTYPE = np.dtype(np.int32)
 
 ALGORITHMS = ("dijkstra", "martin", "crauser", "crauser-in", "crauser-inout", "near-far")
 """``crauser``: the OUT criterion; ``crauser-in``: the IN criterion; ``crauser-inout``: both;
