@@ -129,6 +129,10 @@ class ConfigProvider(Protocol):
         no cheap one."""
         ...
 
+    # Optional: ``unavailable(db) -> str | None``, why the last lookup could not use the store
+    # behind ``db`` (None when it could); a result's configuration detail then says so instead
+    # of "no tuned configuration stored".
+
 
 _registered: list[ConfigProvider] = []
 _installed: list[ConfigProvider] | None = None
@@ -214,6 +218,16 @@ def _ask(query: TunedQuery, provider: ConfigProvider | None) -> TunedChoice | No
         answer = p.lookup(query)
         if answer is not None:
             return answer
+    return None
+
+
+def _unavailable(db: str | None, provider: ConfigProvider | None) -> str | None:
+    """The first reason a provider gives for not having used the store behind ``db``."""
+    for p in [provider] if provider is not None else providers():
+        why = getattr(p, "unavailable", None)
+        reason = why(db) if callable(why) else None
+        if reason:
+            return str(reason)
     return None
 
 
@@ -318,8 +332,11 @@ def _lookup(
     )
     choice = _ask(query, provider)
     if choice is None:
+        reason = _unavailable(db, provider)
         detail = (
-            f"no tuned configuration stored for {device.name} (kernels {digest}, "
+            f"tuned configuration unavailable ({reason}); using the default configuration"
+            if reason
+            else f"no tuned configuration stored for {device.name} (kernels {digest}, "
             f"{algorithm}/{variant}); using the default configuration"
         )
         log.info(detail)

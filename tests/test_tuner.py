@@ -274,8 +274,15 @@ def test_tuned_lookup_reads_a_read_only_database_and_falls_back_from_a_broken_on
     assert source is not ConfigSource.DEFAULT and config == engine
     path.write_bytes(b"")  # truncated
     with pytest.warns(RuntimeWarning, match=f"using the default.*{path}"):
-        config, source, _ = resolve_config(g, _h200(rec), db=str(path))
+        config, source, detail = resolve_config(g, _h200(rec), db=str(path))
     assert source is ConfigSource.DEFAULT and config == LaunchConfig.default()
+    # the result's detail says why, not that nothing is stored
+    assert detail.startswith("tuned configuration unavailable (") and str(path) in detail
+    path.unlink()  # made again: the reason goes with the next read
+    with Store(f"sqlite:///{path}") as store:
+        store.put_best(eng)
+    config, source, detail = resolve_config(g, _h200(rec), db=str(path))
+    assert source is not ConfigSource.DEFAULT and "unavailable" not in detail
 
 
 def test_tune_report_refuses_a_db_value_that_is_no_database(tmp_path, monkeypatch, capsys):

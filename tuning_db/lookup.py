@@ -21,6 +21,7 @@ from .records import BestRecord
 logger = logging.getLogger(__name__)
 
 _cache: dict[tuple[str, str], tuple[tuple, list[BestRecord]]] = {}
+_problems: dict[str, str] = {}  # the last look-up's failure, by the database's URL as given
 _lock = threading.Lock()
 
 
@@ -72,9 +73,13 @@ def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
         with Store(url, create=False) as store:
             records = store.all_best(device_name=device_name)
     except StoreError as err:
+        with _lock:
+            _problems[url or ""] = str(err)
         msg = f"tuned configuration unavailable, using the default: {err}"
         warnings.warn(msg, RuntimeWarning, stacklevel=2)
         return []
+    with _lock:
+        _problems.pop(url or "", None)
     # Opening may have created or seeded the file: key on what is there now, unless the file
     # changed while it was read (another process wrote: the records may predate that write).
     after = state(url)
@@ -82,3 +87,10 @@ def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
         with _lock:
             _cache[(after[0], device_name)] = (after[1], list(records))
     return records
+
+
+def problem(url: str | None) -> str | None:
+    """Why the last :func:`tuned_records` of ``url`` found the database unusable (its error),
+    None when it read it (or has not tried)."""
+    with _lock:
+        return _problems.get(url or "")

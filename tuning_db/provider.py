@@ -12,7 +12,7 @@ from sssp.classes import GraphClass
 from sssp.config import ConfigSource
 from sssp.tuned import TunedChoice, TunedQuery
 
-from .lookup import state, tuned_records
+from .lookup import problem, state, tuned_records
 from .records import BestRecord
 
 __all__ = ["StoreProvider", "pick"]
@@ -72,6 +72,9 @@ class StoreProvider:
 
     def state(self, db: str | None) -> Hashable | None:
         return state(db)
+
+    def unavailable(self, db: str | None) -> str | None:
+        return problem(db)
 
     def __repr__(self) -> str:
         return "StoreProvider()"
