@@ -282,13 +282,11 @@ distances outgrow 16 blocks' shared memory) and failed (run 103), and with a bud
 of them left the 786k classes two measured points."""
 
 
-def _low_nodes(graph_class: GraphClass | None) -> int:
-    """The nodes of a low-diameter class (0 for none or a high-diameter one)."""
+def _nodes(graph_class: GraphClass | None) -> int:
+    """The nodes of a class (0 for none)."""
     from sssp.classes import parse_size
 
-    if graph_class is None or graph_class.diameter != "lowdiam":
-        return 0
-    return parse_size(graph_class.size)
+    return 0 if graph_class is None else parse_size(graph_class.size)
 
 
 def wide_first(graph_class: GraphClass | None) -> bool:
@@ -297,7 +295,8 @@ def wide_first(graph_class: GraphClass | None) -> bool:
     reach sqrt(2) times its size: 786k holds 1M-node graphs)."""
     from sssp.tuned import WIDE_MIN_NODES
 
-    return _low_nodes(graph_class) * math.sqrt(2) > WIDE_MIN_NODES
+    low = graph_class is not None and graph_class.diameter == "lowdiam"
+    return low and _nodes(graph_class) * math.sqrt(2) > WIDE_MIN_NODES
 
 
 def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
@@ -305,10 +304,8 @@ def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[
     For a class of :func:`wide_first`, the wide loop's points lead the warm start; from
     :data:`CLUSTER_LAST_NODES` nodes on the cluster loop's come last (:func:`score` fails a
     point whose loop falls back to another)."""
-    from sssp.classes import parse_size
-
     nearfar = list(NEARFAR_WARM_START)
-    if graph_class is not None and parse_size(graph_class.size) >= CLUSTER_LAST_NODES:
+    if _nodes(graph_class) >= CLUSTER_LAST_NODES:
         nearfar.sort(key=lambda p: p["loop"] == "cluster")
     if wide_first(graph_class):
         nearfar[:0] = WIDE_WARM_START
