@@ -152,6 +152,28 @@ class SSSPResult:
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
         object.__setattr__(self, "stats", _frozen_mapping(self.stats))
 
+    @classmethod
+    def assembled(
+        cls, *, dist: np.ndarray, pred: np.ndarray | None, timings: dict[str, float], **fields: Any
+    ) -> SSSPResult:
+        """A result built by a solver from arrays it made itself (the right dtypes and shapes;
+        ``stats`` a :class:`LazyStats` or a dict no one else holds), without the constructor's
+        checks and copies: on the GPU host the frozen dataclass's ``__init__`` with its checks
+        was several microseconds of a small graph's solve. ``timings`` is wrapped, not copied,
+        so that the solver can still stop its wall clock after this call."""
+        dist.setflags(write=False)
+        if pred is not None:
+            pred.setflags(write=False)
+        self = object.__new__(cls)
+        self.__dict__.update(
+            {"config": None, "config_source": None, "stats": {}},
+            dist=dist,
+            pred=pred,
+            timings=MappingProxyType(timings),
+            **fields,
+        )
+        return self
+
     @property
     def is_float(self) -> bool:
         """True when the distances are real-valued (float64, ``inf`` for unreachable nodes)."""

@@ -138,6 +138,7 @@ class Solver:
         requested = algorithm
         algorithm = request.algorithm  # "near-far" where only a Δ was given
         self.graph = graph
+        self._n = graph.n
         self.variant = variant
         self.delta = delta
         # An unnamed algorithm runs on the GPU when there is one: Crauser has a GPU version.
@@ -286,6 +287,11 @@ class Solver:
             A source outside ``[0, n)``. A ``ValueError``.
         """
         t0 = time.perf_counter()
+        gpu = self._gpu
+        if gpu is not None and not kwargs and type(sources) is int and 0 <= sources < self._n:
+            # The common call, a plain node id and no options, goes straight to the GPU solver:
+            # the checks below cost several microseconds of a small graph's solve on a GPU host.
+            return gpu.solve(sources, t0=t0)
         if not is_one_source(sources):
             return self.solve_many(sources, **kwargs)
         given = sorted(set(kwargs) & (set(_MANY_ONLY) - {"return_predecessors"}))

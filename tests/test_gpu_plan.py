@@ -889,6 +889,34 @@ def test_the_pool_grows_only_the_kind_a_held_result_lacks(fake_driver, monkeypat
     solver.close()
 
 
+def test_the_wall_clock_stops_after_the_result_is_built(fake_driver, monkeypatch):
+    """``timings["wall"]`` covers the result's construction (the caller waits for it too), and
+    the host's share is split into before and after the device's work."""
+    import time
+
+    import kernels
+    from sssp.gpu.engine import EngineSolver
+    from sssp.result import SSSPResult
+
+    graph = sssp.generate("random", size=3000, degree=4, seed=5)
+    solver = EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="cluster"))
+    solver.h_info[:] = 0
+    solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+    solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 4
+    build = SSSPResult.assembled
+
+    def slow(**kw):
+        time.sleep(0.02)
+        return build(**kw)
+
+    monkeypatch.setattr(SSSPResult, "assembled", staticmethod(slow))
+    t = solver.solve(3).timings
+    assert set(t) == {"gpu", "loop", "host_before", "host_after", "wall", "total"}
+    assert t["wall"] == t["total"] >= t["host_after"] >= 0.02
+    assert t["wall"] >= t["host_before"] + t["host_after"]
+    solver.close()
+
+
 def test_the_batch_kernel_follows_the_configuration_and_says_how_rows_run(fake_driver):
     """``batch()`` plans the batch kernel from the configuration's many-source choices (a
     probe's ``batch_options`` over them), loads it once, and ``many_stats`` says which path a

@@ -54,3 +54,24 @@ def test_a_plain_dict_is_still_copied_and_frozen():
 def test_pickles_as_the_dict_it_holds():
     stats = LazyStats(lambda: {"buckets": 4})
     assert pickle.loads(pickle.dumps(stats)) == {"buckets": 4}
+
+
+def test_an_assembled_result_is_the_constructed_one():
+    """SSSPResult.assembled (the GPU solver's builder, without the constructor's checks) makes
+    the same frozen, read-only result, and its timings stay a view of the solver's dict until
+    the solver returns it (the wall clock stops after the result is built)."""
+    import dataclasses
+
+    dist, pred = np.arange(4, dtype=np.int64), np.full(4, -1, np.int32)
+    timings = {"gpu": 1e-4}
+    fields = dict(source=1, algorithm="near-far", variant="successors", backend="gpu")
+    made = SSSPResult.assembled(dist=dist, pred=pred, timings=timings, iterations=2, **fields)
+    timings["wall"] = 2e-4
+    built = SSSPResult(dist, pred, iterations=2, timings=timings, **fields)
+    assert made == built and made.config is None and dict(made.stats) == {}
+    assert dict(made.timings) == {"gpu": 1e-4, "wall": 2e-4}
+    assert not made.dist.flags.writeable and not made.pred.flags.writeable
+    with pytest.raises(TypeError):
+        made.timings["wall"] = 0.0  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.source = 2  # type: ignore[misc]

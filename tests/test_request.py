@@ -251,3 +251,48 @@ def test_the_gpu_runtime_raises_only_the_error_family() -> None:
                 if isinstance(exc, ast.Name) and exc.id in {"RuntimeError", "ValueError"}:
                     escaping.append(f"{path.name}:{node.lineno} raises {exc.id}")
     assert not escaping, escaping
+
+
+def test_the_one_source_fast_path_keeps_every_check(monkeypatch) -> None:
+    """Solver.solve hands a plain in-range int with no options straight to the GPU solver (the
+    checks cost microseconds of a small graph's solve); every other call takes the checked
+    path, so NumPy integers, options, bools and out-of-range ids behave as before."""
+    import sssp.gpu
+    from sssp.result import SSSPResult
+    from sssp.solve import Solver
+
+    graph = sssp.generate("random", size=64, degree=2, seed=0)
+    calls: list[tuple] = []
+
+    class StandIn:
+        config_detail = ""
+
+        def __init__(self, g, **kw) -> None:
+            pass
+
+        def solve(self, s, **kw):
+            calls.append((s, type(s), sorted(kw)))
+            return SSSPResult(
+                np.zeros(graph.n, np.int64), None, s, "crauser", "successors", "gpu", 1
+            )
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
+    monkeypatch.setattr(sssp.gpu, "make_solver", StandIn)
+    with Solver(graph, algorithm="crauser") as solver:
+        assert solver.solve(3).source == 3
+        assert calls[-1] == (3, int, ["t0"])  # the fast path
+        solver.solve(np.int64(5))
+        assert calls[-1] == (5, int, ["return_predecessors", "t0"])  # checked, then a Python int
+        solver.solve(7, return_predecessors=False)
+        assert calls[-1] == (7, int, ["return_predecessors", "t0"])
+        for bad, error in [
+            (True, InvalidTypeError),
+            (graph.n, InvalidGraphError),
+            (-1, InvalidGraphError),
+        ]:
+            with pytest.raises(error):
+                solver.solve(bad)
+        assert len(calls) == 3

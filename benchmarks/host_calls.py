@@ -1,0 +1,126 @@
+"""What the host's calls into the CUDA driver cost on this machine, and where a warm solve's host
+time goes (needs a CUDA GPU).
+
+    python benchmarks/host_calls.py [GRAPH ...]     # record graph names, as result_path.py
+
+``CALL`` lines: the median over 2 000 repetitions of one pycuda call as a solve makes it (an
+event record, a completed event's synchronize, ``time_since``, a prepared launch of an empty
+kernel with a solve's 14 arguments), and two round trips on an idle device: an event recorded
+then waited for, and an empty launch then an event waited for.
+
+``SOLVE`` lines, per graph: 200 warm ``Solver.solve`` calls of the graph's tuned configuration,
+medians of the wall time (the call to the returned result), the CUDA-event time, their
+difference, and the result's own ``host_before`` (the call to the first queued command) and
+``host_after`` (the device's end seen to the result assembled); ``rest`` is what neither covers:
+the device noticing the first command and the host noticing the last, and the result's
+construction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+import sssp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_path import build  # noqa: E402  (a sibling script module)
+
+EMPTY = """
+extern "C" __global__ void empty(int *a, int *b, int *c, int *d, int *e, int *f, int *g, int *h,
+                                 int n, int s, int x, int y, int z, int w) {}
+"""
+
+
+def median_us(fn: Callable[[], object], count: int = 2000) -> float:
+    for _ in range(50):
+        fn()
+    times = []
+    for _ in range(count):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1e6 * statistics.median(times)
+
+
+def calls() -> None:
+    from pycuda.compiler import SourceModule
+
+    from sssp.gpu.device import activate, driver
+
+    activate(0)
+    cuda = driver()
+    stream = cuda.Stream()
+    a, b = cuda.Event(), cuda.Event()
+    func = SourceModule(EMPTY, no_extern_c=True).get_function("empty")
+    func.prepare("PPPPPPPPiiiiii")
+    null = np.uintp(0)
+    args = (*[null] * 8, *[np.int32(1)] * 6)
+
+    def launch() -> None:
+        func.prepared_async_call((1, 1), (32, 1, 1), stream, *args)
+
+    a.record(stream)
+    b.record(stream)
+    b.synchronize()
+    rows = {
+        "perf_counter": lambda: time.perf_counter(),
+        "event record": lambda: a.record(stream),
+        "event synchronize (done)": lambda: b.synchronize(),
+        "time_since": lambda: b.time_since(a),
+        "launch, 14 arguments": launch,
+        "record + synchronize": lambda: (a.record(stream), a.synchronize()),
+        "launch + record + synchronize": lambda: (launch(), a.record(stream), a.synchronize()),
+    }
+    for name, fn in rows.items():
+        print(f"CALL {name:32s} {median_us(fn):7.2f} us", flush=True)
+        stream.synchronize()
+
+
+def solves(name: str, graph: sssp.Graph, count: int = 200) -> None:
+    rng = np.random.default_rng(0)
+    sources = rng.choice(np.flatnonzero(np.diff(graph.indptr)), size=count)
+    walls, gpus, before, after = [], [], [], []
+    with sssp.Solver(graph, backend="gpu", tuned=True) as solver:
+        for s in sources[:10]:
+            solver.solve(int(s))
+        for s in sources:
+            t = time.perf_counter()
+            r = solver.solve(int(s))
+            walls.append(time.perf_counter() - t)
+            gpus.append(r.timings["gpu"])
+            before.append(r.timings["host_before"])
+            after.append(r.timings["host_after"])
+            del r
+    med = lambda xs: 1e6 * statistics.median(xs)  # noqa: E731
+    host = med(np.subtract(walls, gpus))
+    print(
+        f"SOLVE {name:18s} n={graph.n:8d} wall {med(walls):8.1f} gpu {med(gpus):8.1f} "
+        f"host {host:6.1f} (allow {30 + graph.n / 1e3:5.1f}) before {med(before):5.1f} "
+        f"after {med(after):5.1f} rest {host - med(before) - med(after):5.1f} us",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("graphs", nargs="*")
+    ap.add_argument("--graphs-dir", type=Path)
+    ap.add_argument("--count", type=int, default=200)
+    args = ap.parse_args(argv)
+    calls()
+    for name in args.graphs:
+        solves(name, build(name, args.graphs_dir, None, Path("/tmp"), 0), args.count)
+    return 0
+
+
+if __name__ == "__main__":
+    from sssp.cliutil import run_script
+
+    run_script("host_calls", main)
