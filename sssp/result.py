@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -82,8 +82,25 @@ def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
     return value if isinstance(value, LazyStats) else MappingProxyType(dict(value))
 
 
+def _rebuilt(cls: type, values: dict[str, Any]) -> Any:
+    return cls(**values)
+
+
+class _Pickled:
+    """Pickles a frozen result through its constructor: its read-only mappings travel as
+    dicts (a ``mappingproxy`` does not pickle), and the constructor's checks and read-only
+    views apply to what is unpickled."""
+
+    def __reduce__(self) -> tuple:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+        for name, value in values.items():
+            if isinstance(value, Mapping):
+                values[name] = dict(value)
+        return (_rebuilt, (type(self), values))
+
+
 @dataclass(frozen=True)
-class SSSPResult:
+class SSSPResult(_Pickled):
     """Distances and shortest-path tree from one source.
 
     Attributes
@@ -260,7 +277,7 @@ def _check_tree_shape(pred: np.ndarray | None, shape: tuple[int, ...]) -> None:
 
 
 @dataclass(frozen=True)
-class MultiSourceResult:
+class MultiSourceResult(_Pickled):
     """Distances (and, when asked for, shortest-path trees) from many sources: one row per
     source, in the order the sources were given (duplicates kept), as
     ``scipy.sparse.csgraph.dijkstra(indices=...)`` returns them.
@@ -392,7 +409,7 @@ class MultiSourceResult:
 
 
 @dataclass(frozen=True)
-class NearestSourceResult:
+class NearestSourceResult(_Pickled):
     """Distances from the nearest of several sources: one solve with many start nodes
     (``min_only=True``, as in SciPy's ``dijkstra(min_only=True)`` and NetworkX's
     ``multi_source_dijkstra``).

@@ -75,3 +75,31 @@ def test_an_assembled_result_is_the_constructed_one():
         made.timings["wall"] = 0.0  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.source = 2  # type: ignore[misc]
+    back = pickle.loads(pickle.dumps(made))  # a result travels to another process
+    assert np.array_equal(back.dist, dist) and np.array_equal(back.pred, pred)
+    assert not back.dist.flags.writeable and dict(back.timings) == dict(made.timings)
+    assert (back.source, back.iterations, back.algorithm) == (1, 2, "near-far")
+
+
+def test_every_result_kind_pickles():
+    """Results hold read-only mappings (which do not pickle): they travel as dicts and come
+    back read-only, statistics decoded."""
+    from sssp.result import MultiSourceResult
+
+    r = _result(LazyStats(lambda: {"buckets": 4}))
+    back = pickle.loads(pickle.dumps(r))
+    assert dict(back.stats) == {"buckets": 4} and not back.dist.flags.writeable
+    many = MultiSourceResult(
+        sources=np.array([0, 2]),
+        dist=np.zeros((2, 3), np.int64),
+        pred=None,
+        iterations=np.array([1, 1]),
+        algorithm="near-far",
+        variant="successors",
+        backend="cpu",
+        timings={"wall": 1.0},
+    )
+    back = pickle.loads(pickle.dumps(many))
+    assert np.array_equal(back.sources, [0, 2]) and back.timings["wall"] == 1.0
+    with pytest.raises(TypeError):
+        back.timings["wall"] = 2.0  # type: ignore[index]
