@@ -367,6 +367,16 @@ def test_budget_model_is_fixed_plus_steepest_rate():
     a.seconds, b.seconds = 2.0, 12.0
     assert bench_sssp.predict_seconds([], 10**9) == 0.0
     assert bench_sssp.predict_seconds([a, b], 2000) == pytest.approx(2.0 + 10 / 1000 * 2000)
+    # A graph under a quarter of the largest one's size does not set the rate: its time is
+    # mostly one-time costs (run 110: the first, tiny graph predicted 951 s for one of 49M edges).
+    first, big = bench_sssp.Row("first", 25_000, 50_000, 1), bench_sssp.Row("big", 1, 24_999_999, 1)
+    first.seconds, big.seconds = 2.3, 10.6
+    fixed = 0.9
+    mid = bench_sssp.Row("mid", 25_000, 500_000, 1)
+    mid.seconds = fixed
+    rate = (10.6 - fixed) / 25_000_000
+    got = bench_sssp.predict_seconds([first, mid, big], 50_000_000)
+    assert got == pytest.approx(fixed + rate * 50_000_000) and got < 30
 
 
 def test_run_without_gpu_or_anchors_writes_an_unverified_row(tmp_path, capsys):
