@@ -12,13 +12,16 @@ then waited for, and an empty launch then an event waited for.
 medians of the wall time (the call to the returned result), the CUDA-event time, their
 difference, and the result's own ``host_before`` (the call to the first queued command) and
 ``host_after`` (the device's end seen to the result assembled); ``rest`` is what neither covers:
-the device noticing the first command and the host noticing the last, and the result's
-construction.
+the device noticing the first command and the host noticing the last. With ``--waits``, the
+``SOLVE`` lines are repeated per way of waiting for the solve's last event: ``sync`` (the
+driver's ``cuEventSynchronize``, as the solver does), ``poll`` (``query()`` in a Python loop,
+which keeps the host's core busy in Python) and ``yield`` (``query()`` and ``sched_yield``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -83,11 +86,31 @@ def calls() -> None:
         stream.synchronize()
 
 
-def solves(name: str, graph: sssp.Graph, count: int = 200) -> None:
+class _EndEvent:
+    """The solver's last event, waited for another way (``--waits``)."""
+
+    def __init__(self, event: object, wait: str) -> None:
+        self.event, self.wait = event, wait
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.event, name)
+
+    def synchronize(self) -> None:
+        query = self.event.query  # type: ignore[attr-defined]
+        while self.wait != "sync" and not query():
+            if self.wait == "yield":
+                os.sched_yield()
+        self.event.synchronize()  # type: ignore[attr-defined]
+
+
+def solves(name: str, graph: sssp.Graph, count: int = 200, wait: str = "sync") -> None:
     rng = np.random.default_rng(0)
     sources = rng.choice(np.flatnonzero(np.diff(graph.indptr)), size=count)
     walls, gpus, before, after = [], [], [], []
     with sssp.Solver(graph, backend="gpu", tuned=True) as solver:
+        if wait != "sync":
+            engine = solver._gpu
+            engine._events = (*engine._events[:2], _EndEvent(engine._events[2], wait))
         for s in sources[:10]:
             solver.solve(int(s))
         for s in sources:
@@ -101,7 +124,7 @@ def solves(name: str, graph: sssp.Graph, count: int = 200) -> None:
     med = lambda xs: 1e6 * statistics.median(xs)  # noqa: E731
     host = med(np.subtract(walls, gpus))
     print(
-        f"SOLVE {name:18s} n={graph.n:8d} wall {med(walls):8.1f} gpu {med(gpus):8.1f} "
+        f"SOLVE {wait:5s} {name:18s} n={graph.n:8d} wall {med(walls):8.1f} gpu {med(gpus):8.1f} "
         f"host {host:6.1f} (allow {30 + graph.n / 1e3:5.1f}) before {med(before):5.1f} "
         f"after {med(after):5.1f} rest {host - med(before) - med(after):5.1f} us",
         flush=True,
@@ -113,10 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("graphs", nargs="*")
     ap.add_argument("--graphs-dir", type=Path)
     ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--waits", nargs="+", choices=("sync", "poll", "yield"), default=["sync"])
     args = ap.parse_args(argv)
     calls()
     for name in args.graphs:
-        solves(name, build(name, args.graphs_dir, None, Path("/tmp"), 0), args.count)
+        graph = build(name, args.graphs_dir, None, Path("/tmp"), 0)
+        for wait in args.waits:
+            solves(name, graph, args.count, wait)
     return 0
 
 
