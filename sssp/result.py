@@ -89,7 +89,11 @@ def _rebuilt(cls: type, values: dict[str, Any]) -> Any:
 class _Pickled:
     """Pickles a frozen result through its constructor: its read-only mappings travel as
     dicts (a ``mappingproxy`` does not pickle), and the constructor's checks and read-only
-    views apply to what is unpickled."""
+    views apply to what is unpickled.
+
+    Results compare by identity (``eq=False``): the dataclass's field-wise ``==`` raised
+    NumPy's "truth value of an array is ambiguous" on two results, and two solves differ in
+    their timings anyway; compare ``dist`` and ``pred`` with ``numpy.array_equal``."""
 
     def __reduce__(self) -> tuple:
         values = {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
@@ -99,7 +103,7 @@ class _Pickled:
         return (_rebuilt, (type(self), values))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SSSPResult(_Pickled):
     """Distances and shortest-path tree from one source.
 
@@ -276,7 +280,7 @@ def _check_tree_shape(pred: np.ndarray | None, shape: tuple[int, ...]) -> None:
         raise InvalidTypeError(f"pred must be int32 of shape {shape} or None, got {got}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MultiSourceResult(_Pickled):
     """Distances (and, when asked for, shortest-path trees) from many sources: one row per
     source, in the order the sources were given (duplicates kept), as
@@ -408,7 +412,7 @@ class MultiSourceResult(_Pickled):
         return _walk(self.pred[row], reached, target, lambda v: v == source)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NearestSourceResult(_Pickled):
     """Distances from the nearest of several sources: one solve with many start nodes
     (``min_only=True``, as in SciPy's ``dijkstra(min_only=True)`` and NetworkX's

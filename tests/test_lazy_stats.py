@@ -68,7 +68,9 @@ def test_an_assembled_result_is_the_constructed_one():
     made = SSSPResult.assembled(dist=dist, pred=pred, timings=timings, iterations=2, **fields)
     timings["wall"] = 2e-4
     built = SSSPResult(dist, pred, iterations=2, timings=timings, **fields)
-    assert made == built and made.config is None and dict(made.stats) == {}
+    assert made.config is None and dict(made.stats) == {}
+    for name in ("dist", "pred", "source", "algorithm", "variant", "backend", "iterations"):
+        assert getattr(made, name) is getattr(built, name)
     assert dict(made.timings) == {"gpu": 1e-4, "wall": 2e-4}
     assert not made.dist.flags.writeable and not made.pred.flags.writeable
     with pytest.raises(TypeError):
@@ -103,3 +105,10 @@ def test_every_result_kind_pickles():
     assert np.array_equal(back.sources, [0, 2]) and back.timings["wall"] == 1.0
     with pytest.raises(TypeError):
         back.timings["wall"] = 2.0  # type: ignore[index]
+
+
+def test_results_compare_by_identity():
+    """Two results never raise NumPy's ambiguous truth value on ``==`` (the dataclass default
+    compared the arrays field by field); they are equal only to themselves and hashable."""
+    a, b = _result({}), _result({})
+    assert a == a and a != b and len({a, b}) == 2
