@@ -128,3 +128,27 @@ def test_the_one_shot_call_on_the_cpu_keeps_nothing():
     before = len(front._SOLVERS)
     r = sssp.solve(g, 0, backend="cpu")
     assert r.backend == "cpu" and len(front._SOLVERS) == before
+
+
+def test_the_database_default_is_resolved_again_when_what_it_reads_changes(
+    cache, tmp_path, monkeypatch
+):
+    """The look-up remembers where a database URL points (resolving it was most of a one-shot
+    call's cost), but a changed $SSSP_TUNING_DB or working folder (a relative file name) is
+    resolved again, and a named file that does not exist yet is not remembered."""
+    from tuning_db.lookup import state
+
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    for p in (a, b):
+        p.touch()
+    monkeypatch.setenv("SSSP_TUNING_DB", f"sqlite:///{a}")
+    assert state(None)[1][0] == str(a)
+    monkeypatch.setenv("SSSP_TUNING_DB", f"sqlite:///{b}")
+    assert state(None)[1][0] == str(b)
+    monkeypatch.chdir(tmp_path)
+    assert state("a.sqlite")[1][0] == str(a)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert state("a.sqlite") is None  # no such file here
+    (tmp_path / "sub" / "a.sqlite").touch()
+    assert state("a.sqlite")[1][0] == str(tmp_path / "sub" / "a.sqlite")

@@ -10,6 +10,7 @@ every look-up.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import warnings
 from pathlib import Path
@@ -21,6 +22,7 @@ from .records import BestRecord
 logger = logging.getLogger(__name__)
 
 _cache: dict[tuple[str, str], tuple[tuple, list[BestRecord]]] = {}
+_where_cache: dict[tuple, tuple[str, Path, Path]] = {}
 _problems: dict[str, str] = {}  # the last look-up's failure, by the database's URL as given
 _lock = threading.Lock()
 
@@ -33,10 +35,18 @@ def _file_state(path: Path) -> tuple | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def state(url: str | None) -> tuple[str, tuple] | None:
-    """(resolved URL, a fingerprint of the database's state), or None when the database is not
-    a SQLite file (no cheap fingerprint) or the URL cannot be resolved. Two equal fingerprints
-    mean nothing was written in between."""
+def _where(url: str | None) -> tuple[str, Path, Path] | None:
+    """(resolved URL, SQLite file, its write-ahead log) of ``url``, or None when it is not a
+    SQLite file or cannot be resolved. Remembered per ``url`` and everything its resolution
+    reads (``$SSSP_TUNING_DB``, the user data folder's variables, the working folder): on the
+    GPU host resolving it took most of a one-shot ``solve``'s look-up of its kept solver."""
+    from .connection import ENV_VAR
+
+    env = os.environ
+    key = (url, env.get(ENV_VAR), env.get("XDG_DATA_HOME"), env.get("HOME"), os.getcwd())
+    hit = _where_cache.get(key)
+    if hit is not None:
+        return hit
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
@@ -46,11 +56,27 @@ def state(url: str | None) -> tuple[str, tuple] | None:
         resolved = default_url() if url is None else as_url(url)
         path = sqlite_file(make_url(resolved))
     except (StoreError, ArgumentError):
-        return None
+        return None  # not remembered: a file named by its path may appear
     if path is None:
         return None
     path = path.expanduser().absolute()
-    return resolved, (str(path), _file_state(path), _file_state(path.with_name(path.name + "-wal")))
+    where = (resolved, path, path.with_name(path.name + "-wal"))
+    with _lock:
+        if len(_where_cache) >= 64:
+            _where_cache.clear()
+        _where_cache[key] = where
+    return where
+
+
+def state(url: str | None) -> tuple[str, tuple] | None:
+    """(resolved URL, a fingerprint of the database's state), or None when the database is not
+    a SQLite file (no cheap fingerprint) or the URL cannot be resolved. Two equal fingerprints
+    mean nothing was written in between."""
+    where = _where(url)
+    if where is None:
+        return None
+    resolved, path, wal = where
+    return resolved, (str(path), _file_state(path), _file_state(wal))
 
 
 def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
