@@ -20,6 +20,7 @@ from .errors import (
     ConfigIgnoredWarning,
     InvalidArgumentError,
     InvalidTypeError,
+    SolverError,
     warn,
 )
 from .graph import Graph
@@ -311,6 +312,7 @@ class Solver:
         **kwargs: Any,
     ) -> SSSPResult:
         t0 = time.perf_counter() if t0 is None else t0
+        self._check_open()
         source = check_source(self.graph, source)
         bound = check_limit(self.graph, limit)
         if self._gpu is not None:
@@ -430,6 +432,7 @@ class Solver:
             run_rows,
         )
 
+        self._check_open()
         request = build_request(
             self.graph,
             sources,
@@ -502,6 +505,12 @@ class Solver:
             device=self._device,
             **self._gpu_options,
         )
+
+    def _check_open(self) -> None:
+        """A GPU solver that was closed refuses to solve (it would otherwise fall through to
+        the CPU path, silently, with another backend's timings)."""
+        if self.backend == "gpu" and self._gpu is None:
+            raise SolverError("this GPU solver is closed: make a new one")
 
     def close(self) -> None:
         if self._gpu is not None:

@@ -296,3 +296,37 @@ def test_the_one_source_fast_path_keeps_every_check(monkeypatch) -> None:
             with pytest.raises(error):
                 solver.solve(bad)
         assert len(calls) == 3
+
+
+def test_a_closed_gpu_solver_refuses_instead_of_solving_on_the_cpu(monkeypatch) -> None:
+    """After close() (the end of a ``with`` block) a GPU Solver raises SolverError for one
+    source and for many; it used to fall through to the CPU path and answer from there."""
+    import sssp.gpu
+    from sssp.errors import SolverError
+    from sssp.solve import Solver
+
+    class StandIn:
+        config_detail = ""
+
+        def __init__(self, g, **kw) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
+    monkeypatch.setattr(sssp.gpu, "make_solver", StandIn)
+    graph = sssp.generate("random", size=64, degree=2, seed=0)
+    with Solver(graph, algorithm="crauser") as solver:
+        pass
+    for call in (
+        lambda: solver.solve(3),
+        lambda: solver.solve(np.int64(3)),
+        lambda: solver.solve([1, 2]),
+    ):
+        with pytest.raises(SolverError, match="closed"):
+            call()
+    monkeypatch.undo()
+    with sssp.Solver(graph, backend="cpu") as cpu:
+        pass
+    assert cpu.solve(3).backend == "cpu"  # nothing was released: a CPU solver still answers
