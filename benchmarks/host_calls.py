@@ -5,7 +5,8 @@ time goes (needs a CUDA GPU).
 
 ``CALL`` lines: the median over 2 000 repetitions of one pycuda call as a solve makes it (an
 event record, a completed event's synchronize, ``time_since``, a prepared launch of an empty
-kernel with a solve's 14 arguments), and two round trips on an idle device: an event recorded
+kernel with a solve's 14 arguments, and the same launch of an argument buffer packed once, through
+pycuda's internal ``_launch_kernel``), and two round trips on an idle device: an event recorded
 then waited for, and an empty launch then an event waited for.
 
 ``SOLVE`` lines, per graph: 200 warm ``Solver.solve`` calls of the graph's tuned configuration,
@@ -69,6 +70,15 @@ def calls() -> None:
     def launch() -> None:
         func.prepared_async_call((1, 1), (32, 1, 1), stream, *args)
 
+    # What prepared_async_call does past its Python (pycuda 2026.1's driver.py): the launch of
+    # an argument buffer packed once, as a solver could keep one per kernel.
+    from pycuda._pvt_struct import pack
+
+    packed = pack(func.arg_format, *args)
+
+    def launch_packed() -> None:
+        func._launch_kernel((1, 1), (32, 1, 1), packed, 0, stream)
+
     a.record(stream)
     b.record(stream)
     b.synchronize()
@@ -78,6 +88,7 @@ def calls() -> None:
         "event synchronize (done)": lambda: b.synchronize(),
         "time_since": lambda: b.time_since(a),
         "launch, 14 arguments": launch,
+        "launch, packed once (_launch_kernel)": launch_packed,
         "record + synchronize": lambda: (a.record(stream), a.synchronize()),
         "launch + record + synchronize": lambda: (launch(), a.record(stream), a.synchronize()),
     }
