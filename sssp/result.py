@@ -86,14 +86,15 @@ def _rebuilt(cls: type, values: dict[str, Any]) -> Any:
     return cls(**values)
 
 
-class _Pickled:
-    """Pickles a frozen result through its constructor: its read-only mappings travel as
-    dicts (a ``mappingproxy`` does not pickle), and the constructor's checks and read-only
-    views apply to what is unpickled.
+class _FrozenResult:
+    """What the result classes share. They are frozen dataclasses of arrays and read-only
+    mappings, and:
 
-    Results compare by identity (``eq=False``): the dataclass's field-wise ``==`` raised
-    NumPy's "truth value of an array is ambiguous" on two results, and two solves differ in
-    their timings anyway; compare ``dist`` and ``pred`` with ``numpy.array_equal``."""
+    - pickle through their constructor: the mappings travel as dicts (a ``mappingproxy`` does
+      not pickle), and the constructor's checks and read-only views apply to what is unpickled;
+    - compare by identity (``eq=False``): the dataclass's field-wise ``==`` raised NumPy's
+      "truth value of an array is ambiguous" on two results, and two solves differ in their
+      timings anyway; compare ``dist`` and ``pred`` with ``numpy.array_equal``."""
 
     def __reduce__(self) -> tuple:
         values = {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
@@ -104,7 +105,7 @@ class _Pickled:
 
 
 @dataclass(frozen=True, eq=False)
-class SSSPResult(_Pickled):
+class SSSPResult(_FrozenResult):
     """Distances and shortest-path tree from one source.
 
     Attributes
@@ -177,20 +178,22 @@ class SSSPResult(_Pickled):
     def assembled(
         cls, *, dist: np.ndarray, pred: np.ndarray | None, timings: dict[str, float], **fields: Any
     ) -> SSSPResult:
-        """A result built by a solver from arrays it made itself (the right dtypes and shapes;
-        ``stats`` a :class:`LazyStats` or a dict no one else holds), without the constructor's
-        checks and copies: on the GPU host the frozen dataclass's ``__init__`` with its checks
-        was several microseconds of a small graph's solve. ``timings`` is wrapped, not copied,
-        so that the solver can still stop its wall clock after this call."""
+        """A result built by a solver from arrays it made itself (the right dtypes and shapes),
+        without the constructor's checks: on the GPU host the frozen dataclass's ``__init__``
+        with its checks was several microseconds of a small graph's solve. ``timings`` is
+        wrapped, not copied, so that the solver can still stop its wall clock after this call;
+        a plain dict of ``stats`` is copied and frozen, a :class:`LazyStats` kept."""
         dist.setflags(write=False)
         if pred is not None:
             pred.setflags(write=False)
+        stats = _frozen_mapping(fields.pop("stats", {}))
         self = object.__new__(cls)
         self.__dict__.update(
-            {"config": None, "config_source": None, "stats": {}},
+            {"config": None, "config_source": None},
             dist=dist,
             pred=pred,
             timings=MappingProxyType(timings),
+            stats=stats,
             **fields,
         )
         return self
@@ -281,7 +284,7 @@ def _check_tree_shape(pred: np.ndarray | None, shape: tuple[int, ...]) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class MultiSourceResult(_Pickled):
+class MultiSourceResult(_FrozenResult):
     """Distances (and, when asked for, shortest-path trees) from many sources: one row per
     source, in the order the sources were given (duplicates kept), as
     ``scipy.sparse.csgraph.dijkstra(indices=...)`` returns them.
@@ -413,7 +416,7 @@ class MultiSourceResult(_Pickled):
 
 
 @dataclass(frozen=True, eq=False)
-class NearestSourceResult(_Pickled):
+class NearestSourceResult(_FrozenResult):
     """Distances from the nearest of several sources: one solve with many start nodes
     (``min_only=True``, as in SciPy's ``dijkstra(min_only=True)`` and NetworkX's
     ``multi_source_dijkstra``).

@@ -77,6 +77,14 @@ def test_an_assembled_result_is_the_constructed_one():
         made.timings["wall"] = 0.0  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.source = 2  # type: ignore[misc]
+    plain = {"a": 1}
+    frozen = SSSPResult.assembled(
+        dist=dist, pred=None, timings={}, stats=plain, **fields, iterations=1
+    )
+    plain["a"] = 2
+    assert frozen.stats["a"] == 1
+    with pytest.raises(TypeError):
+        frozen.stats["a"] = 3  # type: ignore[index]
     back = pickle.loads(pickle.dumps(made))  # a result travels to another process
     assert np.array_equal(back.dist, dist) and np.array_equal(back.pred, pred)
     assert not back.dist.flags.writeable and dict(back.timings) == dict(made.timings)
