@@ -253,35 +253,44 @@ def test_the_gpu_runtime_raises_only_the_error_family() -> None:
     assert not escaping, escaping
 
 
-def test_the_one_source_fast_path_keeps_every_check(monkeypatch) -> None:
+class _StandInGPU:
+    """A GPU solver that records its one-source calls (no device)."""
+
+    config_detail = ""
+
+    def __init__(self, graph, **kw) -> None:
+        self.n, self.calls = graph.n, []
+
+    def solve(self, s, **kw):
+        from sssp.result import SSSPResult
+
+        self.calls.append((s, type(s), sorted(kw)))
+        return SSSPResult(np.zeros(self.n, np.int64), None, s, "crauser", "successors", "gpu", 1)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def standin_gpu(monkeypatch):
+    """Solver claims the GPU backend and gets a _StandInGPU."""
+    import sssp.gpu
+    from sssp.solve import Solver
+
+    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
+    monkeypatch.setattr(sssp.gpu, "make_solver", _StandInGPU)
+    return monkeypatch
+
+
+def test_the_one_source_fast_path_keeps_every_check(standin_gpu) -> None:
     """Solver.solve hands a plain in-range int with no options straight to the GPU solver (the
     checks cost microseconds of a small graph's solve); every other call takes the checked
     path, so NumPy integers, options, bools and out-of-range ids behave as before."""
-    import sssp.gpu
-    from sssp.result import SSSPResult
     from sssp.solve import Solver
 
     graph = sssp.generate("random", size=64, degree=2, seed=0)
-    calls: list[tuple] = []
-
-    class StandIn:
-        config_detail = ""
-
-        def __init__(self, g, **kw) -> None:
-            pass
-
-        def solve(self, s, **kw):
-            calls.append((s, type(s), sorted(kw)))
-            return SSSPResult(
-                np.zeros(graph.n, np.int64), None, s, "crauser", "successors", "gpu", 1
-            )
-
-        def close(self) -> None:
-            pass
-
-    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
-    monkeypatch.setattr(sssp.gpu, "make_solver", StandIn)
     with Solver(graph, algorithm="crauser") as solver:
+        calls = solver._gpu.calls
         assert solver.solve(3).source == 3
         assert calls[-1] == (3, int, ["t0"])  # the fast path
         solver.solve(np.int64(5))
@@ -298,24 +307,12 @@ def test_the_one_source_fast_path_keeps_every_check(monkeypatch) -> None:
         assert len(calls) == 3
 
 
-def test_a_closed_gpu_solver_refuses_instead_of_solving_on_the_cpu(monkeypatch) -> None:
+def test_a_closed_gpu_solver_refuses_instead_of_solving_on_the_cpu(standin_gpu) -> None:
     """After close() (the end of a ``with`` block) a GPU Solver raises SolverError for one
     source and for many; it used to fall through to the CPU path and answer from there."""
-    import sssp.gpu
     from sssp.errors import SolverError
     from sssp.solve import Solver
 
-    class StandIn:
-        config_detail = ""
-
-        def __init__(self, g, **kw) -> None:
-            pass
-
-        def close(self) -> None:
-            pass
-
-    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
-    monkeypatch.setattr(sssp.gpu, "make_solver", StandIn)
     graph = sssp.generate("random", size=64, degree=2, seed=0)
     with Solver(graph, algorithm="crauser") as solver:
         pass
@@ -326,7 +323,7 @@ def test_a_closed_gpu_solver_refuses_instead_of_solving_on_the_cpu(monkeypatch) 
     ):
         with pytest.raises(SolverError, match="closed"):
             call()
-    monkeypatch.undo()
+    standin_gpu.undo()
     with sssp.Solver(graph, backend="cpu") as cpu:
         pass
     assert cpu.solve(3).backend == "cpu"  # nothing was released: a CPU solver still answers
