@@ -202,7 +202,8 @@ def rekey(
 ) -> tuple[int, int]:
     """Move the best records of ``path`` (a tuning export) from engine digest ``old`` to ``new``:
     those whose kernels (:func:`family`) are in ``same`` (``None``: all), and with
-    ``carry_changed`` the others too, labelled ``options[MEASURED_ON] = old``. Returns (moved,
+    ``carry_changed`` the others too, labelled ``options[MEASURED_ON] = old`` (unless an earlier
+    carry labelled them: they were measured on that digest, not ``old``). Returns (moved,
     left on ``old``); the old kernel version stays listed while a record still names it."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     moved = kept = 0
@@ -214,8 +215,8 @@ def rekey(
             kept += 1
             continue
         best["kernel_version"] = {**best["kernel_version"], "digest": new}
-        if not kin:
-            best["options"] = {**best.get("options", {}), MEASURED_ON: old}
+        if not kin:  # a record carried before keeps the digest it was measured on
+            best["options"] = {MEASURED_ON: old, **best.get("options", {})}
         moved += 1
     versions = doc.get("kernel_versions", [])
     for v in [v for v in versions if v.get("digest") == old]:

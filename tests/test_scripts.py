@@ -142,3 +142,9 @@ def test_rekey_by_kernels_moves_the_unchanged_and_labels_the_carried(tmp_path):
     assert any(old in line and "without re-measuring" in line for line in lines)
     measured = [r for r in parsed if r.measured_on is None]
     assert measured and not any("re-measuring" in line for line in report.about(measured))
+    # Carried again: a record keeps the digest it was measured on, the others get the last one.
+    assert script.rekey(path, "f" * 16, "e" * 16, set(), carry_changed=True) == (len(families), 0)
+    parsed = export.parse_text(path.read_text(encoding="utf-8"), str(path)).bests
+    assert [r.measured_on for r in parsed] == [
+        "f" * 16 if fam == "near-far" else old for fam in families
+    ]
