@@ -154,6 +154,14 @@ def _nx_weight_getter(g: Any, weight: Any, default: Any) -> Any:
     return lambda u, v, d: d.get(weight, default)
 
 
+def _is_weight_type(t: type) -> bool:
+    """Whether values of type ``t`` are weights as NetworkX's Dijkstra takes them: numbers, not
+    bools."""
+    return issubclass(t, int | float | np.integer | np.floating) and not issubclass(
+        t, bool | np.bool_
+    )
+
+
 class Graph:
     """A directed graph in CSR form with non-negative integer or real edge weights.
 
@@ -371,7 +379,13 @@ class Graph:
 
     @classmethod
     def from_networkx(
-        cls, g: Any, *, weight: Any = "weight", default: Any = 1, name: str | None = None
+        cls,
+        g: Any,
+        *,
+        weight: Any = "weight",
+        default: Any = 1,
+        name: str | None = None,
+        reverse: bool = False,
     ) -> Graph:
         """Build from a NetworkX graph, the way NetworkX's shortest-path functions read it.
 
@@ -386,6 +400,11 @@ class Graph:
         default : int or float
             Weight of edges without the attribute (NetworkX uses 1).
         name : str, optional
+        reverse : bool
+            The reverse graph instead (an arc v -> u for each edge u -> v, weighed as u -> v),
+            each row in the order of ``g.pred`` (``g.adj`` when undirected): the graph
+            NetworkX's backward search walks. For an undirected ``g`` the same as the graph
+            itself unless a callable weighs the two directions differently.
 
         Returns
         -------
@@ -397,29 +416,38 @@ class Graph:
         ids = {v: i for i, v in enumerate(nodes)}
         directed = g.is_directed()
         get = _nx_weight_getter(g, weight, default)
-        # An attribute weighs both directions of an undirected edge alike; a callable is called
-        # per direction, weight(u, v, data) for u -> v, as NetworkX's Dijkstra calls it.
-        both_ways = not directed and not callable(weight)
-        src, dst, w = [], [], []
-        pairs = g.adj.items()
-        for u, nbrs in pairs:
-            for v, data in nbrs.items():
-                if both_ways and ids[v] < ids[u]:
-                    continue  # each undirected pair once; both arcs added below
-                wt = get(u, v, data)
-                if wt is None:
-                    continue
-                if isinstance(wt, bool) or not isinstance(
-                    wt, int | float | np.integer | np.floating
-                ):
-                    raise InvalidGraphError(f"weight {wt!r} of edge {u!r} -> {v!r} is not a number")
-                src.append(ids[u])
-                dst.append(ids[v])
-                w.append(wt)
-                if both_ways and u != v:
-                    src.append(ids[v])
-                    dst.append(ids[u])
-                    w.append(wt)
+        # Every row in the order of g.adj (an undirected edge from each end, as NetworkX's
+        # Dijkstra walks it): the NetworkX backend reproduces NetworkX's order of equal-distance
+        # nodes from it. A callable is called per direction, weight(u, v, data) for u -> v.
+        back = reverse
+        rows: list[tuple[int, int]] = []
+        dst: list[int] = []
+        w: list[Any] = []
+        for u, nbrs in (g.pred if back and directed else g.adj).items():
+            if nbrs:
+                rows.append((ids[u], len(nbrs)))
+                dst.extend(map(ids.__getitem__, nbrs))
+                if back:  # v -> u in g: weighed as NetworkX's backward search weighs it
+                    w.extend([get(v, u, data) for v, data in nbrs.items()])
+                else:
+                    w.extend([get(u, v, data) for v, data in nbrs.items()])
+        src = np.repeat(
+            np.fromiter((r for r, _ in rows), np.int64, len(rows)),
+            np.fromiter((k for _, k in rows), np.int64, len(rows)),
+        )
+        dst_arr = np.asarray(dst, dtype=np.int64)
+        kinds = set(map(type, w))
+        if type(None) in kinds:  # hidden edges
+            keep = np.fromiter((x is not None for x in w), bool, len(w))
+            src, dst_arr = src[keep], dst_arr[keep]
+            w = [x for x in w if x is not None]
+            kinds.discard(type(None))
+        if not all(_is_weight_type(t) for t in kinds):
+            at = next(i for i, x in enumerate(w) if not _is_weight_type(type(x)))
+            u, v = nodes[int(src[at])], nodes[int(dst_arr[at])]
+            if back:
+                u, v = v, u
+            raise InvalidGraphError(f"weight {w[at]!r} of edge {u!r} -> {v!r} is not a number")
         try:
             w_arr = np.asarray(w) if w else np.zeros(0, dtype=np.int64)
         except OverflowError as err:
@@ -428,8 +456,8 @@ class Graph:
             raise InvalidGraphError("a weight exceeds the int64 range")
         return cls.from_edges(
             len(nodes),
-            np.asarray(src, dtype=np.int64),
-            np.asarray(dst, dtype=np.int64),
+            src,
+            dst_arr,
             w_arr,
             name=name or (g.name or "networkx"),
             meta={"source": "networkx", "directed": directed},
