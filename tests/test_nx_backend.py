@@ -76,7 +76,9 @@ IDS = ["Graph", "DiGraph", "MultiGraph", "MultiDiGraph"]
 
 
 def same_lengths(a: dict, b: dict) -> None:
-    assert a == b and all(type(a[k]) is type(b[k]) or isinstance(a[k], float) for k in a)
+    """Equal, in NetworkX's order (the order its Dijkstra settles the nodes, ties included)."""
+    assert list(a.items()) == list(b.items())
+    assert all(type(a[k]) is type(b[k]) or isinstance(a[k], float) for k in a)
 
 
 def check_paths(G, paths: dict, lengths: dict, weight="weight") -> None:
@@ -101,8 +103,9 @@ def test_single_and_multi_source_functions_equal_networkx(G, weight, cutoff):
     d, p = nx.single_source_dijkstra(G, s, cutoff=cutoff, weight=weight, backend="sssp")
     same_lengths(d, want)
     check_paths(G, p, d, weight)
+    assert p == nx.single_source_dijkstra(G, s, cutoff=cutoff, weight=weight)[1]  # NetworkX's paths
     paths = nx.single_source_dijkstra_path(G, s, cutoff=cutoff, weight=weight, backend="sssp")
-    assert set(paths) == set(want)
+    assert list(paths.items()) == list(p.items())
     sources = {"n0", "n7", "n33"}
     want = nx.multi_source_dijkstra_path_length(G, sources, cutoff=cutoff, weight=weight)
     same_lengths(
@@ -115,9 +118,10 @@ def test_single_and_multi_source_functions_equal_networkx(G, weight, cutoff):
     same_lengths(d, want)
     for v, path in p.items():
         assert path[0] in sources and path[-1] == v
-    assert set(
+    assert p == nx.multi_source_dijkstra(G, sources, cutoff=cutoff, weight=weight)[1]
+    assert list(
         nx.multi_source_dijkstra_path(G, sources, cutoff=cutoff, weight=weight, backend="sssp")
-    ) == set(want)
+    ) == list(want)
 
 
 @pytest.mark.parametrize("G", GRAPHS, ids=IDS)
@@ -126,9 +130,14 @@ def test_targets_and_no_paths(G):
     t = next(v for v in reach if v != "n1")
     length, path = nx.single_source_dijkstra(G, "n1", target=t, backend="sssp")
     assert length == reach[t] and nx.path_weight(G, path, "weight") == length
+    assert (length, path) == nx.single_source_dijkstra(G, "n1", target=t)
     assert nx.dijkstra_path_length(G, "n1", t, backend="sssp") == reach[t]
-    assert nx.dijkstra_path(G, "n1", t, backend="sssp")[-1] == t
-    assert nx.bidirectional_dijkstra(G, "n1", t, backend="sssp")[0] == reach[t]
+    assert nx.dijkstra_path(G, "n1", t, backend="sssp") == nx.dijkstra_path(G, "n1", t)
+    for v in reach:
+        if v != "n1":
+            assert nx.bidirectional_dijkstra(G, "n1", v, backend="sssp") == (
+                nx.bidirectional_dijkstra(G, "n1", v)
+            )
     assert nx.single_source_dijkstra(G, "n1", target="n1", backend="sssp") == (0, ["n1"])
     for call, match in (
         (lambda: nx.dijkstra_path(G, "n1", "lonely", backend="sssp"), "No path to lonely"),
@@ -149,8 +158,8 @@ def test_predecessor_lists_hold_every_shortest_path(G):
     for cutoff in (None, 2):
         got_p, got_d = nx.dijkstra_predecessor_and_distance(G, "n2", cutoff=cutoff, backend="sssp")
         want_p, want_d = nx.dijkstra_predecessor_and_distance(G, "n2", cutoff=cutoff)
-        assert got_d == want_d
-        assert {v: sorted(p) for v, p in got_p.items()} == {v: sorted(p) for v, p in want_p.items()}
+        same_lengths(got_d, want_d)
+        assert list(got_p.items()) == list(want_p.items())  # each list in NetworkX's order
 
 
 @pytest.mark.parametrize("G", GRAPHS[:2], ids=IDS[:2])
@@ -163,9 +172,10 @@ def test_all_pairs_generators(G):
     both = dict(nx.all_pairs_dijkstra(G, backend="sssp"))
     lengths = dict(nx.all_pairs_dijkstra_path_length(G))
     for s in G:
-        assert both[s][0] == lengths[s]
+        same_lengths(both[s][0], lengths[s])
         check_paths(G, paths[s], lengths[s])
         assert all(p[0] == s for p in paths[s].values())
+        assert paths[s] == both[s][1] == nx.single_source_dijkstra_path(G, s)
 
 
 def test_callable_weights_are_called_per_direction():
@@ -181,6 +191,82 @@ def test_callable_weights_are_called_per_direction():
         G, 0, weight=lambda u, v, d: None if v == 3 else 1, backend="sssp"
     )
     assert 3 not in hidden and hidden[4] == 3
+
+
+def tied_graphs():
+    """Small graphs where most distances tie (weights 0-2, unit, tenths whose sums round, a
+    callable that weighs the two directions differently), of every kind, nodes not in id order."""
+    rng = np.random.default_rng(7)
+    out = []
+    for trial in range(24):
+        kind = (nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph)[trial % 4]
+        G = kind()
+        n = int(rng.integers(2, 40))
+        G.add_nodes_from(rng.permutation(n).tolist())
+        for _ in range(int(rng.integers(n, 4 * n))):
+            u, v = rng.integers(0, n, 2).tolist()
+            G.add_edge(u, v, w=int(rng.integers(0, 3)), f=float(rng.choice([0.1, 0.2, 0.3, 0.0])))
+        out.append((G, ["w", "f", None, lambda u, v, d: 1 + (v % 3)][trial % 4]))
+    return out
+
+
+@pytest.mark.parametrize(("G", "weight"), tied_graphs())
+def test_ties_come_out_as_networkx(G, weight):
+    """Among equal shortest paths the backend returns NetworkX's: the same dict order, the same
+    paths, the same predecessor lists, the same two-way path, from one source or several and
+    with a cutoff (the backend rebuilds NetworkX's settling order from the distances)."""
+    nodes = list(G)
+    for s in nodes[:4]:
+        for cutoff in (None, 1):
+            want = nx.single_source_dijkstra(G, s, cutoff=cutoff, weight=weight)
+            got = nx.single_source_dijkstra(G, s, cutoff=cutoff, weight=weight, backend="sssp")
+            same_lengths(got[0], want[0])
+            assert list(got[1].items()) == list(want[1].items())
+            got_p = nx.dijkstra_predecessor_and_distance(
+                G, s, cutoff=cutoff, weight=weight, backend="sssp"
+            )
+            assert got_p == nx.dijkstra_predecessor_and_distance(G, s, cutoff=cutoff, weight=weight)
+            assert list(got_p[0].items()) == list(
+                nx.dijkstra_predecessor_and_distance(G, s, cutoff=cutoff, weight=weight)[0].items()
+            )
+        for t in nodes[-3:]:
+            try:
+                want_two = nx.bidirectional_dijkstra(G, s, t, weight=weight)
+            except nx.NetworkXNoPath:
+                with pytest.raises(nx.NetworkXNoPath):
+                    nx.bidirectional_dijkstra(G, s, t, weight=weight, backend="sssp")
+                continue
+            assert nx.bidirectional_dijkstra(G, s, t, weight=weight, backend="sssp") == want_two
+    sources = nodes[1:4]
+    want = nx.multi_source_dijkstra(G, sources, weight=weight)
+    got = nx.multi_source_dijkstra(G, sources, weight=weight, backend="sssp")
+    same_lengths(got[0], want[0])
+    assert list(got[1].items()) == list(want[1].items())
+
+
+def test_two_way_search_order_needs_the_networkx_graph():
+    """The backward search walks the NetworkX graph's predecessor order while that graph lives
+    with the edges it was converted with; after an edge is added, the converted graph's own
+    reverse (the answer is still a shortest path of the converted graph)."""
+    from sssp.nxbackend.graph import BackendGraph, _same_arcs
+
+    G = nx.DiGraph()
+    G.add_nodes_from(range(4))
+    G.add_edges_from([(3, 2), (1, 2), (0, 1), (0, 3)], weight=1)
+    B = BackendGraph.from_networkx(G, {"weight": 1})
+    back = B.backward_for("weight")
+    assert back.indices[back.indptr[2] : back.indptr[3]].tolist() == [3, 1]  # 3 -> 2 came first
+    plain = B.graph_for("weight").reverse()
+    assert plain.indices[plain.indptr[2] : plain.indptr[3]].tolist() == [1, 3]
+    assert B.backward_for("weight") is back  # kept
+    assert _same_arcs(back, B.graph_for("weight").reverse())
+    G.add_edge(2, 0, weight=1)
+    fresh = BackendGraph.from_networkx(G, {"weight": 1})
+    G.add_edge(1, 3)
+    stale = fresh.backward_for("weight")
+    assert _same_arcs(stale, fresh.graph_for("weight").reverse())
+    assert stale.m == 5  # the converted graph's edges, not the grown one's
+    assert nx.bidirectional_dijkstra(fresh, 0, 2, backend="sssp")[0] == 2
 
 
 def test_from_networkx_calls_a_callable_per_direction():

@@ -3,6 +3,7 @@ weight attribute that a call needed."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,6 +46,11 @@ class BackendGraph:
         self._graphs = dict(graphs)
         self._source = source
         self._index: dict[Any, int] | None = None
+        self._origin: Any = None
+        """A weak reference to the NetworkX graph converted (the backward search's order)."""
+        self._backward: dict[Any, Graph] = {}
+        self._defaults: dict[Any, Any] = {}
+        """Weight attribute -> the value taken where an edge lacks it, as converted."""
 
     @classmethod
     def from_networkx(
@@ -63,7 +69,13 @@ class BackendGraph:
         graphs = {}
         for attr, default in (weights or {None: 1}).items():
             graphs[attr] = _convert(G, attr, default)
-        return cls(list(G), G.is_directed(), G.is_multigraph(), graphs, G if keep else None)
+        out = cls(list(G), G.is_directed(), G.is_multigraph(), graphs, G if keep else None)
+        out._defaults = dict(weights or {None: 1})
+        try:
+            out._origin = weakref.ref(G)
+        except TypeError:  # a graph class without weak references
+            pass
+        return out
 
     # -- what NetworkX and the algorithms ask of a graph ------------------------------------------
     def is_directed(self) -> bool:
@@ -122,6 +134,28 @@ class BackendGraph:
             self._graphs[weight] = g
         return g
 
+    def backward_for(self, weight: Any) -> Graph:
+        """The reverse of :meth:`graph_for` (``weight``), each row in the order of the NetworkX
+        graph's ``pred`` (the graph NetworkX's backward search walks; ties follow it) while that
+        graph is still alive and has the same edges and weights; otherwise the reverse in the
+        CSR graph's own order. An undirected graph weighed by an attribute is its own
+        reverse."""
+        forward = self.graph_for(weight)
+        if not self.directed and not callable(weight):  # the same weight both ways
+            return forward
+        cached = not callable(weight)  # a callable is evaluated at each call, as graph_for does
+        if cached and weight in self._backward:
+            return self._backward[weight]
+        G = self._source if self._source is not None else self._origin and self._origin()
+        back = forward.reverse()
+        if G is not None:
+            ordered = _convert(G, weight, self._defaults.get(weight, 1), reverse=True)
+            if _same_arcs(ordered, back):
+                back = ordered
+        if cached:
+            self._backward[weight] = back
+        return back
+
     def to_networkx(self) -> Any:
         """The NetworkX graph: the original one when it was kept, else rebuilt from the first
         CSR graph (weights as the ``"weight"`` attribute)."""
@@ -156,9 +190,19 @@ class BackendGraph:
         return f"<sssp backend {kind} with {len(self.nodes)} nodes>"
 
 
-def _convert(G: Any, weight: Any, default: Any) -> Graph:
+def _same_arcs(a: Graph, b: Graph) -> bool:
+    """Whether two graphs hold the same arcs with the same weights (in any order in a row)."""
+    if a.n != b.n or a.m != b.m or not np.array_equal(a.indptr, b.indptr):
+        return False
+    src, dst, w = a.edges()
+    src2, dst2, w2 = b.edges()
+    i, j = np.lexsort((w, dst, src)), np.lexsort((w2, dst2, src2))
+    return bool(np.array_equal(dst[i], dst2[j]) and np.array_equal(w[i], w2[j]))
+
+
+def _convert(G: Any, weight: Any, default: Any, *, reverse: bool = False) -> Graph:
     try:
-        return Graph.from_networkx(G, weight=weight, default=default)
+        return Graph.from_networkx(G, weight=weight, default=default, reverse=reverse)
     except SSSPError as err:
         # NetworkX treats NotImplementedError as "run it elsewhere" and falls back.
         raise NotImplementedError(f"sssp cannot take this graph's weights: {err}") from err

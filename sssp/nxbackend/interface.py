@@ -2,7 +2,7 @@
 functions, with NetworkX's signatures, errors and return types, solved by :func:`sssp.solve`.
 
 What NetworkX users rely on holds: distances and paths as dicts keyed by node label (only
-reachable nodes, nearest first), ``cutoff`` (nodes farther are left out), ``weight`` as an
+reachable nodes, in NetworkX's order), ``cutoff`` (nodes farther are left out), ``weight`` as an
 attribute name (1 where missing, the lightest of parallel edges) or a callable ``weight(u, v,
 data)`` (None hides the edge), ``NodeNotFound``, ``NetworkXNoPath`` and ``ValueError`` where
 NetworkX raises them, all predecessors on shortest paths from
@@ -14,8 +14,12 @@ non-numeric weights and a negative or NaN ``cutoff``; a callable weight is evalu
 edge when the call runs, and if it raises or returns anything but a non-negative number or
 None the call raises ``NotImplementedError``, on which NetworkX falls back to its own code.
 
-Among equal shortest paths a path (or the order of a predecessor list) may differ from
-NetworkX's; every path is a shortest path.
+Ties come out as NetworkX's: from the distances the solver computed, :func:`.order.settle`
+reproduces the order NetworkX's Dijkstra settles the nodes in and the path it keeps to each
+(the first settled node that reaches it at its final distance), so dicts list the nodes in
+NetworkX's order, paths are NetworkX's paths and predecessor lists are in NetworkX's order.
+``bidirectional_dijkstra`` runs NetworkX's two-way search itself, compiled for the CPU
+(:func:`.order.two_way`): a point-to-point query settles only part of the graph.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from ..graph import Graph
 from ..solve import Solver
 from . import FUNCTIONS
 from .graph import BackendGraph
+from .order import reached, settle, two_way
 
 _PATH_CHUNK_BYTES = 32 * 2**20
 """Rows of an all-pairs generator solved at once: this many bytes of distances."""
@@ -110,14 +115,6 @@ def _no_path(message: str) -> Exception:
 
 
 # -- result shaping -------------------------------------------------------------------------------
-def _reached_order(dist: np.ndarray) -> np.ndarray:
-    """Indices of the reached nodes, nearest first (ties by node order): the order NetworkX's
-    Dijkstra settles them in when distances differ."""
-    reached = np.isfinite(dist) if dist.dtype.kind == "f" else dist != np.iinfo(dist.dtype).max
-    idx = np.flatnonzero(reached)
-    return idx[np.argsort(dist[idx], kind="stable")]
-
-
 def _lengths(B: BackendGraph, dist: np.ndarray, order: np.ndarray) -> dict:
     nodes = B.nodes
     return dict(zip([nodes[i] for i in order.tolist()], dist[order].tolist(), strict=True))
@@ -163,13 +160,14 @@ def _source_indices(B: BackendGraph, sources: Iterable[Any]) -> list[int]:
     return idx
 
 
-def _solve(B: BackendGraph, idx: list[int], cutoff: Any, weight: Any) -> Any:
-    """One solve from ``idx`` (one source, or the nearest of several)."""
+def _solve(B: BackendGraph, idx: list[int], cutoff: Any, weight: Any) -> tuple[Graph, np.ndarray]:
+    """The graph and the distances from ``idx`` (one source, or the nearest of several); the
+    paths come from :func:`.order.settle`, so the solver builds no tree."""
     g = B.graph_for(weight)
     with Solver(g, **_options()) as solver:
         if len(set(idx)) == 1:
-            return solver.solve(idx[0], limit=cutoff)
-        return solver.solve_many(idx, min_only=True, return_predecessors=True, limit=cutoff)
+            return g, solver.solve(idx[0], limit=cutoff, return_predecessors=False).dist
+        return g, solver.solve_many(idx, min_only=True, limit=cutoff).dist
 
 
 # -- the functions ---------------------------------------------------------------------------------
@@ -183,19 +181,19 @@ def multi_source_dijkstra(
     idx = _source_indices(B, sources)
     if target in sources:
         return (0, [target])
-    r = _solve(B, idx, cutoff, weight)
-    order = _reached_order(r.dist)
+    g, dist = _solve(B, idx, cutoff, weight)
     if target is None:
-        return _lengths(B, r.dist, order), _paths(B, r.pred, order)
+        order, parent, _ = settle(g, dist, idx)
+        return _lengths(B, dist, order), _paths(B, parent, order)
     t = B.index.get(target) if target in B else None
-    if t is None or not _is_reached(r.dist, t):
+    if t is None or not _is_reached(dist, t):
         raise _no_path(f"No path to {target}.")
-    return r.dist[t].item(), _path_to(B, r.pred, t)
+    _, parent, _ = settle(g, dist, idx, t)
+    return dist[t].item(), _path_to(B, parent, t)
 
 
 def _is_reached(dist: np.ndarray, i: int) -> bool:
-    d = dist[i]
-    return bool(np.isfinite(d)) if dist.dtype.kind == "f" else int(d) != np.iinfo(dist.dtype).max
+    return bool(reached(dist[i : i + 1])[0])
 
 
 def multi_source_dijkstra_path(
@@ -213,8 +211,8 @@ def multi_source_dijkstra_path_length(
     if not sources:
         raise ValueError("sources must not be empty")
     idx = _source_indices(B, sources)
-    r = _solve(B, idx, cutoff, weight)
-    return _lengths(B, r.dist, _reached_order(r.dist))
+    g, dist = _solve(B, idx, cutoff, weight)
+    return _lengths(B, dist, settle(g, dist, idx)[0])
 
 
 def single_source_dijkstra(
@@ -250,15 +248,17 @@ def dijkstra_path_length(G: Any, source: Any, target: Any, weight: Any = "weight
         raise _node_not_found(f"Node {source} not found in graph")
     if source == target:
         return 0
-    r = _solve(B, [B.index[source]], None, weight)
+    _, dist = _solve(B, [B.index[source]], None, weight)
     t = B.index.get(target) if target in B else None
-    if t is None or not _is_reached(r.dist, t):
+    if t is None or not _is_reached(dist, t):
         raise _no_path(f"Node {target} not reachable from {source}")
-    return r.dist[t].item()
+    return dist[t].item()
 
 
 def bidirectional_dijkstra(G: Any, source: Any, target: Any, weight: Any = "weight") -> tuple:
-    """``networkx.bidirectional_dijkstra``: (distance, path); one solve from ``source``."""
+    """``networkx.bidirectional_dijkstra``: (distance, path), by NetworkX's two-way search
+    compiled for the CPU (:func:`.order.two_way`): a point-to-point query settles part of the
+    graph, and among equal paths it meets where NetworkX's search meets."""
     B = _backend_graph(G)
     if source not in B:
         raise _node_not_found(f"Source {source} is not in G")
@@ -266,30 +266,26 @@ def bidirectional_dijkstra(G: Any, source: Any, target: Any, weight: Any = "weig
         raise _node_not_found(f"Target {target} is not in G")
     if source == target:
         return (0, [source])
-    r = _solve(B, [B.index[source]], None, weight)
-    t = B.index[target]
-    if not _is_reached(r.dist, t):
+    got = two_way(B.graph_for(weight), B.backward_for(weight), B.index[source], B.index[target])
+    if got is None:
         raise _no_path(f"No path between {source} and {target}.")
-    return r.dist[t].item(), _path_to(B, r.pred, t)
+    return got[0], [B.nodes[i] for i in got[1]]
 
 
 def dijkstra_predecessor_and_distance(
     G: Any, source: Any, cutoff: Any = None, weight: Any = "weight"
 ) -> tuple:
     """``networkx.dijkstra_predecessor_and_distance``: every predecessor on a shortest path
-    (each in-neighbour ``u`` with ``dist[u] + w(u, v) == dist[v]``, nearest first), and the
-    distances."""
+    (each in-neighbour ``u`` with ``dist[u] + w(u, v) == dist[v]``, in the order NetworkX
+    settles them), and the distances."""
     B = _backend_graph(G)
     if source not in B:
         raise _node_not_found(f"Node {source} is not found in the graph")
-    g = B.graph_for(weight)
     s = B.index[source]
-    with Solver(g, **_options()) as solver:
-        r = solver.solve(s, limit=cutoff)
-    dist = r.dist
-    order = _reached_order(dist)
+    g, dist = _solve(B, [s], cutoff, weight)
+    order, _, found = settle(g, dist, [s], cutoff=cutoff)
     nodes = B.nodes
-    preds: dict = {nodes[v]: [] for v in order.tolist()}
+    preds: dict = {nodes[v]: [] for v in found.tolist()}  # NetworkX's order: first pushed first
     src, dst, w = g.edges()
     rank = np.full(g.n, -1, dtype=np.int64)
     rank[order] = np.arange(order.size)
@@ -306,45 +302,42 @@ def dijkstra_predecessor_and_distance(
 
 
 def _row_chunks(
-    B: BackendGraph, g: Graph, cutoff: Any, want_pred: bool
-) -> Iterator[tuple[int, np.ndarray, Any]]:
-    """(source index, distance row, predecessor row or None) for every node in order, solved
-    a chunk of rows at a time on one solver."""
+    B: BackendGraph, g: Graph, cutoff: Any
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """(source index, distance row, NetworkX's order and path parents) for every node in
+    order, solved a chunk of rows at a time on one solver."""
     n = g.n
     rows = max(1, _PATH_CHUNK_BYTES // max(8 * n, 1))
     with Solver(g, **_options()) as solver:
         for a in range(0, n, rows):
             chunk = range(a, min(a + rows, n))
-            r = solver.solve_many(
-                chunk, limit=cutoff, return_predecessors=want_pred, progress=False
-            )
+            r = solver.solve_many(chunk, limit=cutoff, progress=False)
             for i, s in enumerate(chunk):
-                yield s, r.dist[i], None if r.pred is None else r.pred[i]
+                yield s, r.dist[i], *settle(g, r.dist[i], [s])[:2]
 
 
 def all_pairs_dijkstra_path_length(G: Any, cutoff: Any = None, weight: Any = "weight") -> Iterator:
     """``networkx.all_pairs_dijkstra_path_length``: yields (node, label -> distance)."""
     B = _backend_graph(G)
     g = B.graph_for(weight)
-    for s, d, _ in _row_chunks(B, g, cutoff, False):
-        yield B.nodes[s], _lengths(B, d, _reached_order(d))
+    for s, d, order, _ in _row_chunks(B, g, cutoff):
+        yield B.nodes[s], _lengths(B, d, order)
 
 
 def all_pairs_dijkstra_path(G: Any, cutoff: Any = None, weight: Any = "weight") -> Iterator:
     """``networkx.all_pairs_dijkstra_path``: yields (node, label -> path)."""
     B = _backend_graph(G)
     g = B.graph_for(weight)
-    for s, d, p in _row_chunks(B, g, cutoff, True):
-        yield B.nodes[s], _paths(B, p, _reached_order(d))
+    for s, _, order, parent in _row_chunks(B, g, cutoff):
+        yield B.nodes[s], _paths(B, parent, order)
 
 
 def all_pairs_dijkstra(G: Any, cutoff: Any = None, weight: Any = "weight") -> Iterator:
     """``networkx.all_pairs_dijkstra``: yields (node, (distances, paths))."""
     B = _backend_graph(G)
     g = B.graph_for(weight)
-    for s, d, p in _row_chunks(B, g, cutoff, True):
-        order = _reached_order(d)
-        yield B.nodes[s], (_lengths(B, d, order), _paths(B, p, order))
+    for s, d, order, parent in _row_chunks(B, g, cutoff):
+        yield B.nodes[s], (_lengths(B, d, order), _paths(B, parent, order))
 
 
 # -- what NetworkX asks before calling ------------------------------------------------------------
@@ -422,19 +415,10 @@ for _name, _func in _IMPLEMENTED.items():
     setattr(BackendInterface, _name, staticmethod(_func))
 
 
-_EQUAL_PATHS = (
-    "a minimum cycle basis is built from shortest paths: among paths of equal "
-    "length sssp picks another, so a cycle comes back in another node order or another "
-    "cycle of the same weight takes its place"
-)
-EXPECTED_FAILURES: dict[tuple[str, str], str] = {
-    ("test_cycles.py", "TestMinimumCycleBasis.test_unweighted_diamond"): _EQUAL_PATHS,
-    ("test_cycles.py", "TestMinimumCycleBasis.test_weighted_diamond"): _EQUAL_PATHS,
-    ("test_cycles.py", "TestMinimumCycleBasis.test_petersen_graph"): _EQUAL_PATHS,
-    ("test_cycles.py", "TestMinimumCycleBasis.test_gh6787_and_edge_attribute_names"): _EQUAL_PATHS,
-}
+EXPECTED_FAILURES: dict[tuple[str, str], str] = {}
 """(test file, test name with its class) -> why sssp's answer differs from what NetworkX's test
-pins (found by running NetworkX's whole suite against the backend: 7003 passed, these 4 not)."""
+pins: none. NetworkX's whole suite run against the backend passes; the minimum cycle bases,
+which pin paths among equal ones, pass since the backend reproduces NetworkX's ties."""
 
 
 def _test_key(item: Any) -> tuple[str, str]:

@@ -1,0 +1,250 @@
+"""NetworkX's Dijkstra order, reproduced from final distances.
+
+NetworkX's ``_dijkstra_multisource`` settles nodes from a heap of ``(distance, push count,
+node)``: among nodes at equal distance the one pushed first comes first, and a node's path runs
+through the first settled node that reached it at its final distance (a later equal one does not
+replace it). The push count of a node's final entry is fixed when that first predecessor is
+settled and walks its adjacency (``G._adj``, insertion order), so the whole order follows from
+the distances, the sources' order and the adjacency order (:meth:`sssp.Graph.from_networkx` keeps
+every row in it). Every push of a node at its final distance happens before that distance's
+first pop or during its pops (zero weights), so the heap's order among equal distances is the
+order of those pushes: one first-in, first-out queue per distinct distance, taken in increasing
+order, gives NetworkX's settling order in one pass over the reached nodes' edges.
+
+Given the distances any solver computed, :func:`settle` returns that order and those parents, so
+the backend's dicts list the nodes in NetworkX's order and its paths are NetworkX's paths, ties
+included. It reads each reached node's out-edges once (no relaxation: the distances are final).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..cpu.parallel import _jit
+from ..graph import Graph
+
+
+@_jit
+def _settle(
+    indptr, indices, weights, dist, rank, levels, sources, target, limit
+):  # pragma: no cover
+    n = indptr.size - 1
+    order = np.empty(n, np.int64)
+    parent = np.full(n, -1, np.int64)
+    found = np.empty(n, np.int64)  # the nodes in the order they are first pushed
+    pushed = np.zeros(n, np.bool_)  # pushed with the final distance
+    seen = np.zeros(n, np.bool_)  # pushed at all
+    # One queue per distinct distance (rank), in push order: the heap's order among equals.
+    head = np.full(levels, -1, np.int64)
+    tail = np.full(levels, -1, np.int64)
+    after = np.full(n, -1, np.int64)
+    nfound = 0
+    for s in sources:
+        if not pushed[s]:
+            pushed[s] = seen[s] = True
+            found[nfound] = s
+            nfound += 1
+            r = rank[s]
+            if tail[r] < 0:
+                head[r] = s
+            else:
+                after[tail[r]] = s
+            tail[r] = s
+    k = 0
+    for level in range(levels):
+        v = head[level]
+        while v >= 0:
+            order[k] = v
+            k += 1
+            if v == target:
+                return order[:k], parent, found[:nfound]
+            dv = dist[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                if pushed[u] or rank[u] < 0:
+                    continue
+                length = dv + weights[e]
+                if length == dist[u]:  # its last push: its path runs through v
+                    pushed[u] = True
+                    parent[u] = v
+                    r = rank[u]
+                    if tail[r] < 0:
+                        head[r] = u
+                    else:
+                        after[tail[r]] = u
+                    tail[r] = u
+                elif not length <= limit:  # past the cutoff: no push
+                    continue
+                if not seen[u]:  # its first push (a later, shorter one may follow)
+                    seen[u] = True
+                    found[nfound] = u
+                    nfound += 1
+            v = after[v]
+    return order[:k], parent, found[:nfound]
+
+
+def reached(dist: np.ndarray) -> np.ndarray:
+    """The reached nodes of a distance row (int64 with its sentinel, or float64 with inf)."""
+    if dist.dtype.kind == "f":
+        return np.isfinite(dist)
+    return dist != np.iinfo(dist.dtype).max
+
+
+def settle(
+    graph: Graph, dist: np.ndarray, sources: list[int], target: int = -1, cutoff: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """NetworkX's settling order and path parents for final distances ``dist`` from
+    ``sources`` (node indices, in the order NetworkX iterates them) within ``cutoff``, on
+    ``graph`` with its rows in NetworkX's adjacency order.
+
+    Returns
+    -------
+    order : int64 array
+        The reached nodes as NetworkX's Dijkstra settles them (up to ``target`` when given).
+    parent : int64 array, shape (n,)
+        Each node's predecessor on NetworkX's path (-1 for the sources, the unreached and the
+        nodes past ``target``).
+    found : int64 array
+        The nodes in the order NetworkX first pushes them (the order of its predecessor dict).
+    """
+    dist = np.ascontiguousarray(dist)
+    weights = graph.weights.astype(dist.dtype, copy=False)
+    src = np.asarray(sources, dtype=np.int64)
+    if dist.dtype.kind == "f":
+        limit = dist.dtype.type(np.inf if cutoff is None else cutoff)
+    else:  # integer sums: at most the cutoff is at most its floor
+        top = np.iinfo(dist.dtype).max
+        limit = dist.dtype.type(top if cutoff is None else min(top, math.floor(cutoff)))
+    hit = reached(dist)
+    rank = np.full(dist.size, -1, np.int64)
+    levels, rank[hit] = np.unique(dist[hit], return_inverse=True)
+    return _settle(
+        graph.indptr, graph.indices, weights, dist, rank, levels.size, src, int(target), limit
+    )
+
+
+@_jit
+def _entry_before(hd, hc, i, j):  # pragma: no cover - compiled
+    return hd[i] < hd[j] or (hd[i] == hd[j] and hc[i] < hc[j])
+
+
+@_jit
+def _entry_push(hd, hc, hv, size, d, c, v):  # pragma: no cover - compiled
+    i = size
+    hd[i], hc[i], hv[i] = d, c, v
+    while i > 0:
+        up = (i - 1) >> 1
+        if not _entry_before(hd, hc, i, up):
+            break
+        hd[i], hd[up] = hd[up], hd[i]
+        hc[i], hc[up] = hc[up], hc[i]
+        hv[i], hv[up] = hv[up], hv[i]
+        i = up
+    return size + 1
+
+
+@_jit
+def _entry_pop(hd, hc, hv, size):  # pragma: no cover - compiled
+    d, v = hd[0], hv[0]
+    size -= 1
+    hd[0], hc[0], hv[0] = hd[size], hc[size], hv[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and _entry_before(hd, hc, left + 1, left):
+            child = left + 1
+        if not _entry_before(hd, hc, child, i):
+            break
+        hd[i], hd[child] = hd[child], hd[i]
+        hc[i], hc[child] = hc[child], hc[i]
+        hv[i], hv[child] = hv[child], hv[i]
+        i = child
+    return d, v, size
+
+
+@_jit
+def _two_way(fptr, fidx, fw, bptr, bidx, bw, source, target):  # pragma: no cover - compiled
+    n = fptr.size - 1
+    zero = fw[:0].sum()  # 0 in the weights' type
+    done = np.zeros((2, n), np.bool_)  # settled, by direction
+    seen = np.zeros((2, n), np.bool_)
+    tent = np.zeros((2, n), fw.dtype)  # the distance seen, by direction
+    pred = np.full((2, n), -1, np.int64)
+    cap = max(fptr[n], bptr[n]) + 2
+    hd = np.empty((2, cap), fw.dtype)
+    hc = np.empty((2, cap), np.int64)
+    hv = np.empty((2, cap), np.int64)
+    size = np.zeros(2, np.int64)
+    seen[0, source], seen[1, target] = True, True
+    size[0] = _entry_push(hd[0], hc[0], hv[0], 0, zero, 0, source)
+    size[1] = _entry_push(hd[1], hc[1], hv[1], 0, zero, 1, target)
+    count = 2
+    best, meet = zero, -1
+    direction = 1
+    while size[0] and size[1]:
+        direction = 1 - direction
+        dist, v, left = _entry_pop(hd[direction], hc[direction], hv[direction], size[direction])
+        size[direction] = left
+        if done[direction, v]:
+            continue
+        done[direction, v] = True
+        if done[1 - direction, v]:
+            return True, best, meet, pred
+        ptr, idx, wt = (fptr, fidx, fw) if direction == 0 else (bptr, bidx, bw)
+        for e in range(ptr[v], ptr[v + 1]):
+            w = idx[e]
+            length = dist + wt[e]
+            if done[direction, w]:
+                continue
+            if not seen[direction, w] or length < tent[direction, w]:
+                seen[direction, w] = True
+                tent[direction, w] = length
+                size[direction] = _entry_push(
+                    hd[direction], hc[direction], hv[direction], size[direction], length, count, w
+                )
+                count += 1
+                pred[direction, w] = v
+                if seen[1 - direction, w]:
+                    total = length + tent[1 - direction, w]
+                    if meet < 0 or best > total:
+                        best, meet = total, w
+    return False, best, meet, pred
+
+
+def two_way(
+    graph: Graph, backward: Graph, source: int, target: int
+) -> tuple[Any, list[int]] | None:
+    """NetworkX's ``bidirectional_dijkstra`` from ``source`` to ``target`` (node indices, not
+    equal), compiled: the two searches alternate, each settles from its own heap of (distance,
+    push count) with one count shared by both, and the path is the one through the node where
+    the best sum of the two searches' tentative distances was last improved when a node is
+    settled from both sides. ``graph``'s rows in NetworkX's adjacency order, ``backward``'s in
+    its predecessor order (the same graph for an undirected one). Returns (distance, path of
+    node indices), or None when no path exists."""
+    found, best, meet, pred = _two_way(
+        graph.indptr, graph.indices, _wide(graph.weights),
+        backward.indptr, backward.indices, _wide(backward.weights),
+        int(source), int(target),
+    )  # fmt: skip
+    if not found:
+        return None
+    forward = [int(meet)]
+    while pred[0, forward[-1]] >= 0:
+        forward.append(int(pred[0, forward[-1]]))
+    back = []
+    u = int(pred[1, meet])
+    while u >= 0:
+        back.append(u)
+        u = int(pred[1, u])
+    return best, forward[::-1] + back
+
+
+def _wide(weights: np.ndarray) -> np.ndarray:
+    """Weights in the type NetworkX's sums take: int64, or float64."""
+    return weights.astype(np.float64 if weights.dtype.kind == "f" else np.int64, copy=False)
