@@ -28,6 +28,16 @@ from ..graph import Graph
 
 
 @_jit
+def _enqueue(head, tail, after, level, v):  # pragma: no cover - compiled
+    """Append node ``v`` to the queue of distance rank ``level`` (linked through ``after``)."""
+    if tail[level] < 0:
+        head[level] = v
+    else:
+        after[tail[level]] = v
+    tail[level] = v
+
+
+@_jit
 def _settle(
     indptr, indices, weights, dist, rank, levels, sources, target, limit
 ):  # pragma: no cover
@@ -47,12 +57,7 @@ def _settle(
             pushed[s] = seen[s] = True
             found[nfound] = s
             nfound += 1
-            r = rank[s]
-            if tail[r] < 0:
-                head[r] = s
-            else:
-                after[tail[r]] = s
-            tail[r] = s
+            _enqueue(head, tail, after, rank[s], s)
     k = 0
     for level in range(levels):
         v = head[level]
@@ -70,12 +75,7 @@ def _settle(
                 if length == dist[u]:  # its last push: its path runs through v
                     pushed[u] = True
                     parent[u] = v
-                    r = rank[u]
-                    if tail[r] < 0:
-                        head[r] = u
-                    else:
-                        after[tail[r]] = u
-                    tail[r] = u
+                    _enqueue(head, tail, after, rank[u], u)
                 elif not length <= limit:  # past the cutoff: no push
                     continue
                 if not seen[u]:  # its first push (a later, shorter one may follow)
