@@ -142,16 +142,31 @@ def _check_labels(labels: Any, n: int) -> np.ndarray | None:
     return _readonly(out)
 
 
-def _nx_weight_getter(g: Any, weight: Any, default: Any) -> Any:
-    """NetworkX's rule for edge weights: a callable ``weight(u, v, data)`` (None hides the edge;
-    on multigraphs ``data`` maps keys to attribute dicts), else the attribute ``weight`` with
-    ``default`` when missing (the lightest of parallel edges for multigraphs, as
-    ``networkx.shortest_path`` does)."""
+def _nx_rows(g: Any, pred: bool) -> Any:
+    """Node -> neighbours (-> edge data) of a NetworkX graph, in its adjacency order: its
+    successors (``pred``: its predecessors). The graph's own dicts where it has them (what
+    NetworkX's Dijkstra walks; reading them skips the views' per-item Python), else its views."""
+    inner = getattr(g, "_pred" if pred else "_adj", None)
+    if isinstance(inner, dict):
+        return inner
+    return g.pred if pred else g.adj
+
+
+def _nx_row_weights(g: Any, weight: Any, default: Any, back: bool) -> Any:
+    """``f(u, nbrs)``: the weights of a row of :func:`_nx_rows`, an arc to each neighbour, by
+    NetworkX's rule: a callable ``weight(u, v, data)`` (None hides the edge; on multigraphs
+    ``data`` maps keys to attribute dicts), else the attribute ``weight`` with ``default`` when
+    missing (the lightest of parallel edges for multigraphs, as ``networkx.shortest_path``
+    does). ``back``: the row of ``u``'s predecessors, each weighed as the edge into ``u``."""
     if callable(weight):
-        return weight
+        if back:
+            return lambda u, nbrs: [weight(v, u, d) for v, d in nbrs.items()]
+        return lambda u, nbrs: [weight(u, v, d) for v, d in nbrs.items()]
     if g.is_multigraph():
-        return lambda u, v, d: min(attr.get(weight, default) for attr in d.values())
-    return lambda u, v, d: d.get(weight, default)
+        return lambda u, nbrs: [
+            min(a.get(weight, default) for a in keys.values()) for keys in nbrs.values()
+        ]
+    return lambda u, nbrs: [d.get(weight, default) for d in nbrs.values()]
 
 
 def _is_weight_type(t: type) -> bool:
@@ -415,22 +430,19 @@ class Graph:
         nodes = list(g.nodes)
         ids = {v: i for i, v in enumerate(nodes)}
         directed = g.is_directed()
-        get = _nx_weight_getter(g, weight, default)
         # Every row in the order of g.adj (an undirected edge from each end, as NetworkX's
         # Dijkstra walks it): the NetworkX backend reproduces NetworkX's order of equal-distance
         # nodes from it. A callable is called per direction, weight(u, v, data) for u -> v.
         back = reverse
+        row_weights = _nx_row_weights(g, weight, default, back)
         rows: list[tuple[int, int]] = []
         dst: list[int] = []
         w: list[Any] = []
-        for u, nbrs in (g.pred if back and directed else g.adj).items():
+        for u, nbrs in _nx_rows(g, back and directed).items():
             if nbrs:
                 rows.append((ids[u], len(nbrs)))
                 dst.extend(map(ids.__getitem__, nbrs))
-                if back:  # v -> u in g: weighed as NetworkX's backward search weighs it
-                    w.extend([get(v, u, data) for v, data in nbrs.items()])
-                else:
-                    w.extend([get(u, v, data) for v, data in nbrs.items()])
+                w.extend(row_weights(u, nbrs))
         src = np.repeat(
             np.fromiter((r for r, _ in rows), np.int64, len(rows)),
             np.fromiter((k for _, k in rows), np.int64, len(rows)),

@@ -177,6 +177,33 @@ def test_from_networkx_multigraph_uses_the_lightest_parallel_edge():
     assert g.labels is None  # nodes 0, 1, 2 in order
 
 
+def arcs(g: Graph) -> list[tuple]:
+    """(source, target, weight) of every arc in CSR order (rows in their stored order)."""
+    src, dst, w = g.edges()
+    return list(zip(src.tolist(), dst.tolist(), w.tolist(), strict=True))
+
+
+def test_from_networkx_rows_follow_the_adjacency_order_of_graphs_and_views():
+    """Each row lists the neighbours in the order NetworkX's Dijkstra walks them (G.adj, an
+    undirected edge from both ends), read from the graph's own dicts or, for a view whose
+    adjacency is not a dict, through the view; ``reverse=True`` follows G.pred, each arc weighed
+    as the edge it reverses."""
+    G = nx.DiGraph()
+    G.add_nodes_from(range(4))
+    G.add_weighted_edges_from([(0, 3, 1), (0, 1, 2), (2, 1, 3), (0, 2, 4), (3, 1, 5)])
+    assert arcs(Graph.from_networkx(G)) == [(0, 3, 1), (0, 1, 2), (0, 2, 4), (2, 1, 3), (3, 1, 5)]
+    back = Graph.from_networkx(G, reverse=True)  # into 1: from 0, then 2, then 3
+    assert arcs(back) == [(1, 0, 2), (1, 2, 3), (1, 3, 5), (2, 0, 4), (3, 0, 1)]
+    view = nx.subgraph_view(G, filter_edge=lambda u, v: (u, v) != (0, 1))
+    assert not isinstance(view._adj, dict)
+    assert arcs(Graph.from_networkx(view)) == [(0, 3, 1), (0, 2, 4), (2, 1, 3), (3, 1, 5)]
+    U = nx.Graph()
+    U.add_weighted_edges_from([(2, 0, 1), (1, 2, 2), (0, 1, 3)])  # nodes 2, 0, 1: ids 0, 1, 2
+    assert arcs(Graph.from_networkx(U)) == [
+        (0, 1, 1), (0, 2, 2), (1, 0, 1), (1, 2, 3), (2, 0, 2), (2, 1, 3)
+    ]  # fmt: skip
+
+
 def test_from_networkx_integer_labels_out_of_order():
     G = nx.DiGraph()
     G.add_edge(7, 3, weight=2)
