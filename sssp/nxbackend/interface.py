@@ -120,26 +120,18 @@ def _lengths(B: BackendGraph, dist: np.ndarray, order: np.ndarray) -> dict:
     return dict(zip([nodes[i] for i in order.tolist()], dist[order].tolist(), strict=True))
 
 
-def _paths(B: BackendGraph, pred: np.ndarray, order: np.ndarray) -> dict:
-    """label -> path list for the reached nodes, following the tree to its root (a source)."""
+def _paths(B: BackendGraph, parent: np.ndarray, order: np.ndarray) -> dict:
+    """label -> path list for the nodes of ``order``, built as NetworkX builds them: each node's
+    path is its parent's path and the node (:func:`.order.settle` lists a parent before its
+    children)."""
     nodes = B.nodes
-    pred_l = pred.tolist()
-    known: dict[int, list] = {}
+    parent_l = parent.tolist()
+    by_index: dict[int, list] = {}
     out = {}
     for v in order.tolist():
-        if v not in known:
-            chain = []
-            u = v
-            while u not in known and pred_l[u] >= 0:
-                chain.append(u)
-                u = pred_l[u]
-            if u not in known:
-                known[u] = [nodes[u]]
-            path = known[u]
-            for w in reversed(chain):
-                path = [*path, nodes[w]]
-                known[w] = path
-        out[nodes[v]] = known[v]
+        p = parent_l[v]
+        path = [nodes[v]] if p < 0 else [*by_index[p], nodes[v]]
+        by_index[v] = out[nodes[v]] = path
     return out
 
 
