@@ -132,6 +132,13 @@ def _entry_before(hd, hc, i, j):  # pragma: no cover - compiled
 
 
 @_jit
+def _entry_swap(hd, hc, hv, i, j):  # pragma: no cover - compiled
+    hd[i], hd[j] = hd[j], hd[i]
+    hc[i], hc[j] = hc[j], hc[i]
+    hv[i], hv[j] = hv[j], hv[i]
+
+
+@_jit
 def _entry_push(hd, hc, hv, size, d, c, v):  # pragma: no cover - compiled
     i = size
     hd[i], hc[i], hv[i] = d, c, v
@@ -139,9 +146,7 @@ def _entry_push(hd, hc, hv, size, d, c, v):  # pragma: no cover - compiled
         up = (i - 1) >> 1
         if not _entry_before(hd, hc, i, up):
             break
-        hd[i], hd[up] = hd[up], hd[i]
-        hc[i], hc[up] = hc[up], hc[i]
-        hv[i], hv[up] = hv[up], hv[i]
+        _entry_swap(hd, hc, hv, i, up)
         i = up
     return size + 1
 
@@ -161,9 +166,7 @@ def _entry_pop(hd, hc, hv, size):  # pragma: no cover - compiled
             child = left + 1
         if not _entry_before(hd, hc, child, i):
             break
-        hd[i], hd[child] = hd[child], hd[i]
-        hc[i], hc[child] = hc[child], hc[i]
-        hv[i], hv[child] = hv[child], hv[i]
+        _entry_swap(hd, hc, hv, i, child)
         i = child
     return d, v, size
 
