@@ -244,6 +244,25 @@ def test_ties_come_out_as_networkx(G, weight):
     assert list(got[1].items()) == list(want[1].items())
 
 
+def test_two_way_search_on_searches_past_the_first_heap_size():
+    """The compiled two-way search starts with heaps of 1024 entries and doubles them: corner to
+    corner on an 80 x 80 unit grid (thousands of pushes, ties everywhere) and across a random
+    directed graph, the answer is NetworkX's."""
+    G = nx.convert_node_labels_to_integers(nx.grid_2d_graph(80, 80))
+    for s, t in [(0, 6399), (0, 79), (40, 6000)]:
+        assert nx.bidirectional_dijkstra(G, s, t, backend="sssp") == nx.bidirectional_dijkstra(
+            G, s, t
+        )
+    D = nx.gnm_random_graph(5000, 40000, seed=3, directed=True)
+    rng = np.random.default_rng(4)
+    for (u, v), w in zip(D.edges(), rng.integers(1, 4, D.number_of_edges()).tolist(), strict=True):
+        D[u][v]["weight"] = w
+    for s, t in [(0, 4999), (10, 20), (7, 3000)]:
+        assert nx.bidirectional_dijkstra(D, s, t, backend="sssp") == nx.bidirectional_dijkstra(
+            D, s, t
+        )
+
+
 def test_two_way_search_order_needs_the_networkx_graph():
     """The backward search walks the NetworkX graph's predecessor order while that graph lives
     with the edges it was converted with; after an edge is added, the converted graph's own

@@ -179,7 +179,7 @@ def _two_way(fptr, fidx, fw, bptr, bidx, bw, source, target):  # pragma: no cove
     seen = np.zeros((2, n), np.bool_)
     tent = np.zeros((2, n), fw.dtype)  # the distance seen, by direction
     pred = np.full((2, n), -1, np.int64)
-    cap = max(fptr[n], bptr[n]) + 2
+    cap = 1024  # heap entries per direction, doubled when one fills (a query settles few nodes)
     hd = np.empty((2, cap), fw.dtype)
     hc = np.empty((2, cap), np.int64)
     hv = np.empty((2, cap), np.int64)
@@ -208,6 +208,9 @@ def _two_way(fptr, fidx, fw, bptr, bidx, bw, source, target):  # pragma: no cove
             if not seen[direction, w] or length < tent[direction, w]:
                 seen[direction, w] = True
                 tent[direction, w] = length
+                if size[direction] == cap:
+                    hd, hc, hv = _grown(hd, cap), _grown(hc, cap), _grown(hv, cap)
+                    cap *= 2
                 size[direction] = _entry_push(
                     hd[direction], hc[direction], hv[direction], size[direction], length, count, w
                 )
@@ -218,6 +221,13 @@ def _two_way(fptr, fidx, fw, bptr, bidx, bw, source, target):  # pragma: no cove
                     if meet < 0 or best > total:
                         best, meet = total, w
     return False, best, meet, pred
+
+
+@_jit
+def _grown(heap, cap):  # pragma: no cover - compiled
+    out = np.empty((2, 2 * cap), heap.dtype)
+    out[:, :cap] = heap
+    return out
 
 
 def two_way(
