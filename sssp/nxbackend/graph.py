@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import SSSPError
 from ..graph import Graph
+
+if TYPE_CHECKING:
+    from .order import TwoWay
 
 
 class BackendGraph:
@@ -49,6 +52,7 @@ class BackendGraph:
         self._origin: Any = None
         """A weak reference to the NetworkX graph converted (the backward search's order)."""
         self._backward: dict[Any, Graph] = {}
+        self._two_way: dict[Any, TwoWay] = {}
         self._defaults: dict[Any, Any] = {}
         """Weight attribute -> the value taken where an edge lacks it, as converted."""
 
@@ -155,6 +159,17 @@ class BackendGraph:
         if cached:
             self._backward[weight] = back
         return back
+
+    def two_way_for(self, weight: Any) -> TwoWay:
+        """NetworkX's two-way search on :meth:`graph_for` and :meth:`backward_for` (``weight``),
+        kept with its per-node state (an attribute's; a callable's is made for the call)."""
+        from .order import TwoWay  # compiled code: imported when a search runs
+
+        if callable(weight):
+            return TwoWay(self.graph_for(weight), self.backward_for(weight))
+        if weight not in self._two_way:
+            self._two_way[weight] = TwoWay(self.graph_for(weight), self.backward_for(weight))
+        return self._two_way[weight]
 
     def to_networkx(self) -> Any:
         """The NetworkX graph: the original one when it was kept, else rebuilt from the first

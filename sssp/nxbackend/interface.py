@@ -19,7 +19,7 @@ reproduces the order NetworkX's Dijkstra settles the nodes in and the path it ke
 (the first settled node that reaches it at its final distance), so dicts list the nodes in
 NetworkX's order, paths are NetworkX's paths and predecessor lists are in NetworkX's order.
 ``bidirectional_dijkstra`` runs NetworkX's two-way search itself, compiled for the CPU
-(:func:`.order.two_way`): a point-to-point query settles only part of the graph.
+(:class:`.order.TwoWay`): a point-to-point query settles only part of the graph.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..graph import Graph
 from ..solve import Solver
 from . import FUNCTIONS
 from .graph import BackendGraph
-from .order import reached, settle, two_way
+from .order import reached, settle
 
 _PATH_CHUNK_BYTES = 32 * 2**20
 """Rows of an all-pairs generator solved at once: this many bytes of distances."""
@@ -249,7 +249,7 @@ def dijkstra_path_length(G: Any, source: Any, target: Any, weight: Any = "weight
 
 def bidirectional_dijkstra(G: Any, source: Any, target: Any, weight: Any = "weight") -> tuple:
     """``networkx.bidirectional_dijkstra``: (distance, path), by NetworkX's two-way search
-    compiled for the CPU (:func:`.order.two_way`): a point-to-point query settles part of the
+    compiled for the CPU (:class:`.order.TwoWay`): a point-to-point query settles part of the
     graph, and among equal paths it meets where NetworkX's search meets."""
     B = _backend_graph(G)
     if source not in B:
@@ -258,7 +258,7 @@ def bidirectional_dijkstra(G: Any, source: Any, target: Any, weight: Any = "weig
         raise _node_not_found(f"Target {target} is not in G")
     if source == target:
         return (0, [source])
-    got = two_way(B.graph_for(weight), B.backward_for(weight), B.index[source], B.index[target])
+    got = B.two_way_for(weight).path(B.index[source], B.index[target])
     if got is None:
         raise _no_path(f"No path between {source} and {target}.")
     return got[0], [B.nodes[i] for i in got[1]]

@@ -19,6 +19,7 @@ included. It reads each reached node's out-edges once (no relaxation: the distan
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -172,41 +173,49 @@ def _entry_pop(hd, hc, hv, size):  # pragma: no cover - compiled
 
 
 @_jit
-def _two_way(fptr, fidx, fw, bptr, bidx, bw, source, target):  # pragma: no cover - compiled
+def _two_way(
+    fptr, fidx, fw, bptr, bidx, bw, source, target, state, tent, pred, touched
+):  # pragma: no cover - compiled
+    # state[direction, v]: 1 seen, 2 settled; tent: the distance seen; pred: the node it came
+    # from. Kept between queries: only the entries this query touched are reset at its end.
     n = fptr.size - 1
     zero = fw[:0].sum()  # 0 in the weights' type
-    done = np.zeros((2, n), np.bool_)  # settled, by direction
-    seen = np.zeros((2, n), np.bool_)
-    tent = np.zeros((2, n), fw.dtype)  # the distance seen, by direction
-    pred = np.full((2, n), -1, np.int64)
     cap = 1024  # heap entries per direction, doubled when one fills (a query settles few nodes)
     hd = np.empty((2, cap), fw.dtype)
     hc = np.empty((2, cap), np.int64)
     hv = np.empty((2, cap), np.int64)
     size = np.zeros(2, np.int64)
-    seen[0, source], seen[1, target] = True, True
+    state[0, source] = state[1, target] = 1
+    tent[0, source] = tent[1, target] = zero
+    touched[0], touched[1] = source, n + target
+    ntouched = 2
     size[0] = _entry_push(hd[0], hc[0], hv[0], 0, zero, 0, source)
     size[1] = _entry_push(hd[1], hc[1], hv[1], 0, zero, 1, target)
     count = 2
     best, meet = zero, -1
+    found = False
     direction = 1
     while size[0] and size[1]:
         direction = 1 - direction
         dist, v, left = _entry_pop(hd[direction], hc[direction], hv[direction], size[direction])
         size[direction] = left
-        if done[direction, v]:
+        if state[direction, v] == 2:
             continue
-        done[direction, v] = True
-        if done[1 - direction, v]:
-            return True, best, meet, pred
+        state[direction, v] = 2
+        if state[1 - direction, v] == 2:
+            found = True
+            break
         ptr, idx, wt = (fptr, fidx, fw) if direction == 0 else (bptr, bidx, bw)
         for e in range(ptr[v], ptr[v + 1]):
             w = idx[e]
             length = dist + wt[e]
-            if done[direction, w]:
+            if state[direction, w] == 2:
                 continue
-            if not seen[direction, w] or length < tent[direction, w]:
-                seen[direction, w] = True
+            if state[direction, w] == 0 or length < tent[direction, w]:
+                if state[direction, w] == 0:
+                    state[direction, w] = 1
+                    touched[ntouched] = direction * n + w
+                    ntouched += 1
                 tent[direction, w] = length
                 if size[direction] == cap:
                     hd, hc, hv = _grown(hd, cap), _grown(hc, cap), _grown(hv, cap)
@@ -216,11 +225,38 @@ def _two_way(fptr, fidx, fw, bptr, bidx, bw, source, target):  # pragma: no cove
                 )
                 count += 1
                 pred[direction, w] = v
-                if seen[1 - direction, w]:
+                if state[1 - direction, w] != 0:
                     total = length + tent[1 - direction, w]
                     if meet < 0 or best > total:
                         best, meet = total, w
-    return False, best, meet, pred
+    # The path: the meeting node's forward chain reversed, then its backward chain.
+    ahead = behind = 0
+    if found:
+        u = meet
+        while u >= 0:
+            ahead += 1
+            u = pred[0, u]
+        u = pred[1, meet]
+        while u >= 0:
+            behind += 1
+            u = pred[1, u]
+    path = np.empty(ahead + behind, np.int64)
+    if found:
+        i, u = ahead - 1, meet
+        while u >= 0:
+            path[i] = u
+            i -= 1
+            u = pred[0, u]
+        i, u = ahead, pred[1, meet]
+        while u >= 0:
+            path[i] = u
+            i += 1
+            u = pred[1, u]
+    for k in range(ntouched):
+        d, v = touched[k] // n, touched[k] % n
+        state[d, v] = 0
+        pred[d, v] = -1
+    return found, best, path
 
 
 @_jit
@@ -230,32 +266,36 @@ def _grown(heap, cap):  # pragma: no cover - compiled
     return out
 
 
-def two_way(
-    graph: Graph, backward: Graph, source: int, target: int
-) -> tuple[Any, list[int]] | None:
-    """NetworkX's ``bidirectional_dijkstra`` from ``source`` to ``target`` (node indices, not
-    equal), compiled: the two searches alternate, each settles from its own heap of (distance,
-    push count) with one count shared by both, and the path is the one through the node where
-    the best sum of the two searches' tentative distances was last improved when a node is
-    settled from both sides. ``graph``'s rows in NetworkX's adjacency order, ``backward``'s in
-    its predecessor order (the same graph for an undirected one). Returns (distance, path of
-    node indices), or None when no path exists."""
-    found, best, meet, pred = _two_way(
-        graph.indptr, graph.indices, _wide(graph.weights),
-        backward.indptr, backward.indices, _wide(backward.weights),
-        int(source), int(target),
-    )  # fmt: skip
-    if not found:
-        return None
-    forward = [int(meet)]
-    while pred[0, forward[-1]] >= 0:
-        forward.append(int(pred[0, forward[-1]]))
-    back = []
-    u = int(pred[1, meet])
-    while u >= 0:
-        back.append(u)
-        u = int(pred[1, u])
-    return best, forward[::-1] + back
+class TwoWay:
+    """NetworkX's ``bidirectional_dijkstra`` on one graph, compiled: the two searches alternate,
+    each settles from its own heap of (distance, push count) with one count shared by both, and
+    the path runs through the node where the sum of the two searches' distances was last
+    improved, once a node is settled from both sides. ``graph``'s rows in NetworkX's adjacency
+    order, ``backward``'s in its predecessor order (the same graph for an undirected one). The
+    per-node state is allocated once and reset where a query touched it, so a query costs what
+    it settles, not the graph's size; queries on one instance run one at a time."""
+
+    def __init__(self, graph: Graph, backward: Graph) -> None:
+        n = graph.n
+        self._arrays = (
+            graph.indptr, graph.indices, _wide(graph.weights),
+            backward.indptr, backward.indices, _wide(backward.weights),
+        )  # fmt: skip
+        self._state = np.zeros((2, n), np.uint8)
+        self._tent = np.zeros((2, n), self._arrays[2].dtype)
+        self._pred = np.full((2, n), -1, np.int64)
+        self._touched = np.empty(2 * n, np.int64)
+        self._lock = threading.Lock()
+
+    def path(self, source: int, target: int) -> tuple[Any, list[int]] | None:
+        """(distance, path of node indices) from ``source`` to ``target`` (not equal), or None
+        when no path exists."""
+        with self._lock:
+            found, best, path = _two_way(
+                *self._arrays, int(source), int(target),
+                self._state, self._tent, self._pred, self._touched,
+            )  # fmt: skip
+        return (best, path.tolist()) if found else None
 
 
 def _wide(weights: np.ndarray) -> np.ndarray:
