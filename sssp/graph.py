@@ -433,12 +433,11 @@ class Graph:
         # Every row in the order of g.adj (an undirected edge from each end, as NetworkX's
         # Dijkstra walks it): the NetworkX backend reproduces NetworkX's order of equal-distance
         # nodes from it. A callable is called per direction, weight(u, v, data) for u -> v.
-        back = reverse
-        row_weights = _nx_row_weights(g, weight, default, back)
+        row_weights = _nx_row_weights(g, weight, default, reverse)
         rows: list[tuple[int, int]] = []
         dst: list[int] = []
         w: list[Any] = []
-        for u, nbrs in _nx_rows(g, back and directed).items():
+        for u, nbrs in _nx_rows(g, reverse and directed).items():
             if nbrs:
                 rows.append((ids[u], len(nbrs)))
                 dst.extend(map(ids.__getitem__, nbrs))
@@ -457,7 +456,7 @@ class Graph:
         if not all(_is_weight_type(t) for t in kinds):
             at = next(i for i, x in enumerate(w) if not _is_weight_type(type(x)))
             u, v = nodes[int(src[at])], nodes[int(dst_arr[at])]
-            if back:
+            if reverse:
                 u, v = v, u
             raise InvalidGraphError(f"weight {w[at]!r} of edge {u!r} -> {v!r} is not a number")
         try:
