@@ -33,10 +33,11 @@ from typing import Any
 import numpy as np
 
 from ..graph import Graph
+from ..result import unreachable_value
 from ..solve import Solver
 from . import FUNCTIONS
 from .graph import BackendGraph
-from .order import reached, settle
+from .order import settle
 
 _PATH_CHUNK_BYTES = 32 * 2**20
 """Rows of an all-pairs generator solved at once: this many bytes of distances."""
@@ -185,7 +186,7 @@ def multi_source_dijkstra(
 
 
 def _is_reached(dist: np.ndarray, i: int) -> bool:
-    return bool(reached(dist[i : i + 1])[0])
+    return bool(dist[i] != unreachable_value(dist.dtype))
 
 
 def multi_source_dijkstra_path(

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..cpu.parallel import _jit
 from ..graph import Graph
+from ..result import unreachable_value
 
 
 @_jit
@@ -89,9 +90,7 @@ def _settle(
 
 def reached(dist: np.ndarray) -> np.ndarray:
     """The reached nodes of a distance row (int64 with its sentinel, or float64 with inf)."""
-    if dist.dtype.kind == "f":
-        return np.isfinite(dist)
-    return dist != np.iinfo(dist.dtype).max
+    return dist != unreachable_value(dist.dtype)
 
 
 def settle(
@@ -114,11 +113,10 @@ def settle(
     dist = np.ascontiguousarray(dist)
     weights = graph.weights.astype(dist.dtype, copy=False)
     src = np.asarray(sources, dtype=np.int64)
-    if dist.dtype.kind == "f":
-        limit = dist.dtype.type(np.inf if cutoff is None else cutoff)
-    else:  # integer sums: at most the cutoff is at most its floor
-        top = np.iinfo(dist.dtype).max
-        limit = dist.dtype.type(top if cutoff is None else min(top, math.floor(cutoff)))
+    limit = unreachable_value(dist.dtype)
+    if cutoff is not None:  # an integer sum is at most the cutoff when at most its floor
+        limit = cutoff if dist.dtype.kind == "f" else min(limit, math.floor(cutoff))
+    limit = dist.dtype.type(limit)
     hit = reached(dist)
     rank = np.full(dist.size, -1, np.int64)
     levels, rank[hit] = np.unique(dist[hit], return_inverse=True)
