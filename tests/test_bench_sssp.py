@@ -647,6 +647,43 @@ def test_spt_depth_counts_the_hops_of_every_tree_path(tmp_path):
     assert all(float(r["record_us_per_step"]) == pytest.approx(2.0) for r in rows)
 
 
+def test_bucket_model_counts_waves_buckets_and_hop_rounds(tmp_path):
+    import bucket_model
+
+    # A path of 10 nodes, unit weights: a wave per hop; one bucket with a Δ past every
+    # distance, a bucket per node with Δ = 1; 2 warps pop a wave of one node in one round.
+    n = 10
+    indptr = np.arange(n + 1, dtype=np.int64).clip(max=n - 1)
+    indices = np.arange(1, n, dtype=np.int32)
+    weights = np.ones(n - 1, np.int64)
+    assert bucket_model._counts(indptr, indices, weights, 0, 100, 2) == (10, 1, 10, 9)
+    assert bucket_model._counts(indptr, indices, weights, 0, 1, 2) == (10, 10, 10, 9)
+    # A star: one wave of 8 leaves after the centre, popped by 3 warps in 3 rounds.
+    star = sssp.Graph.from_edges(9, np.zeros(8, np.int64), np.arange(1, 9), np.full(8, 5))
+    waves, buckets, rounds, relaxed = bucket_model._counts(
+        star.indptr, star.indices, star.weights.astype(np.int64), 0, 100, 3
+    )
+    assert (waves, buckets, rounds, relaxed) == (2, 1, 1 + 3, 8)
+    # The script on a generated grid: its counts are checked against the CPU reference's (it
+    # raises otherwise) and the estimates follow from them and the assumed costs.
+    record = tmp_path / "record.csv"
+    record.write_text("graph,phases,gpu_ms,gap_ms\ngrid-8,30,0.06,0.05\n")
+    out = tmp_path / "model.csv"
+    args = ["grid-8", "--record", str(record), "--sources", "2", "--scales", "1", "4"]
+    assert bucket_model.main([*args, "--out", str(out)]) == 0
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 4 and {r["delta_scale"] for r in rows} == {"1", "4"}
+    for r in rows:
+        waves, buckets, rounds = int(r["waves"]), int(r["buckets"]), int(r["hop_rounds"])
+        assert 1 <= buckets <= waves <= rounds
+        assert float(r["model_wave_ms"]) == pytest.approx(waves * 3.5e-3, rel=1e-3)
+        assert float(r["model_bucket_ms"]) == pytest.approx(
+            (buckets * 3.5 + rounds * 0.35) * 1e-3, rel=1e-3
+        )
+        assert float(r["record_gap_ms"]) == 0.05
+
+
 def test_cluster_probe_forces_a_distances_only_layout_into_the_plan():
     """benchmarks/cluster_probe.py replaces kernels.cluster_layout while a solver is made: the
     plan then runs the cluster loop on that many blocks with the rows in global memory, and a
