@@ -9,7 +9,10 @@ import csv
 import dataclasses
 import math
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -682,6 +685,40 @@ def test_bucket_model_counts_waves_buckets_and_hop_rounds(tmp_path):
             (buckets * 3.5 + rounds * 0.35) * 1e-3, rel=1e-3
         )
         assert float(r["record_gap_ms"]) == 0.05
+
+
+def test_latency_probe_chases_one_cycle_and_compiles():
+    import latency_probe
+
+    for n in (1, 2, 7, 1000):
+        nxt = latency_probe.sattolo(n, seed=n)
+        assert sorted(nxt.tolist()) == list(range(n)) and nxt.dtype == np.int32
+        p, seen = 0, set()
+        for _ in range(n):  # one cycle through every index, back at 0 after n steps
+            seen.add(p)
+            p = int(nxt[p])
+        assert p == 0 and len(seen) == n
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not installed")
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        src = Path(tmp_dir) / "probe.cu"
+        src.write_text(latency_probe.SOURCE)
+        run = subprocess.run(
+            [
+                "nvcc",
+                "-O3",
+                "-arch=sm_90",
+                "--cubin",
+                "-o",
+                str(src.with_suffix(".cubin")),
+                str(src),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr
+        cubin = src.with_suffix(".cubin").read_bytes()
+    assert b"chase_global" in cubin and b"chase_shared" in cubin
 
 
 def test_cluster_probe_forces_a_distances_only_layout_into_the_plan():
