@@ -214,4 +214,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sssp.cliutil import run_script
+
+    run_script("bucket_model", main)
