@@ -24,7 +24,6 @@ measurements: only the counts are exact. Graphs are built as the record builds t
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sssp import BIG_NODES, pick_sources  # noqa: E402
 from result_path import build  # noqa: E402
-from spt_depth import RECORD, record_rows  # noqa: E402
+from spt_depth import RECORD, record_rows, write_rows  # noqa: E402
 
 import sssp  # noqa: E402
 from sssp.cpu.nearfar import default_delta, effective_delta, near_far  # noqa: E402
@@ -205,11 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     if args.out:
-        with open(args.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: f"{v:.4g}" if isinstance(v, float) else v for k, v in r.items()})
+        write_rows(args.out, COLUMNS, rows)
     return 0
 
 

@@ -60,6 +60,15 @@ def tree_depth(pred: np.ndarray) -> np.ndarray:
         anc = up
 
 
+def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict]) -> None:
+    """``rows`` as a CSV with header ``columns``, floats to four significant digits."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: f"{v:.4g}" if isinstance(v, float) else v for k, v in r.items()})
+
+
 def record_rows(path: Path) -> dict[str, dict[str, str]]:
     """The benchmark record's rows by graph name ({} when the file is missing)."""
     if not path.exists():
@@ -112,11 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     if args.out:
-        with open(args.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: f"{v:.4g}" if isinstance(v, float) else v for k, v in r.items()})
+        write_rows(args.out, COLUMNS, rows)
     return 0
 
 
