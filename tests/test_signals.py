@@ -299,6 +299,12 @@ def test_signal_to_tune_stops_its_workers(sig, tmp_path):
         f"tune: interrupted by {signal.Signals(sig).name}; the run is stored as "
         "interrupted and resumes on the next call"
     ]  # the workers say nothing
+    # The command joined its workers; a helper process of multiprocessing (its resource tracker)
+    # may take a moment more to see its parent gone, so it gets a few seconds (run in CI: one
+    # child still alive the instant the command exited, on a loaded host).
+    deadline = time.monotonic() + 10
+    while [p for p in workers if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not [p for p in workers if _alive(p)]
     assert "running" not in {status for _, status in _runs(db)}
 
