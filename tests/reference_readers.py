@@ -42,11 +42,14 @@ def _lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def _number(tok: bytes, *, integer: bool) -> int | float:
-    """A token as int (integer syntax) or float (decimal real); Refused otherwise."""
+def _number(tok: bytes, *, integer: bool, big_real: bool = False) -> int | float:
+    """A token as int (integer syntax) or float (decimal real); Refused otherwise. ``big_real``:
+    an integer too large to be exact is read as a real (a Matrix Market ``real`` field's value)."""
     if _INT.match(tok):
         v = int(tok)
         if abs(v) >= MAX_INT:
+            if big_real and not integer and math.isfinite(float(v)):
+                return float(v)
             raise Refused(f"too large {tok!r}")
         return v
     if not integer and _REAL.match(tok):
@@ -57,9 +60,9 @@ def _number(tok: bytes, *, integer: bool) -> int | float:
     raise Refused(f"not a number {tok!r}")
 
 
-def _tokens(line: bytes) -> list[bytes]:
+def _tokens(line: bytes, *, big_real: bool = False) -> list[bytes]:
     for tok in line.split():
-        _number(tok, integer=False)  # every token of a data line must be a number
+        _number(tok, integer=False, big_real=big_real)  # every token of a data line: a number
     return line.split()
 
 
@@ -208,7 +211,8 @@ def read_mtx(data: bytes) -> tuple[int, list | None, list]:
         or (symmetry not in ("general", "symmetric"))
     ):
         raise Refused("banner kind")
-    rows = [toks for ln in lines[1:] if ln[:1] != b"%" and (toks := _tokens(ln))]
+    real = field == "real"  # its values may be integers past 2**53, read as reals
+    rows = [toks for ln in lines[1:] if ln[:1] != b"%" and (toks := _tokens(ln, big_real=real))]
     if not rows or len(rows[0]) != 3:
         raise Refused("size line")
     nr, nc, count = (_number(t, integer=True) for t in rows[0])
@@ -225,7 +229,7 @@ def read_mtx(data: bytes) -> tuple[int, list | None, list]:
             raise Refused("index range")
         w = None
         if width == 3:
-            w = _number(r[2], integer=field == "integer")
+            w = _number(r[2], integer=field == "integer", big_real=real)
             if w < 0:
                 raise Refused("negative")
             w = float(w) if field == "real" else w

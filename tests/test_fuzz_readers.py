@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -128,6 +129,10 @@ def test_real_weights_beyond_int64_stay_real():
         load(DATA / "snap-int-2-53.txt")
     with pytest.raises(GraphFormatError, match="number 1e400 is too large"):
         load(DATA / "snap-real-overflow.txt")
+    # A Matrix Market real field's value in integer syntax past 2**53 is a real, as any other
+    # (the fuzzing found the reference refusing it).
+    g = load(DATA / "mtx-real-past-2-53.mtx")
+    assert g.weights.dtype == np.float64 and g.weights.tolist() == [0.0, 9.007199254740993e16]
 
 
 @pytest.mark.parametrize(
