@@ -232,7 +232,7 @@ def read_mtx(data: bytes) -> tuple[int, list | None, list]:
             w = _number(r[2], integer=field == "integer", big_real=real)
             if w < 0:
                 raise Refused("negative")
-            w = float(w) if field == "real" else w
+            w = float(w) if real else w
         arcs.append((i - 1, j - 1, w))
     if symmetry == "symmetric":
         arcs += [(j, i, w) for i, j, w in arcs if i != j]

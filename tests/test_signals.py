@@ -258,6 +258,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _still_alive(pids: list[int], seconds: float) -> list[int]:
+    """Those of ``pids`` still running after up to ``seconds`` of waiting for them to end."""
+    deadline = time.monotonic() + seconds
+    while [p for p in pids if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
 @pytest.mark.parametrize(
     "sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name
 )
@@ -302,10 +310,7 @@ def test_signal_to_tune_stops_its_workers(sig, tmp_path):
     # The command joined its workers; a helper process of multiprocessing (its resource tracker)
     # may take a moment more to see its parent gone, so it gets a few seconds (run in CI: one
     # child still alive the instant the command exited, on a loaded host).
-    deadline = time.monotonic() + 10
-    while [p for p in workers if _alive(p)] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [p for p in workers if _alive(p)]
+    assert not _still_alive(workers, 10)
     assert "running" not in {status for _, status in _runs(db)}
 
 
@@ -324,10 +329,7 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
     assert len(workers) >= 2, workers
     cmd.proc.kill()
     cmd.proc.wait(30)
-    deadline = time.monotonic() + 15
-    while [p for p in workers if _alive(p)] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [p for p in workers if _alive(p)], "workers outlived their killed parent"
+    assert not _still_alive(workers, 15), "workers outlived their killed parent"
     statuses = {status for _, status in _runs(db)}
     assert "running" not in statuses and "interrupted" in statuses, statuses
 
