@@ -1,0 +1,118 @@
+"""PHAST's dependent steps on the record's graphs: a contraction hierarchy's levels (CPU counts).
+
+    python benchmarks/hierarchy_levels.py --graphs-dir G --out OUT.csv t60k COL grid-512 road-1M
+
+A near-far solve on a road or a mesh takes about as many dependent steps as its deepest shortest
+path has edges (``spt_depth.py``); PHAST (:mod:`sssp.hierarchy`) takes one per level of a
+contraction hierarchy built once per graph. This script builds the hierarchy of each graph (the
+record's graph and weights, ``result_path.build``) and reports, per graph: the levels, the
+hierarchy's edges over m, the build's seconds on this host (one core), how many levels hold
+fewer than ``--small`` nodes (levels one thread block could sweep between block barriers, no
+device-wide wait), the largest level; and per source (``bench_sssp.pick_sources``): the nodes
+the upward search settles, the CPU sweep's milliseconds (sequential, the tree included), and
+the CPU reference near-far's steps at the default Δ, beside the record's steps, GPU and GAP
+milliseconds. Every PHAST answer is checked against near-far's distances and tree.
+
+Counts and CPU times only: what a level costs on the device is for the device to measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_sssp import BIG_NODES, pick_sources  # noqa: E402
+from result_path import build  # noqa: E402
+from spt_depth import RECORD, record_fields, record_rows, write_rows  # noqa: E402
+
+import sssp  # noqa: E402
+from sssp.cpu.nearfar import near_far  # noqa: E402
+from sssp.hierarchy import build_hierarchy, phast  # noqa: E402
+
+COLUMNS = (
+    "graph",
+    "n",
+    "m",
+    "levels",
+    "edges_per_m",
+    "build_s",
+    "small_levels",
+    "small_nodes",
+    "max_level_nodes",
+    "source",
+    "upward_settled",
+    "cpu_sweep_ms",
+    "nearfar_steps",
+    "record_steps",
+    "record_gpu_ms",
+    "record_gap_ms",
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("graphs", nargs="+", help="record graph names (result_path.build)")
+    ap.add_argument("--graphs-dir", type=Path)
+    ap.add_argument("--record", type=Path, default=RECORD, help="the record's CSV")
+    ap.add_argument("--small", type=int, default=1024, help="a level one block sweeps")
+    ap.add_argument("--sources", type=int, default=5, help="as bench_sssp's --sources")
+    ap.add_argument("--big-sources", type=int, default=3, help="as bench_sssp's --big-sources")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    record = record_rows(args.record)
+    rows: list[dict] = []
+    for name in args.graphs:
+        graph = build(name, args.graphs_dir, None, Path("."), args.seed)
+        if graph.is_float:
+            raise sssp.SSSPError(f"{name}: a hierarchy takes integer weights only")
+        rec = record.get(name, {})
+        h = build_hierarchy(graph)
+        sizes = np.diff(h.level_ptr)
+        small = sizes < args.small
+        count = args.big_sources if graph.n > BIG_NODES else args.sources
+        per = []
+        for s in pick_sources(graph, count, args.seed):
+            ref = near_far(graph, s)
+            r = phast(graph, h, s)
+            if not (np.array_equal(r.dist, ref.dist) and np.array_equal(r.pred, ref.pred)):
+                raise AssertionError(f"{name}, from {s}: PHAST differs from near-far")
+            row = {
+                "graph": name,
+                "n": graph.n,
+                "m": graph.m,
+                "levels": h.levels,
+                "edges_per_m": h.edges / max(graph.m, 1),
+                "build_s": h.seconds,
+                "small_levels": int(small.sum()),
+                "small_nodes": int(sizes[small].sum()),
+                "max_level_nodes": int(sizes.max()),
+                "source": s,
+                "upward_settled": r.stats["upward_settled"],
+                "cpu_sweep_ms": 1e3 * r.timings["total"],
+                "nearfar_steps": ref.iterations,
+                **record_fields(rec),
+            }
+            rows.append(row)
+            per.append(row)
+        med = {k: float(np.median([r[k] for r in per])) for k in COLUMNS[10:13]}
+        print(
+            f"{name:14s} n {graph.n:8d} levels {h.levels:4d} ({int(small.sum())} under "
+            f"{args.small} nodes) edges x{h.edges / max(graph.m, 1):4.2f} build "
+            f"{h.seconds:6.2f} s  upward {med['upward_settled']:5.0f}  near-far steps "
+            f"{med['nearfar_steps']:5.0f}  CPU sweep {med['cpu_sweep_ms']:7.2f} ms",
+            flush=True,
+        )
+    if args.out:
+        write_rows(args.out, COLUMNS, rows)
+    return 0
+
+
+if __name__ == "__main__":
+    from sssp.cliutil import run_script
+
+    run_script("hierarchy_levels", main)

@@ -1,0 +1,339 @@
+"""Contraction hierarchies and PHAST: a shortest-path tree in a few dozen dependent steps.
+
+A frontier method (near-far, Crauser) needs at least as many dependent steps as the shortest
+paths from the source have edges: thousands on a road network or a mesh, whatever Δ is, and
+each step waits for the whole device. Delling, Goldberg, Nowatzyk and Werneck's PHAST
+("PHAST: Hardware-accelerated shortest path trees", IPDPS 2011; J. Parallel Distrib. Comput.
+73, 2013) moves that depth into a preprocessing done once per graph:
+
+1. **Contraction** (:mod:`sssp.contraction`): nodes are removed least important first, each
+   removal adding the shortcuts that keep the remaining graph's distances. Every distance of the
+   graph is then the length of an *up-down* path: edges to nodes removed later, then edges to
+   nodes removed earlier.
+2. **Levels.** A node's level is one more than the highest level among the neighbours removed
+   before it (0 if none). Every edge of the hierarchy joins two levels, never one level to
+   itself.
+3. **A solve** (PHAST): a Dijkstra from the source over the upward edges only (a few hundred
+   nodes on a road network), then one sweep down the levels, top first: each node takes the
+   minimum over its downward in-edges of the tail's distance plus the weight. The nodes of one
+   level are independent, so a sweep is as many dependent steps as there are levels (tens on
+   the record's roads and meshes, against 10-20x as many near-far steps), each step a pull with
+   no atomics over a contiguous slice of nodes.
+
+The distances are exact (the hierarchy's edges are paths of the graph); the predecessor tree is
+computed on the graph's own edges from the distances (:func:`sssp.cpu.nearfar.tight_tree`: the
+tree depends on the distances only), so it is the same tree as every other algorithm's.
+
+Integer weights only, as :mod:`sssp.shortcuts`: a real shortcut weight is a float64 sum taken in
+another order than a path's own left-to-right sum, so a distance through it could differ from
+SciPy's in the last bit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+
+import numba
+import numpy as np
+
+from .contraction import HOP_LIMIT, SETTLE_LIMIT, SIM_HOPS, SIM_SETTLE, contract
+from .cpu.heap import pop as heap_pop
+from .cpu.heap import put as heap_put
+from .cpu.parallel import INF, _jit, run_stoppable
+from .errors import InvalidArgumentError, InvalidGraphError
+from .graph import Graph
+from .request import check_source
+from .result import SSSPResult
+
+__all__ = ["Hierarchy", "build_hierarchy", "phast"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A contraction hierarchy of a graph, laid out for PHAST sweeps (:func:`build_hierarchy`).
+
+    Attributes
+    ----------
+    n : int
+        Nodes of the graph.
+    level : ndarray of int32, shape (n,)
+        Each node's level (module docstring, 2).
+    order : ndarray of int32, shape (n,)
+        The sweep's order of the nodes: by level, the top level first (ties by removal order,
+        last removed first).
+    level_ptr : ndarray of int64, shape (levels + 1,)
+        ``order[level_ptr[i]:level_ptr[i + 1]]`` are the nodes of the ``i``-th level swept
+        (level ``levels - 1 - i``).
+    down_ptr, down_src, down_w : ndarray
+        The downward edges, pulled by their head in sweep order: the node ``order[i]`` has an
+        edge from ``down_src[j]`` (a node of a higher level) of weight ``down_w[j]`` for ``j`` in
+        ``down_ptr[i]:down_ptr[i + 1]``. int64, int32, int64.
+    up_ptr, up_dst, up_w : ndarray
+        The upward edges by tail (node ids): ``v -> up_dst[j]`` of weight ``up_w[j]`` for ``j`` in
+        ``up_ptr[v]:up_ptr[v + 1]``. int64, int32, int64.
+    seconds : float
+        The build's wall time.
+    """
+
+    n: int
+    level: np.ndarray
+    order: np.ndarray
+    level_ptr: np.ndarray
+    down_ptr: np.ndarray
+    down_src: np.ndarray
+    down_w: np.ndarray
+    up_ptr: np.ndarray
+    up_dst: np.ndarray
+    up_w: np.ndarray
+    seconds: float
+
+    def scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Fresh work arrays of an upward search: its heap (keys, nodes) and its settled nodes
+        with their distances."""
+        heap = self.up_dst.size + 1
+        return (
+            np.empty(heap, dtype=np.int64),
+            np.empty(heap, dtype=np.int64),
+            np.empty(self.n, dtype=np.int32),
+            np.empty(self.n, dtype=np.int64),
+        )
+
+    def upward(
+        self, source: int, dist: np.ndarray, scratch: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The nodes the upward search from ``source`` settles and their distances (views into
+        ``scratch``, from :meth:`scratch`): the seeds of a sweep. ``dist``: int64 work array of
+        n entries, all :data:`~sssp.result.UNREACHABLE`, left so."""
+        hk, hv, out_v, out_d = scratch
+        count = _upward(
+            self.up_ptr, self.up_dst, self.up_w, int(source), dist, hk, hv, out_v, out_d
+        )
+        return out_v[:count], out_d[:count]
+
+    @property
+    def levels(self) -> int:
+        """Levels: the dependent steps of a sweep."""
+        return int(self.level_ptr.size - 1)
+
+    @property
+    def edges(self) -> int:
+        """Edges of the hierarchy, up and down (the graph's own, without parallel copies and
+        self-loops, and the shortcuts)."""
+        return int(self.down_src.size + self.up_dst.size)
+
+
+# -- compiled parts -------------------------------------------------------------------------------
+@_jit
+def _upward(up_ptr, up_dst, up_w, source, dist, hk, hv, out_v, out_d):  # pragma: no cover
+    """The Dijkstra from ``source`` over the upward edges, on ``dist`` (all INF on entry, and
+    again on return): the settled nodes and their distances into ``out_v``/``out_d``; returns
+    their count. ``hk``/``hv`` hold at least one entry per upward edge plus one."""
+    dist[source] = 0
+    heap_put(hk, hv, 0, 0, source)
+    size = 1
+    settled = 0
+    while size > 0:
+        d, u, size = heap_pop(hk, hv, size)
+        if d > dist[u]:
+            continue
+        out_v[settled] = u
+        out_d[settled] = d
+        settled += 1
+        dist[u] = -1 - d  # settled: a later entry of u is stale (and no edge lowers it again)
+        for j in range(up_ptr[u], up_ptr[u + 1]):
+            x = up_dst[j]
+            nd = d + up_w[j]
+            if dist[x] >= 0 and nd < dist[x]:
+                dist[x] = nd
+                heap_put(hk, hv, size, nd, x)
+                size += 1
+    for i in range(settled):  # every node the search reached was settled (the heap ran dry)
+        dist[out_v[i]] = INF
+    return settled
+
+
+@_jit
+def _sweep(
+    up_ptr,
+    up_dst,
+    up_w,
+    order,
+    down_ptr,
+    down_src,
+    down_w,
+    source,
+    dist,
+    hk,
+    hv,
+    out_v,
+    out_d,
+    stop,
+):  # pragma: no cover
+    """PHAST from ``source`` into ``dist`` (all INF on entry): the upward Dijkstra, then the
+    sweep. Returns the nodes the upward search settled."""
+    settled = _upward(up_ptr, up_dst, up_w, source, dist, hk, hv, out_v, out_d)
+    for i in range(settled):
+        dist[out_v[i]] = out_d[i]
+    for i in range(order.size):
+        if stop[0] and (i & 4095) == 0:
+            return settled
+        v = order[i]
+        best = dist[v]
+        for j in range(down_ptr[i], down_ptr[i + 1]):
+            du = dist[down_src[j]]
+            if du != INF and du + down_w[j] < best:
+                best = du + down_w[j]
+        dist[v] = best
+    return settled
+
+
+# -- the public functions -------------------------------------------------------------------------
+def build_hierarchy(
+    graph: Graph, *, hop_limit: int = HOP_LIMIT, settle_limit: int = SETTLE_LIMIT
+) -> Hierarchy:
+    """The contraction hierarchy of ``graph`` (integer weights), laid out for :func:`phast`.
+
+    On all of numba's threads, the same hierarchy on any number of them. On this project's
+    2-core development host: about 1 s for a 16k-node mesh, 5 s for the 436k-node COL road
+    network, 18 s for a 196k-node geometric graph of degree 8, 35 s for a 1M-node road-like
+    graph (``benchmarks/results/cpu/hierarchy_levels.csv`` has them all). Ctrl-C stops it
+    between two rounds.
+
+    Raises
+    ------
+    InvalidGraphError
+        Real weights (see the module docstring).
+    InvalidArgumentError
+        ``hop_limit`` or ``settle_limit`` below 1.
+    """
+    if graph.is_float:
+        raise InvalidGraphError(
+            f"{graph.name or 'the graph'}: a contraction hierarchy takes integer weights only "
+            "(a shortcut's real sum could differ from SciPy's path sum in the last bit)"
+        )
+    for name, value in (("hop_limit", hop_limit), ("settle_limit", settle_limit)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value!r}")
+    t0 = time.perf_counter()
+    n = graph.n
+    tails = np.repeat(np.arange(n, dtype=np.int32), np.diff(graph.indptr))
+    heads = graph.indices.astype(np.int32, copy=False)
+    w = graph.weights.astype(np.int64)
+    keep = tails != heads  # a self-loop shortens nothing
+    tails, heads, w = tails[keep], heads[keep], w[keep]
+    by = np.lexsort((w, heads, tails))  # the lightest of parallel edges first
+    tails, heads, w = tails[by], heads[by], w[by]
+    first = np.ones(tails.size, dtype=bool)
+    first[1:] = (tails[1:] != tails[:-1]) | (heads[1:] != heads[:-1])
+    tails, heads, w = tails[first], heads[first], w[first]
+    level, rank, dt, dh, dc, ut, uh, uc = run_stoppable(
+        contract,
+        n,
+        tails,
+        heads,
+        w,
+        int(hop_limit),
+        int(settle_limit),
+        min(int(hop_limit), SIM_HOPS),
+        min(int(settle_limit), SIM_SETTLE),
+        max(1, min(numba.get_num_threads(), n)),
+        size=n + graph.m,
+    )
+    # The sweep's order: top level first, the last removed first within a level.
+    order = np.lexsort((-rank.astype(np.int64), -level.astype(np.int64))).astype(np.int32)
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    counts = np.bincount(level, minlength=int(level.max()) + 1 if n else 0)[::-1]
+    level_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    by_head = np.argsort(position[dh], kind="stable")
+    down_ptr = np.concatenate(([0], np.cumsum(np.bincount(position[dh], minlength=n))))
+    up_by = np.argsort(ut, kind="stable")
+    up_ptr = np.concatenate(([0], np.cumsum(np.bincount(ut, minlength=n))))
+    seconds = time.perf_counter() - t0
+    hierarchy = Hierarchy(
+        n=n,
+        level=level,
+        order=order,
+        level_ptr=level_ptr,
+        down_ptr=down_ptr.astype(np.int64),
+        down_src=dt[by_head],
+        down_w=dc[by_head],
+        up_ptr=up_ptr.astype(np.int64),
+        up_dst=uh[up_by],
+        up_w=uc[up_by],
+        seconds=seconds,
+    )
+    log.debug(
+        "hierarchy of %s: %d levels, %d edges (%.2f x m), %.3g s",
+        graph.name,
+        hierarchy.levels,
+        hierarchy.edges,
+        hierarchy.edges / max(graph.m, 1),
+        seconds,
+    )
+    return hierarchy
+
+
+def phast(graph: Graph, hierarchy: Hierarchy, source: int) -> SSSPResult:
+    """Shortest paths from ``source`` by PHAST over ``hierarchy`` (:func:`build_hierarchy` of
+    ``graph``), sequential, with the predecessor tree of :mod:`sssp.cpu.nearfar`.
+
+    Returns
+    -------
+    SSSPResult
+        ``dist`` int64 with :data:`~sssp.result.UNREACHABLE`, ``pred`` int32,
+        ``algorithm="phast"``, ``iterations`` = the sweep's levels, ``stats``: ``"levels"``,
+        ``"upward_settled"`` (nodes the upward search settled), ``"hierarchy_edges"``,
+        ``"hierarchy_seconds"``, ``"reached"``.
+    """
+    from .cpu.nearfar import tight_tree
+
+    if hierarchy.n != graph.n:
+        raise InvalidArgumentError(
+            f"the hierarchy has {hierarchy.n} nodes, the graph {graph.n}: build it from this graph"
+        )
+    s = check_source(graph, source)
+    h = hierarchy
+    dist = np.full(graph.n, INF, dtype=np.int64)
+    hk, hv, out_v, out_d = h.scratch()
+    t0 = time.perf_counter()
+    settled = run_stoppable(
+        _sweep,
+        h.up_ptr,
+        h.up_dst,
+        h.up_w,
+        h.order,
+        h.down_ptr,
+        h.down_src,
+        h.down_w,
+        s,
+        dist,
+        hk,
+        hv,
+        out_v,
+        out_d,
+        size=graph.n + graph.m,
+    )
+    pred = tight_tree(graph, dist, s)
+    total = time.perf_counter() - t0
+    return SSSPResult(
+        dist=dist,
+        pred=pred,
+        source=s,
+        algorithm="phast",
+        variant="successors",
+        backend="cpu",
+        iterations=h.levels,
+        timings={"total": total},
+        stats={
+            "levels": h.levels,
+            "upward_settled": int(settled),
+            "hierarchy_edges": h.edges,
+            "hierarchy_seconds": h.seconds,
+            "reached": int(np.count_nonzero(dist != INF)),
+        },
+    )

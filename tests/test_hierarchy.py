@@ -1,0 +1,148 @@
+"""Contraction hierarchies and PHAST (:mod:`sssp.hierarchy`).
+
+PHAST's distances must equal SciPy's and its tree the reference's on any graph with integer
+weights (self-loops, parallel edges, zero weights, unreachable nodes, one node), also when the
+witness searches are cut to nothing (more shortcuts, never a wrong one); every hierarchy edge
+joins two levels, downward edges from the higher, and weighs a real path's length; a road-like
+graph sweeps in far fewer levels than near-far takes steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sssp
+from sssp.cpu.nearfar import near_far
+from sssp.cpu.reference import dijkstra
+from sssp.errors import InvalidArgumentError, InvalidGraphError
+from sssp.hierarchy import Hierarchy, build_hierarchy, phast
+
+try:
+    from tests.interrupts import assert_ctrl_c_stops
+except ImportError:  # pragma: no cover
+    from interrupts import assert_ctrl_c_stops  # type: ignore[no-redef]
+
+
+def _random(n: int, m: int, seed: int, low: int = 0, high: int = 9) -> sssp.Graph:
+    rng = np.random.default_rng(seed)
+    return sssp.Graph.from_edges(
+        n, rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(low, high, m)
+    )
+
+
+def _check_structure(graph: sssp.Graph, h: Hierarchy) -> None:
+    """The sweep order is a permutation grouped by level, top first; downward edges come from a
+    higher level, upward edges go to one; each edge weighs at least the distance it spans."""
+    n = graph.n
+    assert sorted(h.order.tolist()) == list(range(n))
+    assert h.level_ptr[0] == 0 and h.level_ptr[-1] == n
+    for i in range(h.levels):
+        nodes = h.order[h.level_ptr[i] : h.level_ptr[i + 1]]
+        assert nodes.size and np.all(h.level[nodes] == h.levels - 1 - i)
+    heads = np.repeat(h.order, np.diff(h.down_ptr))
+    assert np.all(h.level[h.down_src] > h.level[heads])
+    tails = np.repeat(np.arange(n), np.diff(h.up_ptr))
+    assert np.all(h.level[h.up_dst] > h.level[tails])
+    for tails_, heads_, weights in ((h.down_src, heads, h.down_w), (tails, h.up_dst, h.up_w)):
+        for u in np.unique(tails_)[:20]:
+            row = dijkstra(graph, int(u)).dist
+            sel = tails_ == u
+            assert np.all(weights[sel] >= row[heads_[sel]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 40),
+    m=st.integers(0, 160),
+    seed=st.integers(0, 2**16),
+    limits=st.sampled_from([(8, 200), (1, 1), (2, 3)]),
+)
+def test_phast_equals_scipy_on_drawn_graphs(n, m, seed, limits):
+    """Self-loops, parallel edges, zero weights, unreachable nodes, one node, and witness
+    searches cut short: distances equal SciPy's, the tree the reference's."""
+    graph = _random(n, m, seed)
+    h = build_hierarchy(graph, hop_limit=limits[0], settle_limit=limits[1])
+    _check_structure(graph, h)
+    for s in range(min(n, 4)):
+        r = phast(graph, h, s)
+        np.testing.assert_array_equal(r.dist, dijkstra(graph, s).dist)
+        np.testing.assert_array_equal(r.pred, near_far(graph, s).pred)
+        assert r.algorithm == "phast" and r.iterations == h.levels
+        assert r.stats["reached"] == np.count_nonzero(r.dist != sssp.UNREACHABLE)
+
+
+def test_road_sweeps_in_few_levels():
+    """A road-like graph: the same distances and tree as near-far from every source tried, in a
+    sweep of far fewer levels than near-far's steps, with few edges added."""
+    graph = sssp.generate("road", size=20_000, seed=5)
+    h = build_hierarchy(graph)
+    assert h.edges < 3 * graph.m
+    for s in (0, 7_777, 19_999):
+        ref = near_far(graph, s)
+        r = phast(graph, h, s)
+        np.testing.assert_array_equal(r.dist, ref.dist)
+        np.testing.assert_array_equal(r.pred, ref.pred)
+        assert 4 * h.levels < ref.iterations, (h.levels, ref.iterations)
+        assert r.stats["upward_settled"] < graph.n // 10
+
+
+def test_the_same_hierarchy_on_any_number_of_threads():
+    """Rounds of independent removals whose searches avoid each other: one thread and two give
+    the same levels, order and edges."""
+    import numba
+
+    graph = sssp.generate("road", size=5_000, seed=6)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = build_hierarchy(graph)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = build_hierarchy(graph)
+    finally:
+        numba.set_num_threads(threads)
+    for name in ("level", "order", "level_ptr", "down_ptr", "down_src", "down_w", "up_ptr"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
+    np.testing.assert_array_equal(one.up_dst, two.up_dst)
+
+
+def test_directed_asymmetric_weights():
+    """Each direction has its own weight, and some edges one direction only."""
+    rng = np.random.default_rng(11)
+    base = sssp.generate("grid", size=900, seed=1)
+    src = np.repeat(np.arange(base.n), np.diff(base.indptr))
+    keep = rng.random(src.size) < 0.8
+    graph = sssp.Graph.from_edges(
+        base.n, src[keep], base.indices[keep], rng.integers(1, 1000, int(keep.sum()))
+    )
+    h = build_hierarchy(graph)
+    for s in (0, 450, 899):
+        np.testing.assert_array_equal(phast(graph, h, s).dist, dijkstra(graph, s).dist)
+
+
+def test_refusals():
+    real = sssp.Graph.from_edges(3, [0, 1], [1, 2], np.array([0.5, 1.5]))
+    with pytest.raises(InvalidGraphError, match="integer weights only"):
+        build_hierarchy(real)
+    graph = _random(10, 30, 1)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(InvalidArgumentError, match="hop_limit"):
+            build_hierarchy(graph, hop_limit=bad)
+    with pytest.raises(InvalidArgumentError, match="settle_limit"):
+        build_hierarchy(graph, settle_limit=0)
+    with pytest.raises(InvalidArgumentError, match="build it from this graph"):
+        phast(_random(11, 30, 1), build_hierarchy(graph), 0)
+    with pytest.raises(InvalidGraphError):
+        phast(graph, build_hierarchy(graph), 10)
+
+
+def test_ctrl_c_stops_the_build(monkeypatch):
+    """The contraction runs in a helper thread that looks at a stop flag between removals:
+    Ctrl-C (SIGINT) during a build raises KeyboardInterrupt well before it would have ended."""
+    import sssp.hierarchy as module
+
+    graph = sssp.generate("road", size=100_000, seed=7)
+    assert_ctrl_c_stops(monkeypatch, module, lambda: build_hierarchy(graph))
+    assert build_hierarchy(_random(30, 90, 2)).n == 30  # the next build starts afresh
