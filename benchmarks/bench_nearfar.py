@@ -7,8 +7,9 @@ Run on a CUDA host::
 For every graph: Crauser OUT and IN+OUT with the default launch configuration, then near-far for
 every Δ scale (a multiple of the default rule, :func:`sssp.cpu.nearfar.scaled_delta`) x lanes x
 block-local limit. Each point: a warm-up solve, then the median over ``--sources`` sources of the
-CUDA-event time of a whole solve, the steps (phases) and buckets, and the cost per step (loop
-time / steps). Every answer is checked against SciPy's Dijkstra. This is the measurement behind
+CUDA-event time of a whole solve, the steps (phases) and buckets, the cost per step (loop
+time / steps) and the wall time (call to returned result); beside them the solver's
+construction (module, upload, shortcut build: ``LABEL+sN``). Every answer is checked against SciPy's Dijkstra. This is the measurement behind
 near-far's place in the tuner's search space (``tuner/class_search.py``); ``bench_sssp.py`` is the
 record against the CPU anchors.
 """
@@ -19,6 +20,7 @@ import argparse
 import csv
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,7 @@ import sssp
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.cpu.nearfar import scaled_delta
 from sssp.cpu.reference import dijkstra
+from sssp.verify import VerificationError, check_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sssp import generated, pick_sources  # noqa: E402  (a sibling script module)
@@ -45,6 +48,8 @@ COLUMNS = (
     "step_us",
     "verified",
     "local_nodes",
+    "wall_ms",
+    "setup_s",
 )
 SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)
 CONFIGS = {
@@ -72,7 +77,27 @@ CONFIGS = {
     "fused-1024-c16": LaunchConfig(
         KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=True
     ),
+    # Fused across blocks: a target of another block below the threshold joins that block's queue,
+    # so the cluster meets once per bucket (bands where they keep edges local, else v % C).
+    "across-1024": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=2),
+    "across-1024-c16": LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=2),
+    # A contraction hierarchy's sweep, a step per level (sssp.gpu.phast; Δ means nothing to it):
+    # block 0 sweeps the top levels of up to 1 024 nodes, none, or up to 8 192.
+    "phast": LaunchConfig(loop="phast"),
+    "phast-grid": LaunchConfig(loop="phast", local_limit=0),  # every level a grid step
+    "phast-8192": LaunchConfig(loop="phast", local_limit=8192),
 }
+
+
+def config_for(label: str) -> LaunchConfig:
+    """The configuration of ``label``: a name of :data:`CONFIGS`, optionally with ``+sN`` for N
+    shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``."""
+    base, plus, rho = label.partition("+s")
+    if base not in CONFIGS or (plus and not rho.isdigit()):
+        raise sssp.SSSPError(
+            f"unknown configuration {label!r}: use one of {', '.join(CONFIGS)}, +sN"
+        )
+    return replace(CONFIGS[base], shortcuts=int(rho)) if plus else CONFIGS[base]
 
 
 def graphs(args: argparse.Namespace):
@@ -90,15 +115,26 @@ def graphs(args: argparse.Namespace):
             yield path.name.split(".")[0], lambda p=path: sssp.load(p, weights="random", seed=0)
 
 
-def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int]:
+def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int, float, float]:
+    """(CUDA-event ms, steps, buckets, loop us a step, verified, local nodes, wall ms: medians
+    over ``sources``; the solver's construction in seconds: module, upload, shortcut build)."""
+    t0 = time.perf_counter()
     with sssp.Solver(graph, backend="gpu", **kw) as solver:
+        setup_s = time.perf_counter() - t0
         solver.solve(sources[0])
-        times, steps, buckets, loop, local = [], [], [], [], []
+        times, walls, steps, buckets, loop, local = [], [], [], [], [], []
         ok = True
         for s in sources:
             r = solver.solve(s)
             ok &= bool(np.array_equal(r.dist, refs[s]))
+            if "shortcuts" in r.stats or "phast" in r.stats:  # trees on the graph's own edges
+                try:
+                    check_tree(graph, r)
+                except VerificationError as err:
+                    print(f"  tree from {s}: {err}", flush=True)
+                    ok = False
             times.append(1e3 * r.timings.get("gpu", r.timings["total"]))
+            walls.append(1e3 * r.timings["wall"])
             loop.append(1e3 * r.timings["loop"])
             steps.append(r.iterations)
             buckets.append(r.stats.get("buckets", 0))
@@ -113,6 +149,8 @@ def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, in
         1e3 * float(np.median(loop)) / max(st, 1),
         "yes" if ok else "no",
         int(np.median(local)),
+        float(np.median(walls)),
+        setup_s,
     )
 
 
@@ -131,9 +169,9 @@ def main() -> int:
         "--configs",
         nargs="*",
         default=list(CONFIGS),
-        choices=list(CONFIGS),
         metavar="LABEL",
-        help="near-far launch configurations to run (default: all)",
+        help="near-far launch configurations to run (default: all); LABEL+sN adds N shortcut "
+        "edges per node (e.g. cluster-1024+s16)",
     )
     ap.add_argument(
         "--scales",
@@ -145,6 +183,7 @@ def main() -> int:
     )
     ap.add_argument("--no-crauser", action="store_true", help="skip the two Crauser baselines")
     args = ap.parse_args()
+    configs = {label: config_for(label) for label in args.configs}
     t0 = time.perf_counter()
     bad = 0
     with args.out.open("w", newline="") as fh:
@@ -169,24 +208,26 @@ def main() -> int:
             )
             for scale in args.scales:
                 delta = scaled_delta(graph, scale)
-                points += [
-                    ("near-far", scale, delta, label, CONFIGS[label]) for label in args.configs
-                ]
+                points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
                 kw = {"algorithm": algorithm, "config": cfg}
                 if delta is not None:
                     kw["delta"] = delta
                 try:
-                    ms, steps, buckets, step_us, ok, local = measure(graph, sources, refs, **kw)
+                    ms, steps, buckets, step_us, ok, local, wall, setup = measure(
+                        graph, sources, refs, **kw
+                    )
                 except Exception as err:  # a point that cannot run is data
                     print(f"{name} {algorithm} {label}: {type(err).__name__}: {err}", flush=True)
-                    ms, steps, buckets, step_us, ok, local = (
+                    ms, steps, buckets, step_us, ok, local, wall, setup = (
                         float("nan"),
                         0,
                         0,
                         float("nan"),
                         "no",
                         0,
+                        float("nan"),
+                        float("nan"),
                     )
                 bad += ok != "yes"
                 row = (
@@ -203,6 +244,8 @@ def main() -> int:
                     f"{step_us:.3g}",
                     ok,
                     local,
+                    f"{wall:.4g}",
+                    f"{setup:.3g}",
                 )
                 out.writerow(row)
                 fh.flush()

@@ -59,6 +59,7 @@ import numpy as np
 
 import sssp
 from sssp.spatial import geometric_graph, grid_graph, road_graph
+from sssp.verify import check_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchors  # noqa: E402  (a sibling script module, not a package)
@@ -367,6 +368,9 @@ def measure_gpu(
             results.append(solver.solve(s))
             walls.append(time.perf_counter() - t0)
         row.gpu_mem_mb = gpu_memory_mb(solver)
+    for r in results:  # a solver that relaxed shortcuts must still return the graph's own tree
+        if "shortcuts" in r.stats:
+            check_tree(graph, r)
     row.gpu_ms = 1e3 * float(np.median([r.timings.get("gpu", r.timings["total"]) for r in results]))
     row.gpu_wall_ms = 1e3 * float(np.median(walls))
     row.phases = float(np.median([r.iterations for r in results]))

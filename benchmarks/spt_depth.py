@@ -77,6 +77,19 @@ def record_rows(path: Path) -> dict[str, dict[str, str]]:
         return {row["graph"]: row for row in csv.DictReader(f)}
 
 
+def record_fields(rec: dict[str, str]) -> dict[str, float]:
+    """A record row's steps, GPU and GAP milliseconds as columns (nan where it has none)."""
+
+    def number(key: str) -> float:
+        return float(rec[key]) if rec.get(key) else float("nan")
+
+    return {
+        "record_steps": number("phases"),
+        "record_gpu_ms": number("gpu_ms"),
+        "record_gap_ms": number("gap_ms"),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("graphs", nargs="+", help="record graph names (result_path.build)")
@@ -95,9 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         graph = build(name, args.graphs_dir, None, Path("."), args.seed)
         count = args.big_sources if graph.n > BIG_NODES else args.sources
         matrix = graph.to_scipy()
-        rec = record.get(name, {})
-        steps = float(rec["phases"]) if rec else float("nan")
-        gpu_ms = float(rec["gpu_ms"]) if rec else float("nan")
+        fields = record_fields(record.get(name, {}))
+        steps, gpu_ms = fields["record_steps"], fields["record_gpu_ms"]
         for source in pick_sources(graph, count, args.seed):
             _, pred = dijkstra(matrix, indices=source, return_predecessors=True)
             depth = int(tree_depth(pred).max())

@@ -60,7 +60,13 @@ CONTRACT_HEADER = "sssp_contract.cuh"
 """The sizes and word layouts the kernels and the host share, as ``#define`` lines emitted from this
 module (:func:`contract_header`; the committed file must equal it, a test checks)."""
 SOURCE_PARTS: dict[str, tuple[str, ...]] = {
-    ENGINE_SOURCE_FILE: (CONTRACT_HEADER, ENGINE_SOURCE_FILE, "sssp_nearfar.cu", "sssp_cluster.cu"),
+    ENGINE_SOURCE_FILE: (
+        CONTRACT_HEADER,
+        ENGINE_SOURCE_FILE,
+        "sssp_nearfar.cu",
+        "sssp_cluster.cu",
+        "sssp_phast.cu",
+    ),
     RESULT_SOURCE_FILE: (CONTRACT_HEADER, RESULT_SOURCE_FILE),
     WIDE_SOURCE_FILE: (CONTRACT_HEADER, WIDE_SOURCE_FILE),
 }
@@ -276,8 +282,9 @@ class KernelSpec:
     thread-block cluster: the size compiled in)."""
     shared: str = "none"
     """Dynamic shared memory: ``"none"``, ``"block-dist"`` (one distance per thread),
-    ``"local-queues"`` (:func:`local_queue_bytes`) or ``"cluster-state"``
-    (:func:`cluster_smem_bytes`)."""
+    ``"local-queues"`` (:func:`local_queue_bytes`), ``"cluster-state"``
+    (:func:`cluster_smem_bytes`) or ``"phast-top"`` (the distances of the hierarchy's top levels:
+    :func:`phast_top_levels`)."""
     strided: bool = False
     """The kernel strides over its work, so its grid may be capped at the resident blocks."""
 
@@ -378,6 +385,13 @@ NEARFAR_KERNELS: dict[str, KernelSpec] = {
         "resident",
     ),
     "tree": KernelSpec("tree", _both("sssp_nf_tree"), ENGINE_ARGS, ENGINE_FORMAT, "node-lanes"),
+    "async": KernelSpec(
+        "async",
+        _both("sssp_nf_async"),
+        (*NEARFAR_ARGS, "delta", "qbits", "aw"),
+        ENGINE_FORMAT + "PPQPP",
+        "resident",
+    ),
 }
 """Near-far (Δ-stepping) on engine 2: one persistent launch, then the strict half of the
 predecessor rule (kernels/sssp_nearfar.cu). ``delta`` is 64 bits: an integer, or a float64's bits
@@ -387,8 +401,20 @@ CLUSTER_KERNELS: dict[str, KernelSpec] = {
     "solve": KernelSpec(
         "solve",
         _both("sssp_nfc_solve"),
-        (*ENGINE_ARGS, "delta", "source", "nb", "cap", "limit", "mb", "lq", "place", "slots"),
-        ENGINE_FORMAT + "QiiiiiiPP",
+        (
+            *ENGINE_ARGS,
+            "delta",
+            "source",
+            "nb",
+            "cap",
+            "limit",
+            "mb",
+            "lq",
+            "spread",
+            "place",
+            "slots",
+        ),
+        ENGINE_FORMAT + "QiiiiiiiPP",
         "cluster",
         "cluster-state",
     ),
@@ -403,8 +429,68 @@ arguments it uses ``indptr``, ``indices``, ``weights``, ``key`` (written at the 
 :func:`nearfar_step_limit`; ``mb`` 0, or the most edges of one block's nodes when the blocks keep
 their rows and edges in shared memory too (:func:`cluster_layout`); ``lq`` 0, or the local queue's
 capacity (:data:`CLUSTER_LOCAL_QUEUE`): a block keeps relaxing its own nodes that fell below the
-threshold before it meets the cluster (local work, warp by warp); ``place`` and ``slots`` null
+threshold before it meets the cluster (local work, warp by warp); ``spread`` 0, or (with ``lq``)
+1: a target in another block that falls below the threshold joins that block's queue too, and the
+cluster meets only when nothing below it is queued or being relaxed anywhere (one cluster barrier
+per bucket, unless a list or queue overflows); ``place`` and ``slots`` null
 (node v in block v % C), or the two arrays of :func:`cluster_placement`."""
+
+PHAST_ARGS = (
+    "key",
+    "ctrl",
+    "order",
+    "level_ptr",
+    "down_ptr",
+    "down_pos",
+    "down_w",
+    "pdist",
+    "seed_gen",
+    "seed_val",
+    "seed_pos",
+    "seed_d",
+    "nseeds",
+    "gen",
+    "levels",
+    "small",
+)
+"""The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
+control words; the hierarchy by sweep position (the node at each position, the levels' first
+positions, the downward in-edges by head position: their tails' positions and weights in the
+distance type); the distances by position; the seeds of the positions below the top (a solve's
+generation number marks them) and this solve's seeds (position, distance); the number of seeds,
+the generation, the levels and the top levels block 0 sweeps alone."""
+
+PHAST_KERNELS: dict[str, KernelSpec] = {
+    "sweep": KernelSpec(
+        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 12 + "iIii", "resident", "phast-top"
+    ),
+    "tree": NEARFAR_KERNELS["tree"],
+}
+"""PHAST on engine 2 (kernels/sssp_phast.cu): one persistent launch sweeps a contraction
+hierarchy level by level and leaves the keys as near-far does, then near-far's predecessor pass.
+Integer distances only (not built with ``SSSP_FLOAT``)."""
+
+PHAST_BLOCK = 1024
+"""Threads per block of the sweep (block 0 sweeps a top level of at most this many nodes in one
+pass; ``LaunchConfig.local_limit`` may send it wider levels, swept in several passes)."""
+
+
+def phast_top_levels(
+    level_sizes, dist_bytes: int, smem_bytes: int, block: int = PHAST_BLOCK
+) -> int:
+    """How many levels, from the top, block 0 of the sweep takes alone: the longest run of
+    levels (``level_sizes``, top first) of at most ``block`` nodes each (0: none) whose
+    distances fit in ``smem_bytes`` of shared memory at ``dist_bytes`` each."""
+    room = smem_bytes // dist_bytes
+    total = small = 0
+    for size in level_sizes:
+        size = int(size)
+        if size > block or total + size > room:
+            break
+        total += size
+        small += 1
+    return small
+
 
 CLUSTER_BATCH_KERNEL = KernelSpec(
     "many",
@@ -418,6 +504,7 @@ CLUSTER_BATCH_KERNEL = KernelSpec(
         "limit",
         "mb",
         "lq",
+        "spread",
         "place",
         "slots",
         "k",
@@ -425,7 +512,7 @@ CLUSTER_BATCH_KERNEL = KernelSpec(
         "info",
         "out_kind",
     ),
-    ENGINE_FORMAT + "QPiiiiiPPiPPi",
+    ENGINE_FORMAT + "QPiiiiiiPPiPPi",
     "cluster",
     "cluster-state",
 )
@@ -470,11 +557,39 @@ def cluster_smem_bytes(
     words per block, the distances (4 B per slot), two bit maps, the list (4 words per entry),
     with ``mb`` > 0 (resident) the rows (4 B per slot, one more) and ``mb`` edges of 8 B (target
     and weight), else 16-bit out-degrees, and with ``lq`` > 0 (local work) a third bit map and a
-    local queue of ``lq`` slots."""
+    local queue of ``lq`` entries of :data:`CLUSTER_QUEUE_ENTRY_BYTES`."""
     nb = cluster_slots(n, blocks)
     graph = 4 * (nb + 1) + 8 * mb if mb else 2 * nb
-    local = 4 * (nb // 32 + lq) if lq else 0
+    local = 4 * (nb // 32) + CLUSTER_QUEUE_ENTRY_BYTES * lq if lq else 0
     return 4 * (12 + 6 * blocks + nb + 2 * (nb // 32) + 4 * cap) + graph + local
+
+
+def async_words(blocks: int) -> int:
+    """The words of ``sssp_nf_async``'s ``aw`` for a grid of ``blocks`` blocks."""
+    return ASYNC_WORDS + ASYNC_BLOCK_WORDS * blocks
+
+
+ASYNC_MAX_BLOCKS_PER_SM = 32
+"""Resident blocks per multiprocessor ``aw`` is sized for (the most any kernel can have)."""
+
+
+CLUSTER_QUEUE_ENTRY_BYTES = 8
+"""A local queue entry of the cluster solver: the node's slot, and the distance it was pushed at
+(a node of another block) or all ones (the block's own node, queued once by its queued bit)."""
+
+CLUSTER_MAX_QUEUE = 32768
+"""The most queue entries per block the one-source solver fused across blocks takes (its queue
+holds the pushes of every chain of relaxations the block starts in a bucket:
+:func:`cluster_queue_room`)."""
+
+
+def cluster_queue_room(n: int, blocks: int, mb: int, lq: int, smem_per_block: int) -> int:
+    """The local queue's capacity for local work across blocks: at least ``lq``, and as much
+    more as the shared memory the layout leaves free holds (up to :data:`CLUSTER_MAX_QUEUE`).
+    Across blocks a step runs a whole bucket, so a block's queue takes every push its warps make
+    in the bucket; a push past it waits for another step."""
+    free = smem_per_block - cluster_smem_bytes(n, blocks, mb=mb, lq=lq)
+    return max(lq, min(CLUSTER_MAX_QUEUE, lq + max(free, 0) // CLUSTER_QUEUE_ENTRY_BYTES))
 
 
 def cluster_placement(order, blocks: int) -> tuple:
@@ -645,6 +760,12 @@ NF_LIST, NF_FAR, NF_DEGREES = 0, 3, 10
 """Near-far's counter words the kernels keep to themselves: |L| by move % 3 (words 0-2), the
 far pile's size by raise % 3 (words 3-5), and the out-degrees of L summed (64-bit, by move % 3,
 words 10-15)."""
+ASYNC_WORDS, ASYNC_GEN, ASYNC_BUSY = 8, 0, 1
+"""Near-far across the grid (``sssp_nf_async``): its words (``aw``) begin with the buckets
+finished and the blocks busy; then :data:`ASYNC_BLOCK_WORDS` per block."""
+ASYNC_BLOCK_WORDS, ASYNC_HEAD, ASYNC_TAIL, ASYNC_PENDING = 4, 0, 1, 2
+"""Per block of ``sssp_nf_async``: its shard's tickets taken and entries pushed, and its count
+(its split until done, the nodes queued to it until their edges are)."""
 NF_MAX_LIST, NF_LOCAL_POPS, NF_UPDATES = 6, 7, 8
 """Near-far's counter words (``cnt``): the largest near list, the nodes popped by the fused
 cluster loop's local work, and (64-bit, words 8-9) the list entries summed over the steps."""
@@ -860,6 +981,13 @@ def contract_defines() -> dict[str, str]:
         "SSSP_NF_MAXL": str(NF_MAX_LIST),
         "SSSP_NF_POPS": str(NF_LOCAL_POPS),
         "SSSP_NF_SUM": str(NF_UPDATES),
+        "SSSP_NFA_WORDS": str(ASYNC_WORDS),
+        "SSSP_NFA_GEN": str(ASYNC_GEN),
+        "SSSP_NFA_BUSY": str(ASYNC_BUSY),
+        "SSSP_NFA_BLOCK_WORDS": str(ASYNC_BLOCK_WORDS),
+        "SSSP_NFA_HEAD": str(ASYNC_HEAD),
+        "SSSP_NFA_TAIL": str(ASYNC_TAIL),
+        "SSSP_NFA_PEND": str(ASYNC_PENDING),
         "SSSP_NF_T": str(THR_T),
         "SSSP_NF_FMIN": str(THR_FAR_MIN),
         "SSSP_RES_WORDS": str(RESULT_WORDS),

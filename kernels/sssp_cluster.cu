@@ -31,7 +31,8 @@
 // Shared memory per block (dynamic, sized by the host: kernels.cluster_smem_bytes): the block's
 // edges when resident, per-step words and an inbox, nb distances, two bit maps of nb bits, the
 // rows when resident (else 16-bit degrees), the list (node, distance, row start, first edge;
-// cap entries), and when fused a third bit map (queued) and the local queue (lq slots).
+// cap entries), and when fused a third bit map (queued) and the local queue (lq entries of 8 B,
+// after the list sizes).
 // Weights below 2^31 when resident (they are kept as int beside the target).
 // 32-bit distances and fewer than 2^31 edges (row starts are 32-bit here).
 #ifndef SSSP_NF_CLUSTER
@@ -124,6 +125,16 @@ __device__ __forceinline__ unsigned int sssp_nfc_degree(bool resident, const uns
 // is then relaxed within the step (local work: every warp pops queued nodes and relaxes their
 // edges, a lane per edge, with no block barrier between pops) and the block meets the cluster
 // only when none is left; a target in another block waits for the next step as before.
+// spread (with lq > 0): a target in another block that falls below T joins *this* block's queue
+// too, and the warp that pops it reads its row and edges from the owner's shared memory: a chain
+// of relaxations stays with the block it started in, so a block's queue holds only its own
+// warps' pushes and the block is done when its own count is (no count or flag crosses blocks),
+// and the cluster barrier comes once per bucket, not once per step.
+// Queue entries are nd << 32 | owner << 16 | slot (all ones: not yet written). A node of this
+// block is queued once (its queued bit; nd all ones): its pop clears the bit, then reads the
+// distance. Another block's node carries the distance it was pushed at (its bit would cost
+// round trips to the owner): lowered again before its pop, it is pushed again, and the pop of
+// the older entry finds a smaller distance and skips (the newer entry relaxes it).
 // place/slots: null (node v in block v % C at slot v / C), or a placement: place[v] = owner << 16
 // | slot, slots[owner * nb + slot] = v (-1 for an empty slot). With a placement that keeps
 // neighbours together (kernels.cluster_placement) most edges stay in their block, so the local
@@ -148,11 +159,12 @@ __device__ __forceinline__ unsigned int sssp_nfc_degree(bool resident, const uns
 // never wait for one another, so the grid may hold more clusters than are resident at once.
 extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
     sssp_nfc_many(SSSP_ARGS, unsigned long long delta_bits, const int *sources, int nb, int cap, int limit, int mb,
-                  int lq, const int *place, const int *slots, int k, void *rows, unsigned int *info, int out_kind) {
+                  int lq, int spread, const int *place, const int *slots, int k, void *rows, unsigned int *info,
+                  int out_kind) {
 #else
 extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
     sssp_nfc_solve(SSSP_ARGS, unsigned long long delta_bits, int source, int nb, int cap, int limit, int mb, int lq,
-                   const int *place, const int *slots) {
+                   int spread, const int *place, const int *slots) {
 #endif
     cg::cluster_group cluster = cg::this_cluster();
     const unsigned int rank = cluster.block_rank();
@@ -162,7 +174,9 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
     int2 *ledge = sssp_nfc_smem;  // resident: (target's slot, weight) of this block's nodes' edges
     // [0..1] list entries << 32 | edges, by step parity
     unsigned long long *alloc = reinterpret_cast<unsigned long long *>(ledge + mb);
-    unsigned int *words = reinterpret_cast<unsigned int *>(alloc + 2);  // [0..1] minimum left, [2] capped edges, [4..6] local queue
+    unsigned long long *lqueue = alloc + 2;  // local work: lq entries (above), all ones until written
+    // [0..1] minimum left, [2] capped edges, [4..6] local queue (head, tail, pending)
+    unsigned int *words = reinterpret_cast<unsigned int *>(lqueue + lq);
     unsigned int *inbox = words + 8;  // [parity][block][3]: every block's (minimum, entries, local pops)
     unsigned int *dist = inbox + 2 * 3 * SSSP_NF_CLUSTER;
     unsigned int *bits = dist + nb;        // parity 0: [0, nw), parity 1: [nw, 2 nw)
@@ -172,8 +186,7 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
     unsigned int *l_dist = reinterpret_cast<unsigned int *>(l_node + cap);
     int *l_start = reinterpret_cast<int *>(l_dist + cap);
     unsigned int *l_pre = reinterpret_cast<unsigned int *>(l_start + cap);  // first edge in the list
-    unsigned int *lbits = l_pre + cap;     // local work: queued bits (nw words)
-    int *lqueue = reinterpret_cast<int *>(lbits + (lq ? nw : 0));  // local work: queued slots (lq), -1 until written
+    unsigned int *lbits = l_pre + cap;  // local work: this block's nodes queued (nw words)
     unsigned int *qhead = words + 4, *qtail = words + 5, *qpend = words + 6;  // popped, pushed, pending
     __shared__ unsigned int ws[32];
 
@@ -196,10 +209,9 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
 #endif
     for (int i = threadIdx.x; i < nb; i += blockDim.x) dist[i] = SSSP_INF_BITS;
     for (int i = threadIdx.x; i < 2 * nw; i += blockDim.x) bits[i] = 0u;
-    if (lq) {
+    for (int i = threadIdx.x; i < lq; i += blockDim.x) lqueue[i] = ~0ull;
+    if (lq)
         for (int i = threadIdx.x; i < nw; i += blockDim.x) lbits[i] = 0u;
-        for (int i = threadIdx.x; i < lq; i += blockDim.x) lqueue[i] = -1;
-    }
     if (threadIdx.x < 8) words[threadIdx.x] = threadIdx.x < 2 ? SSSP_INF_BITS : 0u;
     if (threadIdx.x < 2) alloc[threadIdx.x] = 0ull;
 #if SSSP_NF_MANY
@@ -345,37 +357,36 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
         SSSP_NFC_MARK(p, 4, len);
         SSSP_NFC_MARK(p, 5, edges);
         // Relax one edge to the node in slot (at >> 16, at & 0xFFFF) with distance nd. With local
-        // work (lq > 0) a target of this block that falls below T joins the local queue (once:
-        // its queued bit), to be relaxed in this step; any other target that falls is active in
-        // the next step.
+        // work (lq > 0) a target of this block (spread: of any block) that falls below T joins this
+        // block's queue, to be relaxed in this step; any other target that falls (or one past the
+        // queue's capacity) is active in the next step.
         auto relax = [&](unsigned int at, unsigned int nd) {
             const unsigned int owner = at >> 16;
             const int tloc = (int)(at & 0xFFFFu);
-            const unsigned int bit = 1u << (tloc & 31);
-            if (lq && owner == rank) {
-                if (!(nd < atomicMin(dist + tloc, nd))) return;
-                if (nd < T) {
+            // Two calls, so that this block's own atomic stays a shared-memory instruction.
+            const unsigned int was = owner == rank ? atomicMin(dist + tloc, nd)
+                                                   : atomicMin(cluster.map_shared_rank(dist, owner) + tloc, nd);
+            if (!(nd < was)) return;
+            if (lq && nd < T && (spread || owner == rank)) {
+                const unsigned int bit = 1u << (tloc & 31);
+                if (owner == rank) {  // queued once (its queued bit): the pop reads the distance
                     __threadfence_block();  // the distance before the queued bit (the pop reads them in turn)
                     if (atomicOr(lbits + (tloc >> 5), bit) & bit) return;  // queued: its pop reads nd or less
-                    atomicAdd(qpend, 1u);
-                    const unsigned int q = atomicAdd(qtail, 1u);
-                    if (q < (unsigned int)lq) {
-                        reinterpret_cast<volatile int *>(lqueue)[q] = tloc;
-                        return;
-                    }
-                    atomicSub(qpend, 1u);  // the queue is full: the next step relaxes it
-                    atomicAnd(lbits + (tloc >> 5), ~bit);
                 }
-                atomicOr(nxt + (tloc >> 5), bit);
-                left = min(left, nd);
-            } else {
-                unsigned int *tdist = cluster.map_shared_rank(dist, owner);
-                if (nd < atomicMin(tdist + tloc, nd)) {
-                    unsigned int *tbits = cluster.map_shared_rank(nxt, owner);
-                    atomicOr(tbits + (tloc >> 5), bit);
-                    left = min(left, nd);
+                atomicAdd(qpend, 1u);  // before the entry shows: nothing pending means nothing to pop
+                const unsigned int q = atomicAdd(qtail, 1u);
+                if (q < (unsigned int)lq) {
+                    __threadfence_block();  // the count performed before the entry shows
+                    const unsigned int tag = owner == rank ? SSSP_INF_BITS : nd;
+                    reinterpret_cast<volatile unsigned long long *>(lqueue)[q] = (unsigned long long)tag << 32 | at;
+                    return;
                 }
+                atomicSub(qpend, 1u);  // the queue is full: the next step relaxes it
+                if (owner == rank) atomicAnd(lbits + (tloc >> 5), ~bit);
             }
+            if (owner == rank) atomicOr(nxt + (tloc >> 5), 1u << (tloc & 31));
+            else atomicOr(cluster.map_shared_rank(nxt, owner) + (tloc >> 5), 1u << (tloc & 31));
+            left = min(left, nd);
         };
         // Walk: edge e of the list belongs to the last entry whose first edge is <= e.
         int i = 0;
@@ -400,13 +411,13 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
             // Local work: every warp pops a queued node and relaxes its edges (a lane per edge)
             // until no node of this block is queued or being relaxed (qpend: a push counts before
             // its node shows, a pop after its edges are done). No block barrier in between: a
-            // wave through this block's band costs a pop per hop, not a step.
+            // wave through this block's band costs a pop per hop, not a step. Only this block's
+            // warps push here, so once the count is zero nothing more comes.
             __syncthreads();
             volatile unsigned int *vp = qpend;
-            volatile int *vqueue = reinterpret_cast<volatile int *>(lqueue);
-            volatile unsigned int *vdist = dist;
+            volatile unsigned long long *vqueue = lqueue;
             for (;;) {
-                int slot = -1;
+                unsigned long long got = ~0ull;
                 if (lane == 0) {
                     // A ticket per pop (no compare-and-swap race between the warps): the queue
                     // entry with the ticket's index is this warp's once written; none will be
@@ -414,41 +425,55 @@ extern "C" __global__ void __cluster_dims__(SSSP_NF_CLUSTER, 1, 1) __launch_boun
                     // ticket's holder has relaxed it.
                     const unsigned int h = atomicAdd(qhead, 1u);
                     for (;;) {
-                        if (h < (unsigned int)lq && (slot = vqueue[h]) >= 0) break;
+                        if (h < (unsigned int)lq && (got = vqueue[h]) != ~0ull) break;
                         if (*vp == 0u) break;
                         if (SSSP_NFC_SPIN_NS) __nanosleep(SSSP_NFC_SPIN_NS);
                     }
-                    if (slot >= 0) {
+                    if (got != ~0ull && (unsigned int)(got >> 32) == SSSP_INF_BITS) {  // this block's node
+                        const int slot = (int)(got & 0xFFFFu);
                         atomicAnd(lbits + (slot >> 5), ~(1u << (slot & 31)));  // a later fall queues it again
-                        __threadfence_block();
+                        __threadfence_block();  // the bit before the distance
                     }
                 }
-                slot = __shfl_sync(SSSP_FULL_MASK, slot, 0);
-                if (slot < 0) break;
-                const unsigned int d = vdist[slot];
-                long long e0, e1;
-                if (resident) {
-                    e0 = lrow[slot];
-                    e1 = lrow[slot + 1];
-                } else {
-                    const int v = sssp_nfc_node(slots, nb, rank, slot);
-                    e0 = __ldg(indptr + v);
-                    e1 = __ldg(indptr + v + 1);
-                }
-                for (long long e = e0 + lane; e < e1; e += 32) {
+                got = __shfl_sync(SSSP_FULL_MASK, got, 0);
+                if (got == ~0ull) break;
+                const unsigned int owner = (unsigned int)got >> 16, nd = (unsigned int)(got >> 32);
+                const int slot = (int)(got & 0xFFFFu);
+                // This block's node (nd: all ones): its edges at its distance now. Another block's:
+                // its edges at nd, unless it was lowered again since (its newer entry relaxes it),
+                // from the owner's shared memory. (Called apart, so this block's reads stay
+                // shared-memory instructions.)
+                auto pop = [&](const unsigned int *odist, const unsigned int *orow, const int2 *oedge) {
+                    const unsigned int d = reinterpret_cast<const volatile unsigned int *>(odist)[slot];
+                    if (d < nd && nd != SSSP_INF_BITS) return;
+                    const unsigned int from = min(d, nd);
+                    long long e0, e1;
                     if (resident) {
-                        const int2 tw = ledge[e];
-                        relax((unsigned int)tw.x, d + (unsigned int)tw.y);
+                        e0 = orow[slot];
+                        e1 = orow[slot + 1];
                     } else {
-                        relax(sssp_nfc_place(place, __ldg(indices + e)), d + (unsigned int)__ldg(weights + e));
+                        const int v = sssp_nfc_node(slots, nb, owner, slot);
+                        e0 = __ldg(indptr + v);
+                        e1 = __ldg(indptr + v + 1);
                     }
-                }
+                    for (long long e = e0 + lane; e < e1; e += 32) {
+                        if (resident) {
+                            const int2 tw = oedge[e];
+                            relax((unsigned int)tw.x, from + (unsigned int)tw.y);
+                        } else {
+                            relax(sssp_nfc_place(place, __ldg(indices + e)), from + (unsigned int)__ldg(weights + e));
+                        }
+                    }
+                };
+                if (owner == rank) pop(dist, lrow, ledge);
+                else pop(cluster.map_shared_rank(dist, owner), cluster.map_shared_rank(lrow, owner),
+                         cluster.map_shared_rank(ledge, owner));
                 __syncwarp();
                 if (lane == 0) atomicSub(qpend, 1u);  // after its pushes (they counted first)
             }
             __syncthreads();
             step_local = min(*qtail, (unsigned int)lq);
-            for (unsigned int k = threadIdx.x; k < step_local; k += blockDim.x) lqueue[k] = -1;
+            for (unsigned int k = threadIdx.x; k < step_local; k += blockDim.x) lqueue[k] = ~0ull;
             __syncthreads();  // every thread read qtail
             if (threadIdx.x == 0) *qhead = *qtail = 0u;
         }

@@ -24,6 +24,13 @@
 #define SSSP_NF_MAXL 6
 #define SSSP_NF_POPS 7
 #define SSSP_NF_SUM 8
+#define SSSP_NFA_WORDS 8
+#define SSSP_NFA_GEN 0
+#define SSSP_NFA_BUSY 1
+#define SSSP_NFA_BLOCK_WORDS 4
+#define SSSP_NFA_HEAD 0
+#define SSSP_NFA_TAIL 1
+#define SSSP_NFA_PEND 2
 #define SSSP_NF_T 0
 #define SSSP_NF_FMIN 1
 #define SSSP_RES_WORDS 48

@@ -416,6 +416,220 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
     }
 }
 
+// ---- near-far across the grid: a grid barrier per bucket, not per step ------------------------
+// The grid's counterpart of the cluster loop fused across blocks (sssp_cluster.cu, spread), for
+// graphs whose distances do not fit a cluster's shared memory, with the same protocol. Bucket r:
+//   split    the far pile r is split as by sssp_nf_raise (T from its minimum): stale entries
+//            dropped, live ones below T queued (below), the rest kept in pile r + 1;
+//   drain    node v is queued to block v % S (S = min(blocks, n) shards of qF, read as 64-bit
+//            entries (r + 1) << 32 | node, n / S of them a shard, so an entry left from an earlier
+//            bucket is never taken for this one and nothing is cleared), once (its queued bit). A
+//            block's warps take tickets into its own shard and wait for their entries; a popped
+//            node's edges are relaxed, a lane per edge: a target that falls below T is queued, one
+//            that falls at or above T joins pile r + 1 (once: its far flag). A push past a shard's
+//            entries joins pile r + 1 instead (its distance is below T, so the next bucket has the
+//            same threshold);
+//   quiet    each block counts its split (until its share is done) and the nodes queued to it
+//            (until their edges are), and one word counts the blocks whose count is not zero: a
+//            push that takes a block's count from zero marks it busy before the entry shows, the
+//            release that empties it marks it idle, and the pusher's own block is busy all the
+//            while. The release that finds no block busy records bucket r as finished (the `gen`
+//            word); every warp then leaves, each block resets its shard, and a grid barrier ends
+//            the bucket. No address takes every push or pop: each block's words take its own.
+// Any order of relaxations gives exact distances; T only orders the work. aw (ASYNC_WORDS + 4 per
+// block, contract NF_ASYNC_*): [0] gen, [1] busy blocks, then per block its shard's tickets taken,
+// entries pushed and count. qbits: one queued bit per node. Both are set up here at the start.
+// The piles' sizes and minima are the step loop's (cnt, thr). Writes ctrl[0] buckets + 1, ctrl[1]
+// done, ctrl[4] buckets; cnt[7] the nodes popped.
+#define SSSP_NFA_SPIN_LIMIT (1ll << 26)
+
+__device__ __forceinline__ unsigned long long sssp_nfa_entry(int r, int v) {
+    return ((unsigned long long)(unsigned int)(r + 1) << 32) | (unsigned int)v;
+}
+
+__device__ __forceinline__ unsigned int *sssp_nfa_block(unsigned int *aw, int b) {
+    return aw + SSSP_NFA_WORDS + SSSP_NFA_BLOCK_WORDS * b;
+}
+
+// One counted context of this block (its split, or a pop, after its pushes counted) is done; the
+// release that leaves no block busy marks bucket r finished, and the busy count is set for the
+// next bucket (every block busy with its split).
+__device__ __forceinline__ void sssp_nfa_release(unsigned int *aw, int r) {
+    __threadfence();
+    if (atomicSub(sssp_nfa_block(aw, blockIdx.x) + SSSP_NFA_PEND, 1u) != 1u) return;
+    if (atomicSub(aw + SSSP_NFA_BUSY, 1u) != 1u) return;
+    __threadfence();
+    atomicExch(aw + SSSP_NFA_BUSY, gridDim.x);
+    atomicMax(aw + SSSP_NFA_GEN, (unsigned int)(r + 1));
+}
+
+// v, lowered to d (at or above T, or past a shard), joins far pile r + 1 once (its far flag);
+// fmin gathers the pile's minimum for the caller to fold.
+__device__ __forceinline__ void sssp_nfa_far(int *qR, unsigned int *cnt, unsigned int *infar, int n, int r, int v,
+                                             sssp_d_t d, sssp_bits_t &fmin) {
+    fmin = sssp_min_bits(fmin, sssp_bits(d));
+    if (sssp_nf_flag(infar, v)) qR[(long long)((r + 1) & 1) * n + atomicAdd(cnt + SSSP_NF_FAR + (r + 1) % 3, 1u)] = v;
+}
+
+// v's distance fell to d below T in bucket r: it is queued once to its shard (its queued bit; a
+// pop clears the bit before it reads the distance, so a node found queued is relaxed at d or
+// less). shards: min(blocks, n); cap: entries a shard.
+__device__ __forceinline__ void sssp_nfa_push(int *qF, int *qR, unsigned int *cnt, unsigned int *infar,
+                                              unsigned int *qbits, unsigned int *aw, int n, int shards, int cap,
+                                              int r, int v, sssp_d_t d, sssp_bits_t &fmin) {
+    const unsigned int bit = 1u << (v & 31);
+    __threadfence();  // the distance before the queued bit
+    if (atomicOr(qbits + (v >> 5), bit) & bit) return;
+    const int o = v % shards;
+    unsigned int *ow = sssp_nfa_block(aw, o);
+    if (atomicAdd(ow + SSSP_NFA_PEND, 1u) == 0u) atomicAdd(aw + SSSP_NFA_BUSY, 1u);  // counted first
+    const unsigned int q = atomicAdd(ow + SSSP_NFA_TAIL, 1u);
+    if (q < (unsigned int)cap) {
+        __threadfence();  // the counts performed before the entry shows (the adds return nothing)
+        reinterpret_cast<volatile unsigned long long *>(qF)[(long long)o * cap + q] = sssp_nfa_entry(r, v);
+        return;
+    }
+    atomicAnd(qbits + (v >> 5), ~bit);  // the shard is full: the next bucket (same T) takes it
+    sssp_nfa_far(qR, cnt, infar, n, r, v, d, fmin);
+    if (atomicSub(ow + SSSP_NFA_PEND, 1u) == 1u) atomicSub(aw + SSSP_NFA_BUSY, 1u);  // never the last busy
+}
+
+// delta: Δ as 64 bits (sssp_nf_delta); qbits: (n + 31) / 32 words; aw: ASYNC_WORDS + 4 per block.
+// Every block resident at once.
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    sssp_nf_async(SSSP_NF_ARGS, unsigned long long delta_bits, unsigned int *qbits, unsigned int *aw) {
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long nthreads = (long long)gridDim.x * blockDim.x;
+    const int lane = threadIdx.x & 31;
+    const int limit = (int)ctrl[SSSP_CTRL_LIMIT];
+    const sssp_d_t delta = sssp_nf_delta(delta_bits);
+    const int shards = min((int)gridDim.x, max(n, 1));
+    const int cap = n / shards;
+    const bool owns = (int)blockIdx.x < shards;
+    unsigned int *mine = sssp_nfa_block(aw, blockIdx.x);
+    const volatile unsigned long long *vq =  // this block's shard (read only where it owns one)
+        reinterpret_cast<const volatile unsigned long long *>(qF) + (owns ? (long long)blockIdx.x * cap : 0);
+    const volatile unsigned int *vgen = aw + SSSP_NFA_GEN;
+    for (long long i = tid; i < ((long long)n + 31) / 32; i += nthreads) qbits[i] = 0u;
+    // The shards' entries: one left by an earlier solve carries a bucket tag this solve reuses.
+    for (long long i = tid; i < n; i += nthreads) reinterpret_cast<unsigned long long *>(qF)[i] = 0ull;
+    if (threadIdx.x == 0) {  // this block's words: its split counts; every block busy
+        mine[SSSP_NFA_HEAD] = mine[SSSP_NFA_TAIL] = 0u;
+        mine[SSSP_NFA_PEND] = 1u;
+        if (blockIdx.x == 0) {
+            aw[SSSP_NFA_GEN] = 0u;
+            aw[SSSP_NFA_BUSY] = gridDim.x;
+        }
+    }
+    if (!sssp_grid_sync(ctrl)) return;
+    unsigned long long popped = 0;
+    int r = 0;
+    for (;; ++r) {
+        const unsigned int nfar = sssp_ldcg(cnt + SSSP_NF_FAR + r % 3);
+        if (nfar == 0 || r > limit) {
+            if (tid == 0) {
+                ctrl[SSSP_CTRL_PHASE] = (unsigned int)(r + 1);
+                ctrl[SSSP_CTRL_BUCKETS] = (unsigned int)r;
+                ctrl[SSSP_CTRL_DONE] = nfar == 0 ? 1u : 0u;
+            }
+            break;
+        }
+        const sssp_d_t T = sssp_nf_threshold(sssp_val(sssp_ldcg(thr + SSSP_NF_FMIN + r % 3)), delta);
+        if (tid == 0) {  // pile r - 1's words (read in bucket r - 1)
+            cnt[SSSP_NF_FAR + (r + 2) % 3] = 0u;
+            thr[SSSP_NF_FMIN + (r + 2) % 3] = SSSP_INF_BITS;
+        }
+        // Split pile r.
+        const int *far = qR + (long long)(r & 1) * n;
+        sssp_bits_t fmin = SSSP_INF_BITS;
+        for (long long i = tid; i < nfar; i += nthreads) {
+            const int v = sssp_ldcg(far + i);
+            const sssp_d_t d = sssp_dist_of(key, v);
+            const sssp_bits_t db = sssp_bits(d);
+            if (db >= sssp_ldcg(pushed + v)) {
+                sssp_nf_unflag(infar, v);  // stale: pushed at this distance since
+            } else if (d < T) {
+                sssp_nf_unflag(infar, v);
+                sssp_nfa_push(qF, qR, cnt, infar, qbits, aw, n, shards, cap, r, v, d, fmin);
+            } else {
+                qR[(long long)((r + 1) & 1) * n + sssp_append_slot(cnt + SSSP_NF_FAR + (r + 1) % 3)] = v;
+                fmin = sssp_min_bits(fmin, db);
+            }
+        }
+        sssp_block_sync();
+        if (threadIdx.x == 0) sssp_nfa_release(aw, r);  // this block's share of the split is done
+        // Drain this block's shard: a warp per popped node, a lane per edge.
+        bool stalled = false;
+        for (;;) {
+            int v = -1;
+            if (lane == 0) {
+                const unsigned int h = owns ? atomicAdd(mine + SSSP_NFA_HEAD, 1u) : 0xFFFFFFFFu;
+                const unsigned int want = (unsigned int)(r + 1);
+                long long spins = 0;
+                for (;;) {
+                    if (h < (unsigned int)cap) {
+                        const unsigned long long e = vq[h];
+                        if ((unsigned int)(e >> 32) == want) {
+                            v = (int)(unsigned int)e;
+                            break;
+                        }
+                    }
+                    if (*vgen > (unsigned int)r) break;
+                    if (++spins > SSSP_NFA_SPIN_LIMIT || ((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT]) {
+                        atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
+                        stalled = true;
+                        break;
+                    }
+                    __nanosleep(20);
+                }
+                if (v >= 0) atomicAnd(qbits + (v >> 5), ~(1u << (v & 31)));  // a later fall queues it again
+                __threadfence();  // the bit before the distance; or the last pushes before the reset
+            }
+            v = __shfl_sync(SSSP_FULL_MASK, v, 0);
+            if (v < 0) break;
+            sssp_d_t d = 0;
+            bool relax = false;
+            if (lane == 0) {
+                d = sssp_dist_of(key, v);
+                const sssp_bits_t db = sssp_bits(d);
+                relax = db < sssp_ldcg(pushed + v);  // not pushed at this distance already
+                if (relax) __stcg(pushed + v, db);
+            }
+            relax = __shfl_sync(SSSP_FULL_MASK, relax, 0);
+            d = __shfl_sync(SSSP_FULL_MASK, d, 0);
+            if (relax) {
+                const long long e1 = __ldg(indptr + v + 1);
+                for (long long e = __ldg(indptr + v) + lane; e < e1; e += 32) {
+                    const int t = __ldg(indices + e);
+                    const sssp_d_t nd = sssp_add(d, (sssp_d_t)__ldg(weights + e));
+                    const sssp_key_t old = atomicMin(key + t, sssp_nf_key(nd, 0));
+                    if (!(nd < sssp_key_dist(old))) continue;
+                    if (nd < T) sssp_nfa_push(qF, qR, cnt, infar, qbits, aw, n, shards, cap, r, t, nd, fmin);
+                    else sssp_nfa_far(qR, cnt, infar, n, r, t, nd, fmin);
+                }
+            }
+            __syncwarp();
+            if (lane == 0) {
+                ++popped;
+                sssp_nfa_release(aw, r);  // after this pop's pushes (they counted first)
+            }
+        }
+        sssp_fold_min(thr + SSSP_NF_FMIN + (r + 1) % 3, fmin);
+        if (__any_sync(SSSP_FULL_MASK, stalled)) {
+            sssp_grid_sync(ctrl);  // returns at once: the abort flag is set
+            return;
+        }
+        sssp_block_sync();
+        if (threadIdx.x == 0) {  // quiet: nothing is pushed any more in this bucket
+            mine[SSSP_NFA_HEAD] = mine[SSSP_NFA_TAIL] = 0u;
+            mine[SSSP_NFA_PEND] = 1u;  // the next bucket's split
+        }
+        if (!sssp_grid_sync(ctrl)) return;
+    }
+    if (lane == 0 && popped) atomicAdd(cnt + SSSP_NF_POPS, (unsigned int)min(popped, 0xFFFFFFFFull));
+    sssp_nf_finish(key, n);
+}
+
 // pred[v] (or the low word of the packed key) = the smallest u with d(u) < d(v) and
 // d(u) + w(u, v) == d(v), the strict half of the reference's rule; the host completes the
 // nodes left without one (reached only through zero-weight edges, or real sums that round the

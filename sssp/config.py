@@ -44,14 +44,24 @@ L1_STATES: dict[str, tuple[str, int | None]] = {
     "S": ("PREFER_SHARED", 100),
 }
 KERNELS = ("relax", "min", "update")
-LOOPS = ("persistent", "graph", "host", "cluster", "wide", "legacy")
+LOOPS = ("persistent", "graph", "host", "cluster", "wide", "phast", "legacy")
 """Loop mechanisms: one persistent kernel with a grid barrier; a CUDA graph WHILE node; host
 launches per phase (engine 2); near-far in one thread-block cluster with the distances in its
 shared memory (near-far only, when they fit; otherwise the persistent loop runs); near-far with
 a kernel per move at full occupancy, each step dealt out by edges (near-far with 32-bit integer
 distances only, otherwise the persistent loop runs: for graphs whose steps are large,
-:mod:`sssp.gpu.wide`); the paper's host-driven relax/min/update kernels."""
+:mod:`sssp.gpu.wide`); near-far's answer by one sweep of a contraction hierarchy built once per
+graph, a step per level (PHAST: integer weights only, otherwise the persistent loop runs;
+:mod:`sssp.gpu.phast`); the paper's host-driven relax/min/update kernels."""
+FUSE_LEVELS = ("", " fused", " fused across blocks")
+"""The cluster loop's fusion levels (``LaunchConfig.fuse``: 0, 1, 2), as its text shows them."""
 MIN_BLOCK, MAX_BLOCK = 32, 1024
+SHORTCUT_CHOICES = (0, 4, 8, 16, 32)
+"""Shortcut edges per node a configuration may ask for (:attr:`LaunchConfig.shortcuts`; 0: none).
+On the CPU reference, over the record's 17 meshes, roads and geometric graphs at Δ 1-16 x the
+rule, they cut near-far's steps 1.25-1.5x, 1.7-2.2x, 2.3-3.5x and 2.9-5.3x (medians 1.4, 1.9,
+2.7, 3.8) for 1.2-1.8, 1.6-3.4, 2.6-6.7 and 4.5-13 times the graph's edges
+(``benchmarks/results/cpu/shortcut_steps.csv``)."""
 from kernels import CLUSTER_SIZES, LANE_CHOICES  # noqa: E402  (the kernel contract owns them)
 
 
@@ -118,27 +128,39 @@ class LaunchConfig:
 
     Attributes
     ----------
-    loop : {"persistent", "graph", "host", "cluster", "wide", "legacy"}
+    loop : {"persistent", "graph", "host", "cluster", "wide", "phast", "legacy"}
         How phases are driven (see :data:`LOOPS`).
     blocks_per_sm : int
         Persistent loop: blocks per multiprocessor (capped at what fits resident; 0 = all that fit).
     local_limit : int
         Persistent loop: a phase whose frontier plus fringe is at most this runs in one block
         with block barriers only (work: frontier edges plus fringe); 0 turns that off, -1 means
-        eight times the block size.
+        eight times the block size. Phast loop: the top levels of at most this many nodes each
+        are swept by one block (their distances in its shared memory, as far as they fit); 0
+        sweeps every level with the whole grid, -1 means ``kernels.PHAST_BLOCK``.
     cluster : int
         Cluster loop: at least this many blocks in the cluster (0: the fewest whose shared
         memory holds the graph's distances; see :func:`kernels.cluster_layout`).
-    fuse : bool
-        Cluster loop: place the nodes in bands of a bandwidth-reducing order (reverse
-        Cuthill-McKee), one band per block, and let each block keep relaxing its own nodes that
-        fall below the threshold before it meets the others (bucket fusion per block: fewer
-        cluster-wide steps on meshes and road networks).
+    fuse : {False, True, 0, 1, 2}
+        Cluster loop: ``True`` (or 1) places the nodes in bands of a bandwidth-reducing order
+        (reverse Cuthill-McKee), one band per block, and lets each block keep relaxing its own
+        nodes that fall below the threshold before it meets the others (bucket fusion per block:
+        fewer cluster-wide steps on meshes and road networks). 2 (*across blocks*) also hands a
+        target in another block that falls below the threshold to that block's queue, so the
+        whole cluster keeps relaxing until nothing below the threshold is left anywhere: one
+        cluster barrier per bucket instead of one per step (bands where they keep edges local,
+        else nodes spread ``v % C``). Stored as 0, 1 or 2.
     batch_cluster : int
         Many sources (near-far's batch kernel, :func:`sssp.gpu.plan.plan_batch`): blocks per
         source (0: the fewest whose shared memory holds the distances).
     batch_block : int
         Many sources: threads per block of the batch kernel (0: 1024).
+    shortcuts : int
+        Near-far on the persistent or cluster loop, integer weights: relax a copy of the graph
+        with an edge from every node to each of its ``shortcuts`` nearest nodes, weighted by
+        their distance (:func:`sssp.shortcuts.with_shortcuts`, built once per solver): the same
+        distances in fewer steps on graphs of high diameter, more edges a step. The predecessor
+        tree is built on the graph's own edges. One of :data:`SHORTCUT_CHOICES`; 0: none.
     """
 
     relax: KernelConfig = DEFAULT_KERNEL
@@ -148,9 +170,10 @@ class LaunchConfig:
     blocks_per_sm: int = 2
     local_limit: int = -1
     cluster: int = 0
-    fuse: bool = False
+    fuse: bool | int = False
     batch_cluster: int = 0
     batch_block: int = 0
+    shortcuts: int = 0
 
     def __post_init__(self) -> None:
         for name in KERNELS:
@@ -180,8 +203,16 @@ class LaunchConfig:
             raise ConfigError(
                 f"batch_block {bb!r} is invalid: use 0 or a multiple of 32 from 32 to 1024"
             )
-        if not isinstance(self.fuse, bool):
-            raise ConfigError(f"fuse must be True or False, got {self.fuse!r}")
+        if isinstance(self.shortcuts, bool) or self.shortcuts not in SHORTCUT_CHOICES:
+            raise ConfigError(
+                f"shortcuts {self.shortcuts!r} is invalid: use one of {SHORTCUT_CHOICES}"
+            )
+        if self.shortcuts and self.loop not in ("persistent", "cluster"):
+            raise ConfigError(
+                f"shortcuts apply to the persistent and cluster loops, not loop {self.loop!r}"
+            )
+        if not isinstance(self.fuse, int) or not 0 <= self.fuse < len(FUSE_LEVELS):
+            raise ConfigError(f"fuse must be True, False, 0, 1 or 2, got {self.fuse!r}")
         if self.fuse and self.loop != "cluster":
             raise ConfigError(f"fuse applies to the cluster loop, not loop {self.loop!r}")
 
@@ -206,6 +237,8 @@ class LaunchConfig:
         if self.loop == "cluster":
             opts["cluster"] = self.cluster
             opts["fuse"] = int(self.fuse)
+        if self.shortcuts:
+            opts["shortcuts"] = self.shortcuts
         for name in ("batch_cluster", "batch_block"):  # many sources: stored when chosen
             if getattr(self, name):
                 opts[name] = getattr(self, name)
@@ -223,9 +256,10 @@ class LaunchConfig:
             blocks_per_sm=int(opts.get("blocks_per_sm", 2)),
             local_limit=int(opts.get("local_limit", -1)),
             cluster=int(opts.get("cluster", 0)),
-            fuse=bool(int(opts.get("fuse", 0))),
+            fuse=int(opts.get("fuse", 0)),
             batch_cluster=int(opts.get("batch_cluster", 0)),
             batch_block=int(opts.get("batch_block", 0)),
+            shortcuts=int(opts.get("shortcuts", 0)),
         )
 
     @classmethod
@@ -256,8 +290,12 @@ class LaunchConfig:
         text = f"loop={self.loop} relax={kernels['relax']} settle={kernels['update']}"
         if self.loop == "persistent":
             text += f" blocks/SM={self.blocks_per_sm or 'max'} local<={self.local_limit}"
+        elif self.loop == "phast":
+            text += f" local<={self.local_limit}"
         elif self.loop == "cluster":
-            text += f" cluster>={self.cluster or 'fit'}" + (" fused" if self.fuse else "")
+            text += f" cluster>={self.cluster or 'fit'}" + FUSE_LEVELS[int(self.fuse)]
+        if self.shortcuts:
+            text += f" shortcuts={self.shortcuts}"
         if self.batch_cluster or self.batch_block:
             text += f" batch={self.batch_cluster or 'fit'}x{self.batch_block or 'default'}"
         return text

@@ -251,7 +251,7 @@ def resolve_choice(
 
         scale = 1.0 if choice is None or choice.delta_scale is None else choice.delta_scale
         if wide_beyond(graph, choice, source):
-            config, scale = replace(config, loop="wide"), WIDE_DELTA_SCALE
+            config, scale = replace(config, loop="wide", shortcuts=0), WIDE_DELTA_SCALE
             detail += WIDE_DETAIL
         delta = scaled_delta(graph, scale)
         detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
@@ -302,7 +302,7 @@ def resolve_config(
     """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
     choice, config, source, detail = _lookup(graph, device, algorithm, variant, db, provider)
     if algorithm == "near-far" and wide_beyond(graph, choice, source):
-        config = replace(config, loop="wide")
+        config = replace(config, loop="wide", shortcuts=0)
         detail += WIDE_DETAIL
     return config, source, detail
 

@@ -10,7 +10,7 @@ import pytest
 
 import kernels
 from sssp.classes import GraphClass
-from sssp.config import KernelConfig, LaunchConfig
+from sssp.config import ConfigError, KernelConfig, LaunchConfig
 from sssp.gpu.device import DeviceInfo
 from sssp.tuned import resolve_config
 from tuner import class_search
@@ -78,8 +78,8 @@ def test_wide_points_lead_the_warm_start_of_large_low_diameter_classes(graph_cla
         wide = points[d : d + 2]
         assert sorted(map(repr, points)) == sorted(map(repr, base + wide))
         nearfar = [p for p in points[d + 2 :] if class_search.choice(p, algorithm)[0] == "near-far"]
-        loops = [p["loop"] for p in nearfar]
-        assert "cluster" in loops and loops == sorted(loops, key=lambda x: x == "cluster")
+        last = [p["loop"] == "cluster" and p["fuse"] != 2 for p in nearfar]
+        assert any(last) and last == sorted(last)  # fused across blocks runs across the grid
         assert [(p["loop"], p["delta_scale"]) for p in wide] == [("wide", 0.5), ("wide", 1)]
         assert all(class_search.choice(p, algorithm)[0] == "near-far" for p in wide)
 
@@ -410,6 +410,7 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
         **class_search.from_config(searched),
         "algorithm": "near-far",
         "delta_scale": 2.0,
+        "shortcuts": 0,  # a record made before shortcuts has none
     }
     assert class_search.previous_point(best, "crauser") is None  # not in Crauser's space
     crauser = class_search.to_best(search_result(5.0), H200)
@@ -461,8 +462,11 @@ def test_canonical_wide_points():
         "lanes": 8,
         "blocks_per_sm": 1,
         "local_limit": 0,
+        "shortcuts": 0,
     }
     assert all(wide[k] in class_search.AUTO_SPACE[k] for k in wide)
+    cut = class_search.canonical({**base, "loop": "wide", "algorithm": "near-far", "shortcuts": 8})
+    assert cut["shortcuts"] == 0 and class_search.to_config(cut).shortcuts == 0
     crauser = class_search.canonical({**base, "loop": "wide", "algorithm": "crauser"})
     assert crauser["loop"] == "persistent" and crauser["block_size"] == 1024
     assert "wide" in class_search.space_for("near-far")["loop"]
@@ -482,6 +486,7 @@ def test_a_point_whose_loop_falls_back_is_not_measured(monkeypatch):
 
     class Fallen:
         loop = "persistent"
+        grid_async = False
 
         def __init__(self, g, **kw):
             pass
@@ -494,28 +499,105 @@ def test_a_point_whose_loop_falls_back_is_not_measured(monkeypatch):
 
         def solve(self, s):
             solves.append(s)
-            raise AssertionError("a fallen-back point must not be timed")
+            raise AssertionError("a fallen-back point must not be timed")  # score reports it
 
     monkeypatch.setattr(sssp.gpu, "make_solver", Fallen)
+
+    def score(config):
+        return class_search.score(
+            graph,
+            config,
+            [0],
+            algorithm="near-far",
+            variant="successors",
+            device=0,
+            reference={0: np.zeros(graph.n)},
+            delta_scale=1,
+        )
+
     cluster = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16)
-    trial = class_search.score(
-        graph,
-        cluster,
-        [0],
-        algorithm="near-far",
-        variant="successors",
-        device=0,
-        reference={0: np.zeros(graph.n)},
-        delta_scale=1,
-    )
+    trial = score(cluster)
     assert trial.wall_ms is None and "cluster loop ran as persistent" in trial.error
     assert solves == []
+    # Fused across blocks runs across the grid there: the protocol it names, so it is timed.
+    Fallen.grid_async = True
+    across = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=2)
+    score(across)
+    assert solves == [0]  # it reached a solve
+    Fallen.grid_async = False
+    trial = score(cluster)
+    assert trial.wall_ms is None and solves == [0]
 
 
 def test_cluster_points_go_last_from_786k_nodes():
     small = class_search.start_points("auto", GraphClass("393k", "deg2", "highdiam"))
     large = class_search.start_points("auto", GraphClass("786k", "deg2", "highdiam"))
     assert sorted(map(repr, small)) == sorted(map(repr, large))
-    nearfar = [p["loop"] for p in large if p.get("algorithm") == "near-far"]
-    assert nearfar[0] != "cluster" and nearfar == sorted(nearfar, key=lambda x: x == "cluster")
-    assert [p["loop"] for p in small if p.get("algorithm") == "near-far"][0] == "cluster"
+    # Fused across blocks keeps its place: it runs across the grid where no cluster holds the
+    # graph; the other cluster points go last.
+    nearfar = [p for p in large if p.get("algorithm") == "near-far"]
+    falls_back = [p["loop"] == "cluster" and p["fuse"] != 2 for p in nearfar]
+    assert not falls_back[0] and falls_back == sorted(falls_back)
+    across = [i for i, p in enumerate(nearfar) if p["fuse"] == 2]
+    assert across and max(across) < falls_back.index(True)
+    assert [p["loop"] for p in small if p.get("algorithm") == "near-far"][:2] == [
+        "phast",
+        "cluster",
+    ]
+
+
+def test_shortcut_points_follow_the_first_near_far_point_of_high_diameter_classes():
+    for algorithm in ("auto", "near-far"):
+        high = class_search.start_points(algorithm, GraphClass("393k", "deg2", "highdiam"))
+        low = class_search.start_points(algorithm, GraphClass("393k", "deg2"))
+        nearfar = [p for p in high if class_search.choice(p, algorithm)[0] == "near-far"]
+        assert nearfar[0]["loop"] == "phast"  # the sweep leads (test_phast_point...)
+        nearfar = nearfar[1:]
+        assert [p["shortcuts"] for p in nearfar[:3]] == [0, 16, 16]
+        assert {p["loop"] for p in nearfar[1:3]} == {"cluster", "persistent"}
+        assert all(class_search.to_config(p).shortcuts == 16 for p in nearfar[1:3])
+        assert all(p.get("shortcuts", 0) == 0 for p in low)
+        assert all(class_search.canonical(p) == p for p in high)
+    # the phase-synchronous algorithms take none: such a point collapses to its plain one
+    crauser = {**nearfar[1], "algorithm": "crauser"}
+    assert class_search.canonical(crauser)["shortcuts"] == 0
+
+
+def test_phast_point_leads_high_diameter_classes():
+    """The sweep comes first for high-diameter classes only, as a canonical point of both
+    spaces; its Δ, block size, lanes and blocks per multiprocessor mean nothing (one
+    representative), its local limit (the widest level block 0 sweeps) does, and the
+    phase-synchronous algorithms run on the persistent loop instead."""
+    point = class_search.PHAST_WARM_START
+    assert point["loop"] == "phast" and class_search.canonical(point) == point
+    config = class_search.to_config(point)
+    assert config.loop == "phast" and config.shortcuts == 0 and not config.fuse
+    for algorithm in ("auto", "near-far"):
+        space = class_search.space_for(algorithm)
+        assert "phast" in space["loop"]
+        high = class_search.start_points(algorithm, GraphClass("49k", "deg2", "highdiam"))
+        low = class_search.start_points(algorithm, GraphClass("49k", "deg2"))
+        first = [p for p in high if class_search.choice(p, algorithm)[0] == "near-far"][0]
+        assert first["loop"] == "phast" and all(p["loop"] != "phast" for p in low)
+        assert all(set(p) == set(space) and p[k] in space[k] for p in high for k in p)
+    other = {**point, "delta_scale": 16, "block_size": 128, "lanes": 8, "blocks_per_sm": 2}
+    assert class_search.canonical(other) == point
+    grid = class_search.canonical({**point, "local_limit": 0})  # every level a grid step
+    assert grid != point and class_search.to_config(grid).local_limit == 0
+    crauser = class_search.canonical({**point, "algorithm": "crauser"})
+    assert crauser["loop"] == "persistent" and crauser["delta_scale"] == 1
+
+
+def test_a_phast_record_reads_back_as_its_point_and_configuration():
+    """A class record that chose the phast loop: its configuration round-trips through the
+    record's parts, reads back as the canonical phast point of both spaces, and the solver it
+    makes asks for the phast loop (shortcuts are refused there)."""
+    point = class_search.PHAST_WARM_START
+    best = class_search.to_best(search_result(5.0, algorithm="auto", point=point), H200)
+    assert best.config.loop == "phast" and "loop=phast" in str(best.config).replace(" ", "")
+    assert LaunchConfig.from_parts(best.config.as_dict(), best.config.options()) == best.config
+    assert class_search.previous_point(best, "auto") == point
+    nearfar = {k: v for k, v in point.items() if k != "algorithm"}
+    assert class_search.previous_point(best, "near-far") == nearfar
+    with pytest.raises(ConfigError, match="persistent and cluster"):
+        LaunchConfig(loop="phast", shortcuts=8)

@@ -111,13 +111,21 @@ def test_unreachable_zero_weights_one_node_and_sinks():
     np.testing.assert_array_equal(got, np.zeros((3, 1), np.int64))
 
 
-def test_local_work_on_a_mesh():
+@pytest.mark.parametrize("fuse", [1, 2])
+def test_local_work_on_a_mesh(fuse):
+    """Local work in each block (fuse=1) and across blocks (fuse=2) on a grid (bands), and across
+    the four blocks of a source on a random graph (nodes v % C)."""
     graph = sssp.generate("grid", size=20000, seed=4)
-    fused = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=True)
+    fused = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=fuse)
     sources = np.arange(0, graph.n, 97)
     dist, _, plan, _, _ = batch_rows(graph, sources, config=fused)
-    assert plan.lq > 0 and plan.placement is not None
+    assert plan.lq > 0 and plan.placement is not None and plan.spread == (fuse == 2)
     np.testing.assert_array_equal(dist, as_dtype(scipy_rows(graph, sources), np.int64))
+    if fuse == 2:
+        rand = sssp.generate("random", size=20000, degree=3, seed=5)
+        dist, _, plan, _, _ = batch_rows(rand, sources, config=fused, cluster=4)
+        assert plan.spread and plan.placement is None and plan.cluster == 4
+        np.testing.assert_array_equal(dist, as_dtype(scipy_rows(rand, sources), np.int64))
 
 
 def test_a_batch_far_larger_than_the_device_holds_and_the_front_door():
@@ -134,3 +142,17 @@ def test_a_batch_far_larger_than_the_device_holds_and_the_front_door():
     tree = solver.solve_many(sources[:50], return_predecessors=True)
     assert "a launch per source" in tree.stats["batch"] or "one source" in tree.stats["batch"]
     np.testing.assert_array_equal(tree.dist, res.dist[:50])
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("rho", [4, 32])
+def test_rows_with_shortcuts(rho):
+    """The batch kernel relaxes the solver's graph with its shortcut edges
+    (``LaunchConfig.shortcuts``, 4 and 32 a node): the rows still equal SciPy's on the graph
+    itself."""
+    graph = sssp.generate("road", size=12_000, seed=21)
+    sources = np.arange(0, graph.n, 97)
+    config = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", shortcuts=rho)
+    dist, its, _, _, solver = batch_rows(graph, sources, config=config)
+    np.testing.assert_array_equal(dist, as_dtype(scipy_rows(graph, sources), np.int64))
+    assert solver.relax_graph.m > graph.m and (its > 0).all()

@@ -10,11 +10,13 @@ from several sources in turn so that state left over from a previous solve would
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+import kernels
 import sssp
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.cpu.nearfar import default_delta, near_far
@@ -46,10 +48,32 @@ CLUSTER_CONFIGS = [
     LaunchConfig(KernelConfig(512, "N", 8), loop="cluster", cluster=16),
     LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=True),
     LaunchConfig(KernelConfig(256, "N", 8), loop="cluster", cluster=16, fuse=True),
+    LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=2),
+    LaunchConfig(KernelConfig(256, "N", 8), loop="cluster", cluster=16, fuse=2),
 ]
 """The cluster loop (kernels/sssp_cluster.cu): the fewest blocks that hold the graph, at least 4
 blocks of 256 threads, and 16 blocks (beyond the portable cluster size); then fused (bands of
-reverse Cuthill-McKee, local work inside the blocks) on the fewest blocks and on 16."""
+reverse Cuthill-McKee, local work inside the blocks) on the fewest blocks and on 16; then fused
+across blocks (local work that hands targets to other blocks' queues) on the same two."""
+
+SHORTCUT_CONFIGS = [
+    replace(CONFIGS[0], shortcuts=8),
+    replace(CONFIGS[2], shortcuts=16),
+    replace(CLUSTER_CONFIGS[0], shortcuts=4),
+    replace(CLUSTER_CONFIGS[2], shortcuts=32),
+    replace(CLUSTER_CONFIGS[4], shortcuts=16),
+]
+"""Shortcut edges (``LaunchConfig.shortcuts``) on the persistent loop (default; whole warps with
+block-local steps) and the cluster loop (fewest blocks, 16 blocks, fused on 16)."""
+
+PHAST_CONFIGS = [
+    LaunchConfig(loop="phast"),
+    LaunchConfig(loop="phast", local_limit=0),
+    LaunchConfig(loop="phast", local_limit=32768),
+]
+"""Near-far's answer by a contraction hierarchy's sweep (``sssp.gpu.phast``): block 0 sweeping
+the top levels of up to 1 024 nodes (one pass each), none (every level a grid step), and those
+of up to 32 768 (several passes a level, as far as their distances fit its shared memory)."""
 
 
 def check(
@@ -76,9 +100,34 @@ def check(
                     np.testing.assert_array_equal(
                         res.pred, cpu[int(s)].pred, err_msg=f"{config} delta {delta}"
                     )
-                    assert res.algorithm == "near-far" and res.stats["buckets"] >= 1
+                    assert res.algorithm == "near-far"
+                    if res.stats["loop"] == "phast":  # a step per level, no buckets
+                        assert res.iterations == res.stats["phast"]["levels"]
+                    else:
+                        assert res.stats["buckets"] >= 1
                     results.append(res)
     return results
+
+
+def grid_graph(side: int, seed: int, *, low: int = 1, unreached: int = 0, perm=None) -> sssp.Graph:
+    """A side x side grid, both directions of each edge with one weight from ``low`` to 99
+    (seeded), ``unreached`` more nodes without edges, node ids mapped through ``perm``."""
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    w = np.random.default_rng(seed).integers(low, 100, u.size)
+    src, dst = np.concatenate([u, v]), np.concatenate([v, u])
+    if perm is not None:
+        src, dst = perm[src], perm[dst]
+    return sssp.Graph.from_edges(side * side + unreached, src, dst, np.concatenate([w, w]))
+
+
+def hub_graph(n: int, hubs: int, fan: int, extra: int, seed: int) -> sssp.Graph:
+    """``hubs`` nodes of ``fan`` out-edges each plus ``extra`` random edges, weights 0-49."""
+    rng = np.random.default_rng(seed)
+    src = np.concatenate([np.repeat(np.arange(hubs), fan), rng.integers(0, n, extra)])
+    dst = np.concatenate([rng.integers(0, n, hubs * fan), rng.integers(0, n, extra)])
+    return sssp.Graph.from_edges(n, src, dst, rng.integers(0, 50, src.size))
 
 
 def test_random_classes_and_deltas():
@@ -111,13 +160,7 @@ def test_grid_high_diameter_many_handovers():
     """A 2-D grid: thousands of small steps, so the loop hands steps between block 0 and the grid
     many times; repeated solves on one solver."""
     side = 120
-    idx = np.arange(side * side).reshape(side, side)
-    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
-    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
-    w = np.random.default_rng(4).integers(1, 100, u.size)
-    graph = sssp.Graph.from_edges(
-        side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
-    )
+    graph = grid_graph(side, 4)
     results = check(graph, [0, side * side // 2 + 7], deltas=(None, 30), repeats=3)
     assert max(r.iterations for r in results) > 100
 
@@ -172,7 +215,9 @@ def test_step_and_bucket_counts_near_the_reference():
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("config", CONFIGS + CLUSTER_CONFIGS, ids=str)
+@pytest.mark.parametrize(
+    "config", CONFIGS + CLUSTER_CONFIGS + SHORTCUT_CONFIGS + PHAST_CONFIGS, ids=str
+)
 def test_source_without_out_edges_and_one_node(config):
     graph = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
     res = sssp.solve(graph, 3, backend="gpu", algorithm="near-far", config=config)
@@ -205,29 +250,13 @@ def test_cluster_loop_many_steps_overflow_and_hubs():
     """A grid (hundreds of steps), Bellman-Ford's Δ on a large graph (lists past the per-block
     capacity, whose nodes wait for the next step), hubs (one list entry with thousands of edges)
     and zero weights."""
-    side = 100
-    idx = np.arange(side * side).reshape(side, side)
-    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
-    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
-    w = np.random.default_rng(14).integers(1, 100, u.size)
-    grid = sssp.Graph.from_edges(
-        side * side, np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
-    )
+    grid = grid_graph(100, 14)
     results = check(grid, [0, 5050], deltas=(None, 30), configs=CLUSTER_CONFIGS, repeats=2)
     assert max(r.iterations for r in results) > 100
     wide = sssp.generate("random", size="98k", degree=4, seed=15)
     results = check(wide, [3], deltas=(float("inf"),), configs=CLUSTER_CONFIGS)
     assert max(r.stats["max_frontier"] for r in results) >= 2048  # some block's list hit the cap
-    rng = np.random.default_rng(16)
-    n = 20_000
-    hubs = np.arange(8)
-    src = np.concatenate([np.repeat(hubs, 5000), rng.integers(0, n, 40_000)])
-    dst = np.concatenate([rng.integers(0, n, 8 * 5000), rng.integers(0, n, 40_000)])
-    check(
-        sssp.Graph.from_edges(n, src, dst, rng.integers(0, 50, src.size)),
-        [0, 1, 100],
-        configs=CLUSTER_CONFIGS,
-    )
+    check(hub_graph(20_000, 8, 5000, 40_000, 16), [0, 1, 100], configs=CLUSTER_CONFIGS)
 
 
 def test_fused_cluster_loop_runs_local_work():
@@ -236,17 +265,8 @@ def test_fused_cluster_loop_runs_local_work():
     than the loop without them, with the same answers. On a random graph the bands keep few edges
     local, so the same configuration runs unfused and says why."""
     side = 200
-    idx = np.arange(side * side).reshape(side, side)
-    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
-    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
-    w = np.random.default_rng(18).integers(1, 100, u.size)
     perm = np.random.default_rng(19).permutation(side * side)  # ids that say nothing of the layout
-    grid = sssp.Graph.from_edges(
-        side * side,
-        perm[np.concatenate([u, v])],
-        perm[np.concatenate([v, u])],
-        np.concatenate([w, w]),
-    )
+    grid = grid_graph(side, 18, perm=perm)
     plain, fused = (
         LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=f)
         for f in (False, True)
@@ -262,6 +282,74 @@ def test_fused_cluster_loop_runs_local_work():
     gated = check(rand, [0, 1], configs=[fused])
     assert not any(r.stats["cluster_fused"] for r in gated)
     assert all(r.stats["fusion_gate"].endswith(": ran unfused") for r in gated)
+
+
+@pytest.mark.smoke
+def test_cluster_loop_fused_across_blocks():
+    """Fused across blocks (fuse=2): a target of another block that falls below the threshold is
+    relaxed in the same step by its owner, so a bucket takes one cluster step unless a list or a
+    queue overflows. On a grid (bands) and a random graph (no bands: nodes v % C), with the
+    default Δ, a tiny Δ (a bucket per distance) and an infinite one (one bucket: one step and the
+    queues past their capacity), zero weights and unreachable nodes; distances equal SciPy's and
+    predecessors the CPU reference's (check)."""
+    side = 200  # bands keep 0.948 of the edges inside 16 blocks
+    grid = grid_graph(side, 21, low=0, unreached=50)  # zero weights, 50 nodes no edge reaches
+    across, fused = (
+        LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", cluster=16, fuse=f) for f in (2, 1)
+    )
+    sources = [0, side * side // 2 + side // 2]
+    runs = check(grid, sources, deltas=(None, 1, float("inf")), configs=[across], repeats=2)
+    assert all(r.stats["cluster_fused_across_blocks"] and r.stats["local_nodes"] > 0 for r in runs)
+    assert all(r.stats["fusion_gate"].endswith("in bands, fused across blocks") for r in runs)
+    per_block = check(grid, sources, configs=[fused])
+    assert max(r.iterations for r in runs[:4]) < min(r.iterations for r in per_block)
+    for r in runs[:8]:  # default and unit Δ: a step per bucket (no queue overflows here)
+        assert r.iterations <= r.stats["buckets"] + 1, (r.iterations, r.stats["buckets"])
+    rand = sssp.generate("random", size=20_000, degree=3, seed=22)
+    spread = check(rand, [0, 1], deltas=(None, 1, float("inf")), configs=[across])
+    assert all(r.stats["cluster_fused_across_blocks"] for r in spread)
+    assert all("nodes spread v % C" in r.stats["fusion_gate"] for r in spread)
+
+
+@pytest.mark.smoke
+def test_fused_across_blocks_on_the_grid(monkeypatch):
+    """fuse=2 where no cluster holds the graph (forced here by a layout that never fits): near-far
+    across the grid (sssp_nf_async), a grid barrier per bucket. Grids with zero weights and
+    unreachable nodes, a random graph, hubs, a source without out-edges and one node, under the
+    default, a unit and an infinite Δ (one bucket; the queue holds n entries a bucket, so the
+    pushes past them take more buckets at the same threshold); distances equal SciPy's and
+    predecessors the CPU reference's (check)."""
+    import kernels
+
+    monkeypatch.setattr(kernels, "cluster_layout", lambda *a, **k: None)
+    across = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=2)
+    side = 150
+    grid = grid_graph(side, 23, low=0, unreached=40)
+    runs = check(grid, [0, side * side // 2], deltas=(None, 1, float("inf")), configs=[across])
+    assert all(
+        r.stats["grid_fused_across_blocks"] and r.stats["loop"] == "persistent" for r in runs
+    )
+    assert all(r.iterations <= r.stats["buckets"] + 1 for r in runs[:2])  # a step a bucket
+    rand = sssp.generate("random", size=20_000, degree=3, seed=24)
+    check(rand, [0, 7], deltas=(None, 1, float("inf")), configs=[across], repeats=2)
+    check(hub_graph(20_000, 4, 3000, 30_000, 25), [0, 5], configs=[across])
+    tiny = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
+    res = sssp.solve(tiny, 3, backend="gpu", algorithm="near-far", config=across)
+    assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
+    assert res.stats["grid_fused_across_blocks"]
+    one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
+    res = sssp.solve(one, 0, backend="gpu", algorithm="near-far", config=across)
+    assert res.dist.tolist() == [0] and res.pred.tolist() == [-1]
+
+
+def test_fused_across_blocks_on_a_graph_past_the_cluster():
+    """A road-like graph of 1.2 million nodes, past what a cluster's shared memory holds: fuse=2
+    runs across the grid, with the same answers."""
+    road = sssp.generate("road", size=1_200_000, seed=26)
+    across = LaunchConfig(KernelConfig(1024, "N", 8), loop="cluster", fuse=2)
+    runs = check(road, [3, 600_000], configs=[across])
+    assert all(r.stats["grid_fused_across_blocks"] for r in runs)
+    assert all("do not fit" in r.stats["cluster_fallback"] for r in runs)
 
 
 def test_cluster_loop_falls_back_to_the_grid():
@@ -297,7 +385,7 @@ def test_refusals():
         )
 
 
-@pytest.mark.parametrize("config", CONFIGS + CLUSTER_CONFIGS, ids=str)
+@pytest.mark.parametrize("config", CONFIGS + CLUSTER_CONFIGS + PHAST_CONFIGS, ids=str)
 @settings(max_examples=7, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(gs=graph_and_source())
 def test_hypothesis_graphs(config, gs):
@@ -318,3 +406,165 @@ def test_real_graphs(path):
         sources,
         configs=(CONFIGS[:3] if graph.n < 100_000 else CONFIGS[:1]) + CLUSTER_CONFIGS[:1],
     )
+
+
+def _grid(side: int, seed: int, low: int = 1) -> sssp.Graph:
+    """A side x side grid with random weights in [low, 100) and ids that say nothing of it."""
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    rng = np.random.default_rng(seed)
+    w = rng.integers(low, 100, u.size)
+    perm = rng.permutation(side * side)
+    return sssp.Graph.from_edges(
+        side * side,
+        perm[np.concatenate([u, v])],
+        perm[np.concatenate([v, u])],
+        np.concatenate([w, w]),
+    )
+
+
+@pytest.mark.smoke
+def test_shortcuts_same_answers_in_fewer_steps():
+    """A grid and a road-like network: with shortcuts the distances equal SciPy's and the tree
+    the CPU reference's on the graph's own edges (check), in fewer steps than without."""
+    for graph in (_grid(90, 31), sssp.generate("road", size=20_000, seed=32)):
+        sources = [0, graph.n // 2 + 3]
+        for delta in (None, 30):
+            base = check(graph, sources, deltas=(delta,), configs=CONFIGS[:1])
+            runs = check(graph, sources, deltas=(delta,), configs=SHORTCUT_CONFIGS, repeats=2)
+            for r in runs:
+                cut = r.stats["shortcuts"]
+                assert cut["rho"] in (4, 8, 16, 32) and cut["edges"] > 0
+                assert "shortcut_fallback" not in r.stats
+            steps = [r.iterations for r in runs if r.stats["loop"] == "persistent"]
+            assert max(steps) < min(r.iterations for r in base)  # 8 and 16 a node: ~2-3x fewer
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("config", SHORTCUT_CONFIGS, ids=str)
+def test_shortcuts_zero_weights_and_unreachable(config):
+    """Zero weights (nodes left to the host's level rule: a shortcut of weight 0 must not become
+    a parent) and unreachable nodes; sinks and one node: test_source_without_out_edges..."""
+    rng = np.random.default_rng(33)
+    n = 4000
+    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
+    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))  # a quarter zero
+    results = check(zero, [0, 17], deltas=(None, 1), configs=[config])
+    assert any(r.stats["flat_parents_on_host"] > 0 for r in results)
+    assert all((r.dist[-50:] == sssp.UNREACHABLE).all() for r in results)
+
+
+def test_shortcuts_at_the_size_and_width_limits():
+    """Shortcuts that push a graph past the cluster's shared memory (its distances stay, its
+    edges go to global memory); weights whose shortcuts would pass 32-bit distances (capped:
+    the distances stay 32-bit); 64-bit distances (no cap)."""
+    from sssp.gpu.engine import EngineSolver
+
+    graph = _grid(150, 34)  # resident on 8 blocks; with 32 shortcuts a node (727k edges) not
+    fits = EngineSolver(graph, algorithm="near-far", config=CLUSTER_CONFIGS[0])
+    with fits:
+        assert fits.cluster_mb > 0  # the graph alone is resident
+    big = replace(CLUSTER_CONFIGS[0], shortcuts=32)
+    for r in check(graph, [0, 1000], configs=[big]):
+        assert r.stats["loop"] == "cluster" and not r.stats["cluster_resident"]
+    rng = np.random.default_rng(35)
+    n = 3000
+    src, dst = rng.integers(0, n, 12_000), rng.integers(0, n, 12_000)
+    heavy = sssp.Graph.from_edges(n, src, dst, rng.integers(1, 2**32 // (n + 1) - 1, src.size))
+    for r in check(heavy, [0, 9], configs=[SHORTCUT_CONFIGS[0], SHORTCUT_CONFIGS[2]]):
+        assert r.stats["dist_bits"] == 32
+        assert (n + 1) * r.stats["shortcuts"]["max_weight"] < kernels.UINT32_INF
+    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
+    for r in check(wide, [0, 9], configs=SHORTCUT_CONFIGS[:2]):
+        assert r.stats["dist_bits"] == 64 and r.stats["shortcuts"]["edges"] > 0
+
+
+def test_shortcuts_not_taken_say_why():
+    """Real weights and Crauser's algorithm run without shortcuts, and the result says why."""
+    rng = np.random.default_rng(36)
+    n = 2000
+    src, dst = rng.integers(0, n, 8000), rng.integers(0, n, 8000)
+    real = sssp.Graph.from_edges(n, src, dst, (rng.random(src.size) * 10).astype(np.float32))
+    for r in check(real, [0], configs=SHORTCUT_CONFIGS[:1]):
+        assert "shortcuts" not in r.stats and "real weights" in r.stats["shortcut_fallback"]
+    graph = sssp.Graph.from_edges(n, src, dst, rng.integers(1, 50, src.size))
+    res = sssp.solve(graph, 0, backend="gpu", algorithm="crauser", config=SHORTCUT_CONFIGS[0])
+    check_against(dijkstra(graph, 0).dist, res)
+    assert "near-far only" in res.stats["shortcut_fallback"]
+
+
+@pytest.mark.smoke
+def test_phast_same_answers_in_a_step_per_level():
+    """A grid and a road-like network: the sweep's distances equal SciPy's and its tree the
+    CPU reference's (check), from several sources in turn on one solver, in one step per level
+    of the hierarchy: far fewer than near-far's steps."""
+    for graph in (_grid(90, 41), sssp.generate("road", size=20_000, seed=42)):
+        sources = [0, graph.n // 2 + 3, graph.n - 1]
+        base = check(graph, sources, configs=CONFIGS[:1])
+        runs = check(graph, sources, configs=PHAST_CONFIGS, repeats=2)
+        for r in runs:
+            ph = r.stats["phast"]
+            assert r.stats["loop"] == "phast" and "loop_fallback" not in r.stats
+            assert 0 <= ph["top_levels"] <= ph["levels"] == r.iterations
+            assert (ph["top_levels"] == 0) == (r.config.local_limit == 0)
+            assert 0 < r.stats["upward_settled"] < graph.n
+        assert max(r.iterations for r in runs) * 4 < min(r.iterations for r in base)
+
+
+@pytest.mark.smoke
+def test_phast_zero_weights_unreachable_and_widths():
+    """Zero weights (the host's level rule completes the tree), unreachable nodes, 64-bit
+    distances; real weights run the persistent loop and say why."""
+    rng = np.random.default_rng(43)
+    n = 4000
+    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
+    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))  # a quarter zero
+    results = check(zero, [0, 17], configs=PHAST_CONFIGS)
+    assert any(r.stats["flat_parents_on_host"] > 0 for r in results)
+    assert all((r.dist[-50:] == sssp.UNREACHABLE).all() for r in results)
+    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
+    for r in check(wide, [0, 9], configs=PHAST_CONFIGS):
+        assert r.stats["dist_bits"] == 64 and r.stats["loop"] == "phast"
+    real = sssp.Graph.from_edges(n, src, dst, (rng.random(src.size) * 10).astype(np.float32))
+    for r in check(real, [0], configs=PHAST_CONFIGS):
+        assert r.stats["loop"] == "persistent" and "integer weights" in r.stats["loop_fallback"]
+
+
+@pytest.mark.parametrize("top", ["none", "all"])
+def test_phast_top_levels_none_and_all(monkeypatch, top):
+    """Every level swept by the grid (no top levels in block 0), and every level in block 0
+    (no grid step at all): the same answers."""
+    import sssp.gpu.phast
+
+    def rule(sizes, dist_bytes, smem_bytes, block=kernels.PHAST_BLOCK):
+        if top == "none":
+            return 0
+        assert sum(sizes) * dist_bytes <= smem_bytes  # levels wider than a block loop in it
+        return len(sizes)
+
+    monkeypatch.setattr(sssp.gpu.phast.kernels, "phast_top_levels", rule)
+    graph = _grid(60, 44)  # 3 600 nodes: every level fits block 0's shared memory
+    for r in check(graph, [0, 1799, 3599], configs=PHAST_CONFIGS, repeats=2):
+        ph = r.stats["phast"]
+        assert ph["top_levels"] == (0 if top == "none" else ph["levels"])
+
+
+def test_phast_many_sources():
+    """Many sources on the PHAST loop (one sweep after another): every row equals SciPy's, with
+    and without the trees."""
+    graph = sssp.generate("road", size=5000, seed=45)
+    sources = [0, 10, 2500, 4999, 10]
+    for trees in (False, True):
+        r = sssp.solve(
+            graph,
+            sources,
+            backend="gpu",
+            algorithm="near-far",
+            config=PHAST_CONFIGS[0],
+            return_predecessors=trees,
+        )
+        for i, s in enumerate(sources):
+            np.testing.assert_array_equal(r.dist[i], dijkstra(graph, s).dist)
+            if trees:
+                np.testing.assert_array_equal(r.pred[i], near_far(graph, s).pred)

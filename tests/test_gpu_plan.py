@@ -30,6 +30,7 @@ from sssp.gpu.plan import (
     hub_entries,
     plan_batch,
     plan_engine,
+    shortcut_choice,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -81,10 +82,10 @@ def size(p, name: str) -> int | None:
 def _rejection(loop: str, algorithm: str, variant: str) -> str | None:
     """The error engine 2 gives for this combination (checked in this order), or None."""
     nearfar = algorithm == "near-far"
-    if loop in ("cluster", "wide") and not nearfar:
+    if loop in ("cluster", "wide", "phast") and not nearfar:
         return f"loop '{loop}' runs near-far only, not '{algorithm}'"
-    if nearfar and loop not in ("persistent", "cluster", "wide"):
-        return f"near-far runs on the persistent, cluster or wide loop, not '{loop}'"
+    if nearfar and loop not in ("persistent", "cluster", "wide", "phast"):
+        return f"near-far runs on the persistent, cluster, wide or phast loop, not '{loop}'"
     return None
 
 
@@ -109,6 +110,8 @@ def test_every_loop_algorithm_variant_and_width(loop, algorithm, variant, width)
     n = N
     # The loop after the fallbacks, and why.
     expected_loop = loop if packed or loop not in ("cluster", "wide") else "persistent"
+    if loop == "phast" and width == "f64":
+        expected_loop = "persistent"
     assert (p.requested_loop, p.loop) == (loop, expected_loop)
     assert p.cluster_fallback == (
         "the cluster solver keeps 32-bit integer distances"
@@ -118,9 +121,12 @@ def test_every_loop_algorithm_variant_and_width(loop, algorithm, variant, width)
     assert p.loop_fallback == (
         "the wide loop takes 32-bit integer distances: persistent loop"
         if loop == "wide" and not packed
+        else "the phast loop takes integer weights (a contraction hierarchy's shortcut is an "
+        "exact integer sum): persistent loop"
+        if loop == "phast" and width == "f64"
         else ""
     )
-    cluster = p.loop == "cluster"
+    cluster, phast = p.loop == "cluster", p.loop == "phast"
     # Compile-time parameters.
     bits = {"u32": (32, 32, False), "u64": (64, 32, False), "f64": (64, 64, True)}[width]
     assert (p.params.dist_bits, p.params.weight_bits, p.params.floating) == bits
@@ -138,20 +144,22 @@ def test_every_loop_algorithm_variant_and_width(loop, algorithm, variant, width)
     )
     assert p.params.relax_lanes == (kernels.CLUSTER_LANES if cluster else 1)
     assert p.params.cluster == (1 if cluster else 0)  # 1000 nodes fit in one block
-    assert p.kernel_set_name == ("cluster" if cluster else "nearfar" if nearfar else "engine")
+    assert p.kernel_set_name == (
+        "cluster" if cluster else "phast" if phast else "nearfar" if nearfar else "engine"
+    )
     assert set(p.kernel_configs) == set(p.kernel_set)
     # Buffers: every node's key is one 64-bit word (packed, 64-bit integer or float64 bits).
     assert size(p, "d_key") == 8 * n
     assert size(p, "d_pred") == (None if packed else 4 * n)
     assert size(p, "d_settled") == (None if nearfar and packed else 4 * n)
-    assert size(p, "d_qF") == size(p, "d_qR") == (None if cluster else 8 * n)
-    grid_nf = nearfar and not cluster
+    assert size(p, "d_qF") == size(p, "d_qR") == (None if cluster or phast else 8 * n)
+    grid_nf = nearfar and not (cluster or phast)
     val = 4 if packed else 8
     assert size(p, "d_pushed") == (val * n if grid_nf else None)
     assert size(p, "d_infar") == (4 * kernels.nearfar_flag_words(n) if grid_nf else None)
     hist = kernels.NEARFAR_WORDS if nearfar else 2 * (n + 3)
     assert size(p, "d_cnt") == 4 * hist and p.history_len == hist
-    assert size(p, "d_thr") == (None if cluster else val * hist)
+    assert size(p, "d_thr") == (None if cluster or phast else val * hist)
     crit = None if nearfar else p.params.criterion
     assert size(p, "d_omega") == (val * n if crit in ("out", "inout") else None)
     assert size(p, "d_iota") == (val * n if crit in ("in", "inout") else None)
@@ -291,6 +299,92 @@ def test_fused_cluster_loop_asks_the_graph_for_its_bands_only_when_it_can_run():
     assert asked == [True, False]
     with pytest.raises(ValueError, match="bands"):
         plan(algorithm="near-far", config=fuse)
+
+
+def test_fused_across_blocks_keeps_its_queues_without_bands():
+    """fuse=2 (local work across blocks): in bands where the gate allows, else with the nodes
+    spread v % C, and its queues in both cases; fuse=1 keeps its spread flag off."""
+    order = np.arange(N)[::-1].copy()
+
+    def bands(ok: bool):
+        return lambda: Bands(
+            order,
+            lambda c: (
+                ok,
+                f"band locality x at {c} blocks: fused"
+                if ok
+                else f"band locality x at {c} blocks: ran unfused",
+            ),
+        )
+
+    across = LaunchConfig(loop="cluster", fuse=2)
+    budget = H200.smem_per_block_optin - kernels.CLUSTER_STATIC_SMEM
+    p = plan(algorithm="near-far", config=across, bands=bands(True))
+    # A step runs a bucket: the queue takes all the shared memory the layout leaves.
+    room = kernels.cluster_queue_room(
+        N, p.cluster, p.cluster_mb, kernels.CLUSTER_LOCAL_QUEUE, budget
+    )
+    assert p.cluster_spread and p.cluster_lq == room > kernels.CLUSTER_LOCAL_QUEUE
+    assert 0 <= budget - p.local_smem < kernels.CLUSTER_QUEUE_ENTRY_BYTES
+    assert p.placement is not None and p.fusion_detail.endswith("in bands, fused across blocks")
+    q = plan(algorithm="near-far", config=across, bands=bands(False))
+    assert q.cluster_spread and q.cluster_lq > kernels.CLUSTER_LOCAL_QUEUE and q.placement is None
+    assert q.fusion_detail.endswith("nodes spread v % C, fused across blocks")
+    assert q.local_smem == kernels.cluster_smem_bytes(
+        N, q.cluster, mb=q.cluster_mb, lq=q.cluster_lq
+    )
+    assert 0 <= budget - q.local_smem < kernels.CLUSTER_QUEUE_ENTRY_BYTES
+    # A graph whose distances fill the blocks: the queue takes what is left, never less than
+    # the per-block queue's capacity.
+    road = np.full(435_000, 2)
+    c, mb = kernels.cluster_layout(road, budget, lq=kernels.CLUSTER_LOCAL_QUEUE)
+    room = kernels.cluster_queue_room(road.size, c, mb, kernels.CLUSTER_LOCAL_QUEUE, budget)
+    assert kernels.CLUSTER_LOCAL_QUEUE <= room < kernels.CLUSTER_MAX_QUEUE
+    assert kernels.cluster_smem_bytes(road.size, c, mb=mb, lq=room) <= budget
+    assert kernels.cluster_smem_bytes(road.size, c, mb=mb, lq=room + 1) > budget
+    assert kernels.cluster_queue_room(road.size, c, mb, 10**6, budget) == 10**6  # never shrinks
+    one = plan(algorithm="near-far", config=LaunchConfig(loop="cluster", fuse=1), bands=bands(True))
+    assert not one.cluster_spread and one.cluster_lq > 0
+    grid = plan(loop="persistent", algorithm="near-far")
+    assert not grid.cluster_spread
+    # The batch kernel follows: bands where the gate allows, else v % C, queues in both.
+    small = facts("u32")
+    b = plan_batch(p, small, H200, bands=bands(True))
+    assert b.spread and b.placement is not None and "across blocks" in b.detail
+    b = plan_batch(p, small, H200, bands=bands(False))
+    assert b.spread and b.lq == kernels.CLUSTER_LOCAL_QUEUE and b.placement is None
+    assert not plan_batch(one, small, H200, bands=bands(True)).spread
+
+
+def test_fused_across_blocks_runs_across_the_grid_where_no_cluster_holds_the_graph():
+    """fuse=2 on a graph whose distances pass a cluster's shared memory (or on a device without
+    clusters): near-far across the grid (sssp_nf_async, a barrier per bucket) with its queued
+    bits; 64-bit distances and the other fusion levels keep the step loop."""
+
+    def bands(n: int):
+        return lambda: Bands(np.arange(n), lambda c: (True, f"band locality 1 at {c}: fused"))
+
+    across = LaunchConfig(loop="cluster", fuse=2)
+    big = facts("u32", n=10**6, degree=2)
+    p = plan(algorithm="near-far", config=across, graph=big, bands=bands(10**6))
+    assert p.loop == "persistent" and p.grid_async and p.cluster == 0
+    assert p.cluster_fallback.startswith("1000000 nodes")
+    assert size(p, "d_qbits") == 4 * kernels.nearfar_flag_words(10**6)
+    assert size(p, "d_async") == 4 * kernels.async_words(132 * kernels.ASYNC_MAX_BLOCKS_PER_SM)
+    assert size(p, "d_qF") == 8 * 10**6  # the queue: n 64-bit entries
+    assert "async" in p.kernel_set and p.kernel_configs["async"] == across.relax
+    old = plan(algorithm="near-far", config=across, device=A100, bands=bands(N))
+    assert old.grid_async and old.cluster == 0
+    fused = LaunchConfig(loop="cluster", fuse=1)
+    for other in (
+        plan(algorithm="near-far", config=fused, graph=big, bands=bands(10**6)),
+        plan(loop="cluster", algorithm="near-far", graph=big),
+        plan("u64", algorithm="near-far", config=across, bands=bands(N)),
+    ):
+        assert other.loop == "persistent" and not other.grid_async
+        assert other.buffer("d_qbits") is None and other.buffer("d_async") is None
+    small = plan(algorithm="near-far", config=across, bands=bands(N))
+    assert small.loop == "cluster" and not small.grid_async
 
 
 def test_fused_plan_on_a_real_graph():
@@ -947,3 +1041,164 @@ def test_the_batch_kernel_follows_the_configuration_and_says_how_rows_run(fake_d
             "lanes": 1,
             "batch": "a launch per source (the batch kernel runs near-far, not crauser)",
         }
+
+
+@pytest.mark.parametrize("loop", ["persistent", "cluster"])
+def test_a_solver_with_shortcuts_relaxes_the_copy_and_walks_the_graph_in_its_tree(
+    fake_driver, loop
+):
+    """``LaunchConfig.shortcuts``: the plan is the augmented graph's (Δ from the graph's own
+    rule), the loops' buffers hold the copy, the graph's own CSR is uploaded beside them, and
+    the predecessor pass gets its pointers in place of the copy's; the batch kernel plans for the
+    copy's edges. Crauser takes none and says why."""
+    from sssp.cpu.nearfar import delta_rule, weight_total
+    from sssp.gpu.engine import EngineSolver
+    from sssp.shortcuts import with_shortcuts
+
+    graph = sssp.generate("grid", size=3600, seed=5)
+    config = LaunchConfig(loop=loop, shortcuts=16)
+    facts = GraphFacts.of(graph)
+    rho, cap, why = shortcut_choice(facts, config, "near-far")
+    assert (rho, why) == (16, "") and cap is not None
+    copy = with_shortcuts(graph, rho, max_weight=cap)
+    delta = delta_rule(graph.n, graph.m, weight_total(graph), False)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        p = solver.plan
+        assert solver.relax_graph.m == copy.m > 2 * graph.m
+        assert p == plan_engine(
+            GraphFacts.of(copy), config, "near-far", "successors", delta, H200, host_mapped=False,
+            bands=lambda: graph_bands(copy),
+        )  # fmt: skip
+        own = [graph.indptr.nbytes, graph.m * 4, graph.m * np.dtype(solver.weight_dtype).itemsize]
+        assert (
+            fake_driver.uploads
+            == [b.nbytes for b in p.buffers if b.fill == "upload" and b.nbytes] + own
+        )
+        assert p.buffer("d_indices").nbytes == copy.m * 4
+        stats = solver._static_stats()
+        assert stats["shortcuts"]["rho"] == 16 and stats["shortcuts"]["edges"] == copy.m - graph.m
+        assert "shortcut_fallback" not in stats and stats["delta"] == delta
+        solver.h_info[:] = 0
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 4
+        solver.solve(3)
+        tree = fake_driver.functions["sssp_nf_tree"].calls[-1][3:]  # after grid, block, stream
+        assert tuple(tree[:3]) == solver._tree_csr and tree[3:] == solver.args()[3:]
+        assert solver._tree_csr[0] != solver.d_indptr
+        batch = solver.batch()
+        if loop == "cluster":
+            assert batch is not None
+            assert batch.plan == plan_batch(
+                p, GraphFacts.of(copy), H200, bands=lambda: graph_bands(copy)
+            )
+    uploads = len(fake_driver.uploads)
+    crauser = LaunchConfig(shortcuts=16)  # the persistent loop (the cluster's is near-far's)
+    with EngineSolver(graph, algorithm="crauser", config=crauser) as solver:
+        stats = solver._static_stats()
+        assert "shortcuts" not in stats and "near-far only" in stats["shortcut_fallback"]
+        assert solver.relax_graph is graph and solver._tree_csr is None
+    assert len(fake_driver.uploads) - uploads == len(
+        [b for b in solver.plan.buffers if b.fill == "upload" and b.nbytes]
+    )
+
+
+def _sweep_like_the_kernel(order, level_ptr, down_ptr, down_pos, down_w, seeds, small, top_room):
+    """What sssp_ph_sweep computes, from the arrays a solver uploads and the seeds it copies:
+    block 0's top levels (every in-edge from a top position), then a level at a time; keys by
+    node (int64, UNREACHABLE for none)."""
+    n = order.size
+    inf = np.iinfo(down_w.dtype).max
+    top = int(level_ptr[small])
+    assert top <= top_room
+    pdist = np.full(n, inf, dtype=np.uint64)
+    pos, d = seeds
+    pdist[pos] = d
+    for level in range(level_ptr.size - 1):
+        for p in range(level_ptr[level], level_ptr[level + 1]):
+            tails = down_pos[down_ptr[p] : down_ptr[p + 1]]
+            assert np.all(tails < level_ptr[level])  # every tail is on a level swept before
+            if level < small:
+                assert np.all(tails < top)
+            live = pdist[tails] != inf
+            cand = pdist[tails][live] + down_w[down_ptr[p] : down_ptr[p + 1]][live]
+            if cand.size:
+                pdist[p] = min(pdist[p], cand.min())
+    out = np.full(n, sssp.UNREACHABLE, dtype=np.int64)
+    reached = pdist != inf
+    out[order[reached]] = pdist[reached].astype(np.int64)
+    return out
+
+
+def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_driver):
+    """``LaunchConfig(loop="phast")``: no queues or piles; the hierarchy uploaded by sweep
+    position after the plan's buffers; a solve queues no init kernel, copies the upward
+    search's seeds and launches the sweep with the contract's arguments (a new generation each
+    solve), then near-far's predecessor pass. The arrays and seeds it hands the kernel, swept as
+    the kernel sweeps them, give SciPy's distances. Real weights run the persistent loop and
+    say why; Crauser is refused."""
+    from sssp.cpu.reference import dijkstra
+    from sssp.gpu.engine import EngineSolver
+
+    graph = sssp.generate("road", size=3000, seed=4)
+    uploaded: list[np.ndarray] = []
+    record = fake_driver.memcpy_htod
+
+    def keep(buf, array) -> None:
+        uploaded.append(np.array(array, copy=True))
+        record(buf, array)
+
+    fake_driver.memcpy_htod = keep
+    config = LaunchConfig(loop="phast")
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        p, ph = solver.plan, solver._phast
+        assert ph is not None and p.loop == "phast" and p.kernel_set_name == "phast"
+        names = {b.name for b in p.buffers}
+        assert not names & {"d_qF", "d_qR", "d_thr", "d_pushed", "d_infar"}
+        h = ph.hierarchy
+        plan_uploads = len([b for b in p.buffers if b.fill == "upload" and b.nbytes])
+        order, level_ptr, down_ptr, down_pos, down_w = uploaded[plan_uploads:]
+        np.testing.assert_array_equal(order, h.order)
+        assert level_ptr.dtype == np.int32 and level_ptr[-1] == graph.n
+        assert down_w.dtype == solver.val_dtype and down_pos.size == h.down_src.size
+        stats = solver._static_stats()["phast"]
+        assert stats["levels"] == h.levels and stats["top_levels"] == ph.small
+        room = (232448 - 128) // np.dtype(solver.val_dtype).itemsize
+        assert ph.small == kernels.phast_top_levels(np.diff(h.level_ptr), 4, 232448 - 128, 1024)
+        assert "loop=phast" in str(solver.config) and "local<=-1" in str(solver.config)
+        solver.h_info[:] = 0
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels + 1
+        for gen, source in enumerate((0, 1234, 2999), start=1):
+            solver.solve(source)
+            sweep = fake_driver.functions["sssp_ph_sweep"].calls[-1]
+            args = sweep[3:]
+            assert len(args) == len(kernels.PHAST_ARGS)
+            count = int(args[12])
+            assert (int(args[13]), int(args[14]), int(args[15])) == (gen, h.levels, ph.small)
+            assert args[0] == solver.d_key and args[1] == solver.d_ctrl
+            seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
+            got = _sweep_like_the_kernel(
+                order, level_ptr, down_ptr, down_pos, down_w, seeds, ph.small, room
+            )
+            np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
+        assert "sssp_nf_init" not in fake_driver.functions or not (
+            fake_driver.functions["sssp_nf_init"].calls
+        )
+        assert len(fake_driver.functions["sssp_nf_tree"].calls) == 3
+        assert solver.batch() is None and solver.many_stats(False)["lanes"] == 1
+    default_small = ph.small
+    for limit in (0, 32768):  # no level in block 0; wider levels in several passes
+        wider = replace(config, local_limit=limit)
+        with EngineSolver(graph, algorithm="near-far", config=wider) as solver:
+            ph = solver._phast
+            assert ph is not None
+            sizes = np.diff(ph.hierarchy.level_ptr)
+            assert ph.small == kernels.phast_top_levels(sizes, 4, 232448 - 128, limit)
+            assert ph.small == 0 if limit == 0 else ph.small >= default_small
+            assert ph.smem == max(16, 4 * int(ph.hierarchy.level_ptr[ph.small]))
+    real = sssp.Graph.from_edges(4, [0, 1, 2], [1, 2, 3], np.array([0.5, 1.5, 2.0]))
+    with EngineSolver(real, algorithm="near-far", config=config) as solver:
+        assert solver.loop == "persistent" and solver._phast is None
+        assert "integer weights" in solver._static_stats()["loop_fallback"]
+    with pytest.raises(InvalidGraphError, match="near-far only"):
+        EngineSolver(graph, algorithm="crauser", config=config)

@@ -231,10 +231,12 @@ def test_every_engine_combination_compiles_for_sm90():
     }
     solver = kernels.CLUSTER_KERNELS["solve"].cuda_name().encode()
     batch = kernels.CLUSTER_BATCH_KERNEL.cuda_name().encode()
+    sweep = kernels.PHAST_KERNELS["sweep"].cuda_name().encode()
     for p, cubin in zip(params, cubins, strict=True):
         assert cubin[:4] == b"\x7fELF", p.key
         for name in names:
             assert name.encode() in cubin, (p.key, name)
+        assert (sweep in cubin) == (not p.floating), p.key  # PHAST: integer distances only
         # The one-source kernel in the cluster builds, the batch kernel instead in the batch ones.
         assert (solver in cubin) == bool(p.cluster and not p.many), p.key
         assert (batch in cubin) == p.many, p.key
@@ -271,10 +273,12 @@ def test_cluster_placement_bands():
     )
     with pytest.raises(ValueError, match="slots"):
         kernels.cluster_placement(np.arange(2 * kernels.CLUSTER_MAX_SLOTS + 1), 1)
-    # the local queue and its bit map cost shared memory, so fewer graphs stay resident
-    assert kernels.cluster_smem_bytes(n, blocks, lq=1024) == kernels.cluster_smem_bytes(
-        n, blocks
-    ) + 4 * (nb // 32 + 1024)
+    # the local queue's entries (slot and distance) and its queued bits cost shared memory, so
+    # fewer graphs stay resident
+    assert (
+        kernels.cluster_smem_bytes(n, blocks, lq=1024)
+        == kernels.cluster_smem_bytes(n, blocks) + 4 * (nb // 32) + 8 * 1024
+    )
 
 
 def test_band_order_keeps_a_grids_edges_inside_the_blocks():
@@ -359,8 +363,13 @@ def test_cluster_loop_configuration():
     )  # stored before fusion
     with pytest.raises(ConfigError, match="fuse applies to the cluster loop"):
         LaunchConfig(loop="persistent", fuse=True)
-    with pytest.raises(ConfigError, match="fuse must be"):
-        LaunchConfig(loop="cluster", fuse=1)
+    assert LaunchConfig(loop="cluster", fuse=1) == fused  # True and 1 are one level
+    across = LaunchConfig(loop="cluster", fuse=2)
+    assert across.options()["fuse"] == 2 and "fused across blocks" in str(across)
+    assert LaunchConfig.from_parts(across.as_dict(), across.options()) == across
+    for bad in (3, -1, 1.0, "1", None):
+        with pytest.raises(ConfigError, match="fuse must be"):
+            LaunchConfig(loop="cluster", fuse=bad)
     road = np.full(
         435_000, 2
     )  # 16 blocks still hold a road network's distances with the local queues
@@ -505,6 +514,27 @@ def test_hub_capacity_counts_chunks():
     assert hub_capacity(indptr) == 1 + 1 + 2 + 5
     assert hub_capacity(indptr, kernels.WideParams(hub_degree=1024, chunk=4096)) == 1 + 2
     assert hub_capacity(np.array([0, 3, 5])) == 1  # never an empty allocation
+
+
+def test_phast_sweep_arguments_match_the_source():
+    """The sweep takes the arguments its spec names, in order, with a format of the same
+    length; the top-level rule stops at the first level too wide for a block or for the room."""
+    src = kernels.source(ENGINE_SOURCE_FILE)
+    block = src[
+        src.index("#define SSSP_PH_ARGS") + len("#define SSSP_PH_ARGS") : src.index(
+            "#if !SSSP_FLOAT"
+        )
+    ]
+    names = [tok.replace("\\", " ").split()[-1].lstrip("*") for tok in block.split(",")]
+    assert tuple(names) == kernels.PHAST_ARGS
+    spec = kernels.PHAST_KERNELS["sweep"]
+    assert len(spec.arg_format) == len(spec.args) and spec.grid == "resident"
+    assert kernels.PHAST_KERNELS["tree"] is kernels.NEARFAR_KERNELS["tree"]
+    top = kernels.phast_top_levels
+    assert top([1, 2, 3, 2000, 5], 4, 1 << 20) == 3
+    assert top([1, 2, 3, 4], 4, 4 * 6) == 3  # 1 + 2 + 3 distances fill 24 bytes
+    assert top([1024, 1024], 8, 1 << 20, block=1024) == 2
+    assert top([], 4, 100) == 0 and top([10], 4, 0) == 0
 
 
 def test_cluster_kernels_arguments_match_the_source():

@@ -69,19 +69,26 @@ DELTA_SCALES = (0.5, 1, 2, 4, 16, 64, 256)
 CLUSTER_CHOICES = (0, 4, 16)
 """Cluster loop: the fewest blocks that hold the graph (0), or at least 4 or 16 (more threads to
 walk a step's edges, more shared-memory round trips between blocks)."""
-FUSE_CHOICES = (0, 1)
-"""Cluster loop: nodes spread v % C with one cluster barrier per step (0), or in bands of a
-bandwidth-reducing order with local rounds inside each block between the barriers (1)."""
+FUSE_CHOICES = (0, 1, 2)
+"""Cluster loop: nodes spread v % C with one cluster barrier per step (0), in bands of a
+bandwidth-reducing order with local rounds inside each block between the barriers (1), or local
+work across blocks, one cluster barrier per bucket (2; ``LaunchConfig.fuse``)."""
+SHORTCUTS = (0, 8, 16, 32)
+"""Near-far on the persistent or cluster loop: shortcut edges per node
+(``LaunchConfig.shortcuts``). On the CPU reference 8, 16 and 32 a node cut the steps of the
+record's meshes and roads about 1.9x, 2.7x and 3.8x for 1.6-3.4, 2.6-6.7 and 4.5-13 times the
+edges (``benchmarks/results/cpu/shortcut_steps.csv``); what that costs a step is the device's."""
 AUTO_SPACE: dict[str, tuple] = {
     **SPACE,
-    "loop": (*SPACE["loop"], "cluster", "wide"),
+    "loop": (*SPACE["loop"], "cluster", "wide", "phast"),
     "algorithm": AUTO_ALGORITHMS,
     "delta_scale": DELTA_SCALES,
     "cluster": CLUSTER_CHOICES,
     "fuse": FUSE_CHOICES,
+    "shortcuts": SHORTCUTS,
 }
-"""The space of ``algorithm="auto"``: :data:`SPACE` plus the cluster loop, the algorithm,
-near-far's Δ scale, the cluster's size and its fusion."""
+"""The space of ``algorithm="auto"``: :data:`SPACE` plus the cluster, wide and phast loops, the
+algorithm, near-far's Δ scale, the cluster's size and its fusion, and shortcut edges."""
 
 
 def space_for(algorithm: str) -> dict[str, tuple]:
@@ -90,39 +97,50 @@ def space_for(algorithm: str) -> dict[str, tuple]:
     if algorithm == "near-far":
         return {
             **SPACE,
-            "loop": ("persistent", "cluster", "wide"),
+            "loop": ("persistent", "cluster", "wide", "phast"),
             "delta_scale": DELTA_SCALES,
             "cluster": CLUSTER_CHOICES,
             "fuse": FUSE_CHOICES,
+            "shortcuts": SHORTCUTS,
         }
     return SPACE
 
 
 def canonical(p: dict) -> dict:
     """One representative of the points that run the same solve: near-far runs on the persistent,
-    the cluster or the wide loop, the phase-synchronous algorithms on the other three and without
-    Δ; the cluster loop has no blocks per multiprocessor, no block-local limit and fixed lanes
-    (``kernels.CLUSTER_LANES``, its predecessor pass), the wide loop runs its own kernels (block
-    size, L1, lanes and block-local limit mean nothing to it), and the cluster's size and fusion
-    mean nothing to the other loops."""
+    the cluster, the wide or the phast loop, the phase-synchronous algorithms on the other three
+    and without Δ or shortcuts (the wide loop takes none either; a point of a space with Δ that
+    names no shortcuts has none); the cluster loop has no blocks per multiprocessor, no
+    block-local limit and fixed lanes (``kernels.CLUSTER_LANES``, its predecessor pass), the wide
+    loop runs its own kernels (block size, L1, lanes and block-local limit mean nothing to it),
+    the phast loop too and has no Δ, and the cluster's size and fusion mean nothing to the other
+    loops."""
     q = dict(p)
     nearfar = q.get("algorithm", "near-far" if "delta_scale" in q else None) == "near-far"
     if nearfar:
-        if q["loop"] not in ("persistent", "cluster", "wide"):
+        if q["loop"] not in ("persistent", "cluster", "wide", "phast"):
             q["loop"] = "persistent"
     elif "algorithm" in q:
         q["delta_scale"] = 1
-        if q["loop"] in ("cluster", "wide"):
+        if q["loop"] in ("cluster", "wide", "phast"):
             q["loop"] = "persistent"
     if q["loop"] == "cluster":
         q.update(lanes=kernels.CLUSTER_LANES, blocks_per_sm=1, local_limit=0)
     if q["loop"] == "wide":  # its own kernels: fixed blocks, no lanes, no block-local moves
         q.update(block_size=kernels.WIDE_BLOCK, l1="N", lanes=8, blocks_per_sm=1, local_limit=0)
+    if q["loop"] == "phast":  # one sweep of its own: fixed blocks, no Δ; local_limit: the
+        # widest level block 0 sweeps alone (0: the grid sweeps every level)
+        q.update(block_size=kernels.PHAST_BLOCK, l1="N", lanes=1, blocks_per_sm=1)
+        if "delta_scale" in q:
+            q["delta_scale"] = 1
     if q["loop"] != "cluster":
         if "cluster" in q:
             q["cluster"] = 0
         if "fuse" in q:
             q["fuse"] = 0
+    if "delta_scale" in q or "shortcuts" in q:
+        takes = nearfar and q["loop"] in ("persistent", "cluster")
+        q["shortcuts"] = int(q.get("shortcuts", 0)) if takes else 0
     return q
 
 
@@ -143,12 +161,14 @@ def to_config(p: dict) -> LaunchConfig:
         blocks_per_sm=int(p["blocks_per_sm"]),
         local_limit=int(p["local_limit"]),
         cluster=int(p.get("cluster", 0)),
-        fuse=p["loop"] == "cluster" and bool(int(p.get("fuse", 0))),
+        fuse=int(p.get("fuse", 0)) if p["loop"] == "cluster" else 0,
+        shortcuts=int(p.get("shortcuts", 0)) if p["loop"] in ("persistent", "cluster") else 0,
     )
 
 
 def from_config(c: LaunchConfig) -> dict:
-    """Inverse of :func:`to_config` (the cluster's size and fusion only for the cluster loop)."""
+    """Inverse of :func:`to_config` (the cluster's size and fusion only for the cluster loop,
+    shortcuts only where there are some)."""
     point = {
         "loop": c.loop,
         "block_size": c.relax.block_size,
@@ -160,6 +180,8 @@ def from_config(c: LaunchConfig) -> dict:
     if c.loop == "cluster":
         point["cluster"] = c.cluster
         point["fuse"] = int(c.fuse)
+    if c.shortcuts:
+        point["shortcuts"] = c.shortcuts
     return point
 
 
@@ -222,10 +244,13 @@ NEARFAR_WARM_START = tuple(
         "delta_scale": scale,
         "cluster": blocks,
         "fuse": fuse,
+        "shortcuts": 0,
     }
     for bs, scale, blocks, fuse in (
         (1024, 1, 16, 0),
+        (1024, 1, 16, 2),
         (1024, 0.5, 0, 1),
+        (1024, 2, 0, 2),
         (1024, 2, 16, 0),
         (1024, 1, 0, 1),
         (1024, 0.5, 16, 0),
@@ -243,6 +268,7 @@ NEARFAR_WARM_START = tuple(
         "delta_scale": scale,
         "cluster": 0,
         "fuse": 0,
+        "shortcuts": 0,
     }
     for lanes, scale in ((4, 16), (32, 16), (4, 64), (32, 256), (4, 1), (32, 4))
 )
@@ -252,7 +278,29 @@ the persistent loop sparse and mesh-like graphs favour Δ 16-256 times the defau
 lanes, social and denser ones 32 lanes; on the cluster loop, whole blocks, 16 of them, and Δ
 0.5-2 times the rule (its steps cost less, so fewer nodes pushed twice pays), and fused on FE
 meshes (12-28 % less time than unfused on crack, fe_4elt2, fe_sphere, t60k; more on Delaunay
-meshes, roads and random graphs: benchmarks/results/h200/nearfar_fused_run39.csv)."""
+meshes, roads and random graphs: benchmarks/results/h200/nearfar_fused_run39.csv). Fused across
+blocks (fuse=2, a step per bucket) comes second and fourth, at 1-2 x the rule, where
+benchmarks/results/cpu/bucket_model.csv puts its best Δ; it is not yet measured."""
+
+SHORTCUT_WARM_START = (
+    {**NEARFAR_WARM_START[0], "delta_scale": 2, "shortcuts": 16},
+    {**NEARFAR_WARM_START[-1], "shortcuts": 16},
+)
+"""Two of the points above with 16 shortcut edges a node (the cluster loop's 16 blocks at 2 x Δ,
+the persistent loop's 32 lanes at 4 x): on the CPU reference 16 a node cut the steps of the
+record's meshes and roads 2.3-3.5x (:data:`SHORTCUTS`). They follow the first near-far point
+for high-diameter classes (:func:`start_points`); not measured on a GPU when they were added."""
+
+PHAST_WARM_START = canonical(
+    {**DEFAULT_POINT, "loop": "phast", "algorithm": "near-far", "delta_scale": 1, "cluster": 0,
+     "fuse": 0, "shortcuts": 0, "local_limit": 2048}
+)  # fmt: skip
+"""Near-far's answer by a contraction hierarchy's sweep (``sssp.gpu.phast``), block 0 sweeping the
+top levels of up to 2 048 nodes (the space's ``local_limit``; 0 leaves every level to the grid).
+It comes first for high-diameter classes (:func:`start_points`): on the CPU the record's 17
+meshes, roads and geometric graphs sweep in 45-176 levels of which only 3-28 hold more than
+1 024 nodes, against 50-2 600 near-far steps (``benchmarks/results/cpu/hierarchy_levels.csv``);
+not measured on a GPU when it was added."""
 
 
 WIDE_WARM_START = tuple(
@@ -279,7 +327,8 @@ CLUSTER_LAST_NODES = 786_432
 """From this class size on (either diameter) the cluster loop's warm-start points come last: on the
 H200 every cluster point of the 786k-3145k classes fell back to the persistent loop (their
 distances outgrow 16 blocks' shared memory) and failed (run 103), and with a budget of 8 the six
-of them left the 786k classes two measured points."""
+of them left the 786k classes two measured points. Those fused across blocks (fuse=2) keep their
+place: there they run across the grid (``sssp_nf_async``), which is what they name."""
 
 
 def _nodes(graph_class: GraphClass | None) -> int:
@@ -301,18 +350,23 @@ def wide_first(graph_class: GraphClass | None) -> bool:
 
 def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``.
-    For a class of :func:`wide_first`, the wide loop's points lead the warm start; from
-    :data:`CLUSTER_LAST_NODES` nodes on the cluster loop's come last (:func:`score` fails a
-    point whose loop falls back to another)."""
+    For a high-diameter class the phast point (:data:`PHAST_WARM_START`) leads and the shortcut
+    points (:data:`SHORTCUT_WARM_START`) follow the first near-far point after it; for a class of :func:`wide_first`, the wide loop's points lead the warm start;
+    from :data:`CLUSTER_LAST_NODES` nodes on the cluster loop's come last, except those fused
+    across blocks (:func:`score` fails a point whose loop falls back to another; fuse=2 runs across
+    the grid there)."""
     nearfar = list(NEARFAR_WARM_START)
+    if graph_class is not None and graph_class.diameter == "highdiam":
+        nearfar[1:1] = SHORTCUT_WARM_START
+        nearfar[:0] = [PHAST_WARM_START]
     if _nodes(graph_class) >= CLUSTER_LAST_NODES:
-        nearfar.sort(key=lambda p: p["loop"] == "cluster")
+        nearfar.sort(key=lambda p: p["loop"] == "cluster" and p["fuse"] != 2)
     if wide_first(graph_class):
         nearfar[:0] = WIDE_WARM_START
     if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
         # measures the cluster loop), then Crauser's
         phased = [
-            {**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0}
+            {**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0, "shortcuts": 0}
             for p in (DEFAULT_POINT, *WARM_START)
         ]
         return [phased[0], *nearfar, *phased[1:]]
@@ -334,6 +388,8 @@ def previous_point(record: BestRecord, algorithm: str) -> dict | None:
     if "cluster" in space:
         point.setdefault("cluster", 0)
         point.setdefault("fuse", 0)
+    if "shortcuts" in space:
+        point.setdefault("shortcuts", 0)
     if set(point) != set(space) or any(point[k] not in space[k] for k in space):
         return None
     if "algorithm" not in space and record.options.get("algorithm", algorithm) != algorithm:
@@ -508,7 +564,10 @@ def score(
             graph, algorithm=algorithm, variant=variant, config=config, device=device, **extra
         ) as solver:
             ran = getattr(solver, "loop", config.loop)
-            if ran != config.loop:  # e.g. a cluster too small for the class: not what it names
+            # Fused across blocks names a protocol, which runs across the grid where no cluster
+            # holds the graph (sssp.gpu.plan): that is what the point names, so it is scored.
+            across = config.fuse == 2 and getattr(solver, "grid_async", False)
+            if ran != config.loop and not across:  # e.g. a cluster too small for the class
                 return Trial(point, None, error=f"the {config.loop} loop ran as {ran} here")
             solver.solve(sources[0])
             times, gpu, phases = [], [], []

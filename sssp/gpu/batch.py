@@ -82,6 +82,7 @@ class BatchKernel:
             np.int32(plan.limit),
             np.int32(plan.mb),
             np.int32(plan.lq),
+            np.int32(plan.spread),
             self._place or null,
             self._slots or null,
         )

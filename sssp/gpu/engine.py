@@ -20,7 +20,7 @@ import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,8 +44,12 @@ from .plan import (
     kernel_config,
     plan_batch,
     plan_engine,
+    shortcut_choice,
 )
 from .wide import WideLoop
+
+if TYPE_CHECKING:
+    from .phast import PhastSweep
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +179,8 @@ class EngineSolver(DeviceBuffers):
     d_hubs: Any
     d_w: Any
     d_light: Any
+    d_qbits: Any
+    d_async: Any
 
     def __init__(
         self,
@@ -198,8 +204,23 @@ class EngineSolver(DeviceBuffers):
         self.info: DeviceInfo = device_info(device)
         self._non_portable = _non_portable_clusters(self.cuda)
         self.device_facts = _device_facts(self.cuda, self.info, self._non_portable)
+        # Shortcuts (LaunchConfig.shortcuts): the loops relax ``relax_graph``, a copy with them;
+        # Δ's rule and the predecessor tree stay those of the graph itself.
+        facts = GraphFacts.of(graph, weight_sum=algorithm == "near-far" and delta is None)
+        rho, cap, self.shortcut_fallback = shortcut_choice(facts, config, algorithm)
+        self.relax_graph = graph
+        if rho:
+            from ..cpu.nearfar import delta_rule
+            from ..shortcuts import with_shortcuts
+
+            if delta is None:
+                assert facts.weight_sum is not None  # summed above for near-far's rule
+                delta = delta_rule(facts.n, facts.m, facts.weight_sum, facts.is_float)
+            self.relax_graph = with_shortcuts(graph, rho, max_weight=cap)
+            facts = GraphFacts.of(self.relax_graph, weight_sum=False)
+        relax_graph = self.relax_graph
         self.plan: EnginePlan = plan_engine(
-            GraphFacts.of(graph, weight_sum=algorithm == "near-far" and delta is None),
+            facts,
             config,
             algorithm,
             variant,
@@ -207,7 +228,7 @@ class EngineSolver(DeviceBuffers):
             self.device_facts,
             wide=wide,
             host_mapped=host_mapped,
-            bands=lambda: graph_bands(graph),
+            bands=lambda: graph_bands(relax_graph),
         )
         self.graph, self.algorithm, self.variant = graph, algorithm, variant
         self.config_source = config_source
@@ -253,6 +274,13 @@ class EngineSolver(DeviceBuffers):
                 lambda func, block: resident_blocks(func, self.info, block, cuda),
                 self.plan.wide,
             )
+        self._phast: PhastSweep | None = None
+        if self.loop == "phast":
+            from .phast import PhastSweep
+
+            self._phast = PhastSweep(
+                self, lambda func, block, dyn: resident_blocks(func, self.info, block, cuda, dyn)
+            )
         self._graph = None
         if self.loop == "graph":
             from .cudagraph import PhaseGraph
@@ -277,6 +305,8 @@ class EngineSolver(DeviceBuffers):
             plan.cluster_mb,
             plan.cluster_lq,
         )
+        self.cluster_spread = plan.cluster_spread
+        self.grid_async = plan.grid_async
         self.nb = plan.nb
         self._placement = plan.placement
         self.cluster_fallback = plan.cluster_fallback
@@ -305,7 +335,7 @@ class EngineSolver(DeviceBuffers):
         names it has none of); uploads from the graph (the predecessors variant walks the
         reverse graph), the node minima of the criterion and the cluster placement."""
         graph, plan = self.graph, self.plan
-        g = graph if self.variant == "successors" else graph.reverse()
+        g = self.relax_graph if self.variant == "successors" else graph.reverse()
         inf_val = np.inf if self.params.floating else np.iinfo(self.val_dtype).max
         host = {
             "d_indptr": lambda: g.indptr.astype(np.int64, copy=False),
@@ -330,6 +360,13 @@ class EngineSolver(DeviceBuffers):
                 if buf.fill == "zero":
                     self.cuda.memset_d8(dev, 0, buf.nbytes)
             setattr(self, buf.name, dev)
+        self._tree_csr: tuple[Any, Any, Any] | None = None
+        if self.relax_graph is not graph:  # the tree walks the graph's own edges
+            self._tree_csr = (
+                self._upload(graph.indptr.astype(np.int64, copy=False)),
+                self._upload(graph.indices.astype(np.int32, copy=False)),
+                self._upload(graph.weights.astype(self.weight_dtype)),
+            )
 
     def _setup_result_pass(self) -> None:
         """The result pass (``kernels.RESULT_KERNEL``) and the host memory it writes: result
@@ -498,8 +535,11 @@ class EngineSolver(DeviceBuffers):
         grid, block = self._shapes[name]
         shared = self.local_smem if name in ("persistent", "solve") else 0
         ln = lane or self._lane0
+        args = self.args(ln)
+        if name == "tree" and self._tree_csr is not None:
+            args = self._tree_csr + args[3:]
         self.funcs[name].prepared_async_call(
-            grid, block, ln.stream, *self.args(ln), *extra, shared_size=shared
+            grid, block, ln.stream, *args, *extra, shared_size=shared
         )
 
     def memory_bytes(self) -> int:
@@ -524,6 +564,8 @@ class EngineSolver(DeviceBuffers):
         if self.cluster:  # the cluster kernel sets its own state and writes every control word
             return
         self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
+        if self._phast is not None:  # the sweep writes every key
+            return
         if self._wide is not None:
             self._wide.start(ln, source)
         elif self.nearfar:
@@ -544,6 +586,7 @@ class EngineSolver(DeviceBuffers):
                     np.int32(self.ctrl0[kernels.CTRL_LIMIT]),
                     np.int32(self.cluster_mb),
                     np.int32(self.cluster_lq),
+                    np.int32(self.cluster_spread),
                     self.d_place or np.uintp(0),
                     self.d_slots or np.uintp(0),
                 )
@@ -556,6 +599,18 @@ class EngineSolver(DeviceBuffers):
             )
         elif self._wide is not None:
             self._wide.run(ln)
+        elif self._phast is not None:
+            self._phast.run(ln, self._source)
+        elif self.grid_async:  # near-far across the grid: a barrier per bucket
+            self._launch(
+                "async",
+                self.d_pushed,
+                self.d_infar,
+                np.uint64(self._delta_bits),
+                self.d_qbits,
+                self.d_async,
+                lane=ln,
+            )
         elif self.nearfar:
             self._launch(
                 "persistent",
@@ -686,6 +741,7 @@ class EngineSolver(DeviceBuffers):
                 self.nearfar,
                 bool(self.cluster_lq),
                 self._static_stats(),
+                self._phast.seeds if self._phast is not None else None,
             )
         )
         # Where the host's share of the wall time goes: before the first command was queued
@@ -852,6 +908,8 @@ class EngineSolver(DeviceBuffers):
     def batch(self) -> BatchKernel | None:
         """The batch kernel (:mod:`sssp.gpu.batch`) that solves many sources a launch, made at
         the first call; None where the plan allows none (the reason is logged once)."""
+        if self._batch is None and self._phast is not None:
+            self._batch = "the phast loop sweeps one source at a time"
         if self._batch is None:
             options = {
                 "cluster": self.config.batch_cluster,
@@ -860,9 +918,9 @@ class EngineSolver(DeviceBuffers):
             }
             got = plan_batch(
                 self.plan,
-                GraphFacts.of(self.graph, weight_sum=False),
+                GraphFacts.of(self.relax_graph, weight_sum=False),
                 self.device_facts,
-                bands=lambda: graph_bands(self.graph),
+                bands=lambda: graph_bands(self.relax_graph),
                 **options,
             )
             if isinstance(got, str):
@@ -880,7 +938,7 @@ class EngineSolver(DeviceBuffers):
         if batch is not None:
             return {"lanes": batch.clusters, "batch": batch.detail}
         why = "predecessors asked for" if want_pred else str(self._batch)
-        if self.loop in ("host", "wide"):
+        if self.loop in ("host", "wide", "phast"):
             return {"lanes": 1, "batch": f"one source at a time ({why})"}
         return {"lanes": len(self.lanes()), "batch": f"a launch per source ({why})"}
 
@@ -929,7 +987,7 @@ class EngineSolver(DeviceBuffers):
         if batch is not None:
             batch.load_sources(sources)
             streams, in_flight = batch.streams, batch.clusters
-        elif self.loop in ("host", "wide"):  # the host waits on the device between moves
+        elif self.loop in ("host", "wide", "phast"):  # the host takes part in every solve
             return self._solve_rows_one_by_one(sources, dist_out, pred_out, iterations_out)
         else:
             lanes = self.lanes()
@@ -1227,12 +1285,21 @@ class EngineSolver(DeviceBuffers):
                     stats["cluster_blocks"] = self.cluster
                     stats["cluster_resident"] = bool(self.cluster_mb)
                     stats["cluster_fused"] = bool(self.cluster_lq)
+                    stats["cluster_fused_across_blocks"] = self.cluster_spread
                     if self.fusion_detail:
                         stats["fusion_gate"] = self.fusion_detail
                 if self.cluster_fallback:
                     stats["cluster_fallback"] = self.cluster_fallback
+                if self.grid_async:
+                    stats["grid_fused_across_blocks"] = True
+            if self._phast is not None:
+                stats["phast"] = self._phast.stats()
             if self.loop_fallback:
                 stats["loop_fallback"] = self.loop_fallback
+            if self.relax_graph is not self.graph:
+                stats["shortcuts"] = dict(self.relax_graph.meta["shortcuts"])
+            if self.shortcut_fallback:
+                stats["shortcut_fallback"] = self.shortcut_fallback
             if self.config_detail:
                 stats["config_detail"] = self.config_detail
             self._stats = stats
@@ -1277,13 +1344,17 @@ def _stats_of(
     nearfar: bool,
     local_pops: bool,
     static: dict[str, Any],
+    seeds: int | None = None,
 ) -> dict[str, Any]:
     """A result's statistics from its summary words (``kernels.RESULT_WORDS``) and what the
-    solver reports for every result (``static``)."""
+    solver reports for every result (``static``); ``seeds``: the nodes the upward search of a
+    PHAST solve settled (None for the other loops, whose counters the summary holds)."""
     info64 = info.view(np.uint64)
     reached = int(info64[kernels.RES_REACHED // 2])
     stats: dict[str, Any]
-    if nearfar:
+    if seeds is not None:  # a sweep has no buckets, lists or updates to count
+        stats = {"upward_settled": seeds, "reached": reached, "flat_parents_on_host": flat}
+    elif nearfar:
         w = kernels.RES_NF
         stats = {
             "buckets": int(info[kernels.RES_CTRL + kernels.CTRL_BUCKETS]),

@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import kernels
-from kernels import CLUSTER_KERNELS, ENGINE_KERNELS, NEARFAR_KERNELS, EngineParams, KernelSpec
+from kernels import (
+    CLUSTER_KERNELS,
+    ENGINE_KERNELS,
+    NEARFAR_KERNELS,
+    PHAST_KERNELS,
+    EngineParams,
+    KernelSpec,
+)
 
 from ..config import L1_STATES, KernelConfig, LaunchConfig
 from ..errors import BackendUnavailableError, InvalidArgumentError, InvalidGraphError
@@ -54,6 +61,7 @@ KERNEL_SETS: dict[str, dict[str, KernelSpec]] = {
     "engine": ENGINE_KERNELS,
     "nearfar": NEARFAR_KERNELS,
     "cluster": CLUSTER_KERNELS,
+    "phast": PHAST_KERNELS,
 }
 """The kernel sets a plan can load, by :attr:`EnginePlan.kernel_set_name`."""
 
@@ -85,13 +93,16 @@ BUFFER_NAMES = (
     "d_hubs",
     "d_w",
     "d_light",
+    "d_qbits",
+    "d_async",
 )
 """Every buffer a plan can hold, by the solver attribute it becomes (None where a plan has none):
 the graph (row starts, targets, weights), the criterion's node minima (ω, ι), the node state
 (settled phase, keys, predecessors), the frontier and fringe queues, the per-phase history
 (counts, thresholds), the control words, the fused cluster loop's placement, near-far's pushed
 distances and far flags, the result pass's scratch and (without mapped host memory) its output
-staging, and the wide loop's hub queue, words and light edges per row."""
+staging, the wide loop's hub queue, words and light edges per row, and near-far across the grid's
+queued bits and words."""
 
 SMEM_RESERVED_PER_BLOCK = 1024
 """Shared memory the device reserves per resident block (the occupancy rule counts it)."""
@@ -263,6 +274,11 @@ class EnginePlan:
     cluster: int
     cluster_mb: int
     cluster_lq: int
+    cluster_spread: bool
+    """Whether the cluster's local work crosses blocks (``LaunchConfig.fuse == 2``)."""
+    grid_async: bool
+    """Whether near-far runs across the grid with a barrier per bucket (``sssp_nf_async``: a
+    configuration fused across blocks whose graph no cluster holds)."""
     nb: int
     """Node slots per block of the cluster (0 on the other loops)."""
     placement: tuple[np.ndarray, np.ndarray] | None = field(repr=False, compare=False)
@@ -388,11 +404,33 @@ def engine_params_for(facts: GraphFacts, algorithm: str, variant: str, lanes: in
     )
 
 
+def shortcut_choice(
+    facts: GraphFacts, config: LaunchConfig | None, algorithm: str
+) -> tuple[int, int | None, str]:
+    """(shortcuts per node, their largest weight or None for no bound beyond int64's, why none)
+    for a configuration's ``shortcuts`` (:func:`sssp.shortcuts.with_shortcuts`). Near-far only,
+    integer weights only; a graph with 32-bit distances keeps them (the shortcuts are capped
+    below ``kernels.UINT32_INF / (n + 1)``)."""
+    rho = config.shortcuts if config is not None else 0
+    if not rho:
+        return 0, None, ""
+    if algorithm != "near-far":
+        return 0, None, f"shortcuts run with near-far only, not {algorithm}: none added"
+    if facts.is_float:
+        return 0, None, "real weights: no shortcuts (their sums would round differently)"
+    bits, _ = kernels.widths_for(facts.n, facts.max_weight)
+    if bits == 32:
+        return rho, max(int(facts.max_weight), (kernels.UINT32_INF - 1) // (facts.n + 1)), ""
+    return rho, None, ""
+
+
 def kernel_config(config: LaunchConfig, name: str) -> KernelConfig:
     """The launch configuration of engine-2 kernel ``name`` under ``config``."""
     if name == "sort":  # once per graph, not part of a solve: not tuned
         return KernelConfig(kernels.SORT_BLOCK, "N")
-    if name in ("relax", "tree", "persistent", "init", "solve"):
+    if name == "sweep":  # a block sweeps a top level in one pass (sssp.gpu.phast)
+        return KernelConfig(kernels.PHAST_BLOCK, "N")
+    if name in ("relax", "tree", "persistent", "init", "solve", "async"):
         kc = config.relax
         return kc if name != "init" else KernelConfig(kc.block_size, "N")
     return config.update  # settle: update with the threshold folded in
@@ -427,6 +465,7 @@ class _ClusterChoice:
     order: np.ndarray | None = None
     fallback: str = ""
     fusion_detail: str = ""
+    spread: bool = False
 
 
 def _choose_cluster(
@@ -464,14 +503,21 @@ def _choose_cluster(
             order=order,
         )
 
+    # Fused across blocks (fuse=2) works with any placement: without bands it keeps its queues
+    # and spreads the nodes v % C.
+    spread = config.fuse == 2
     detail = ""
     layout = fit(lq, order)
     if layout is not None and order is not None:
         assert gate is not None  # set with the order
         fused, detail = gate(layout[0])
+        if fused and spread:
+            detail = detail.replace(": fused", ": in bands, fused across blocks")
         if not fused:
+            if spread:
+                detail = detail.replace("ran unfused", "nodes spread v % C, fused across blocks")
             log.info("fused cluster loop: %s", detail)
-            lq, order = 0, None
+            lq, order = (lq if spread else 0), None
             layout = fit(lq, order)
     if layout is None:
         return _ClusterChoice(
@@ -481,7 +527,12 @@ def _choose_cluster(
             ),
             fusion_detail=detail,
         )
-    return _ClusterChoice(layout[0], layout[1], lq if order is not None else 0, order, "", detail)
+    lq = lq if order is not None or spread else 0
+    if spread and lq:  # a step runs a bucket: the queues take what shared memory is left
+        lq = kernels.cluster_queue_room(
+            facts.n, layout[0], layout[1], lq, optin - kernels.CLUSTER_STATIC_SMEM
+        )
+    return _ClusterChoice(layout[0], layout[1], lq, order, "", detail, spread and lq > 0)
 
 
 def plan_engine(
@@ -536,9 +587,9 @@ def plan_engine(
         from ..cpu.nearfar import delta_rule, round_delta
 
         assert variant == "successors", variant
-        if loop not in ("persistent", "cluster", "wide"):
+        if loop not in ("persistent", "cluster", "wide", "phast"):
             raise InvalidGraphError(
-                f"near-far runs on the persistent, cluster or wide loop, not {loop!r}"
+                f"near-far runs on the persistent, cluster, wide or phast loop, not {loop!r}"
             )
         if delta is None:
             if facts.weight_sum is None:
@@ -548,21 +599,36 @@ def plan_engine(
             eff_delta = round_delta(delta, facts.is_float)
     else:
         assert delta is None, delta
-    if loop == "wide" and not nearfar:
-        raise InvalidGraphError(f"loop 'wide' runs near-far only, not {algorithm!r}")
+    if loop in ("wide", "phast") and not nearfar:
+        raise InvalidGraphError(f"loop {loop!r} runs near-far only, not {algorithm!r}")
     params = engine_params_for(facts, algorithm, variant, config.relax.lanes)
     loop_fallback = ""
     if loop == "wide" and not params.packed:
         loop_fallback = "the wide loop takes 32-bit integer distances: persistent loop"
         loop = "persistent"
-    set_name = "nearfar" if nearfar else "engine"
+    if loop == "phast" and params.floating:
+        loop_fallback = (
+            "the phast loop takes integer weights (a contraction hierarchy's shortcut is an exact "
+            "integer sum): persistent loop"
+        )
+        loop = "persistent"
+    phast = loop == "phast"
+    set_name = "phast" if phast else "nearfar" if nearfar else "engine"
+    grid_async = False
     choice = _ClusterChoice()
     placement = None
     if loop == "cluster":
         choice = _choose_cluster(facts, config, params, device, bands)
         if choice.fallback:
-            log.info("cluster loop: %s; running the persistent loop", choice.fallback)
             loop = "persistent"
+            # Fused across blocks where no cluster holds the graph: the grid's version of it
+            # (sssp_nf_async: a grid barrier per bucket), on 32-bit distances.
+            grid_async = config.fuse == 2 and params.packed
+            log.info(
+                "cluster loop: %s; running %s",
+                choice.fallback,
+                "near-far across the grid" if grid_async else "the persistent loop",
+            )
         else:
             set_name = "cluster"
             params = replace(params, relax_lanes=kernels.CLUSTER_LANES, cluster=choice.cluster)
@@ -574,7 +640,9 @@ def plan_engine(
 
     # Shared memory and the persistent kernel's arguments.
     nb = 0
-    if cluster:
+    if phast:  # the sweep's shared memory is its own (sssp.gpu.phast)
+        local_limit = local_cap = local_smem = 0
+    elif cluster:
         local_limit = local_cap = 0
         nb = kernels.cluster_slots(n, cluster)
         local_smem = kernels.cluster_smem_bytes(n, cluster, mb=choice.mb, lq=choice.lq)
@@ -612,7 +680,7 @@ def plan_engine(
     # reverse graph (the same sizes). Near-far: its counter rings only; the cluster loop keeps
     # its node state in shared memory (the keys and counters only).
     crit = None if nearfar else params.criterion
-    grid_nf = nearfar and not cluster
+    grid_nf = nearfar and not cluster and not phast
     bufs: list[Buffer] = [
         Buffer("d_indptr", 8 * (n + 1), "upload"),
         Buffer("d_indices", 4 * m, "upload"),
@@ -628,16 +696,22 @@ def plan_engine(
     bufs.append(Buffer("d_key", key_dt.itemsize * n))
     if not params.packed:
         bufs.append(Buffer("d_pred", 4 * n))
-    if not cluster:
+    if not (cluster or phast):
         bufs += [Buffer("d_qF", 8 * n), Buffer("d_qR", 8 * n)]
     bufs.append(Buffer("d_cnt", 4 * hist))
-    if not cluster:
+    if not (cluster or phast):
         bufs.append(Buffer("d_thr", (val_dt.itemsize if not params.floating else 8) * hist))
     bufs.append(Buffer("d_ctrl", 4 * kernels.CTRL_WORDS))
     if placement is not None:  # each node's slot, and each slot's node
         bufs += [
             Buffer("d_place", placement[0].nbytes, "upload"),
             Buffer("d_slots", placement[1].nbytes, "upload"),
+        ]
+    if grid_async:  # a queued bit per node, and the words of every block the grid can hold
+        blocks = device.sm_count * kernels.ASYNC_MAX_BLOCKS_PER_SM
+        bufs += [
+            Buffer("d_qbits", 4 * kernels.nearfar_flag_words(n)),
+            Buffer("d_async", 4 * kernels.async_words(blocks)),
         ]
     if grid_nf:  # the distance each node last pushed with, and its far-pile flags (bits)
         bufs += [
@@ -678,6 +752,8 @@ def plan_engine(
         cluster=cluster,
         cluster_mb=choice.mb if cluster else 0,
         cluster_lq=choice.lq if cluster else 0,
+        cluster_spread=choice.spread if cluster else False,
+        grid_async=grid_async,
         nb=nb,
         placement=placement,
         local_limit=local_limit,
@@ -731,6 +807,8 @@ class BatchPlan:
     """Edges per block kept in shared memory (0: read from global memory)."""
     lq: int
     """The local queue's capacity (0: no local work)."""
+    spread: bool
+    """Whether the local work crosses blocks (the solver's ``fuse == 2``)."""
     nb: int
     smem: int
     """Dynamic shared memory per block."""
@@ -743,7 +821,7 @@ class BatchPlan:
     @property
     def detail(self) -> str:
         kind = "graph in shared memory" if self.mb else "graph in global memory"
-        fused = ", local work" if self.lq else ""
+        fused = (", local work across blocks" if self.spread else ", local work") if self.lq else ""
         return (
             f"batch kernel: {self.cluster} block(s) of {self.block} threads a source, {kind}{fused}"
         )
@@ -789,6 +867,13 @@ def plan_batch(
         if fused_layout is not None and got.gate(fused_layout[0])[0]:
             layout, lq = fused_layout, kernels.CLUSTER_LOCAL_QUEUE
             placement = kernels.cluster_placement(got.order, layout[0])
+    spread = plan.config.fuse == 2
+    if layout is not None and spread and not lq:  # across blocks without bands: nodes v % C
+        spread_layout = kernels.batch_layout(
+            facts.degrees, budget, sizes, lq=kernels.CLUSTER_LOCAL_QUEUE
+        )
+        if spread_layout is not None:
+            layout, lq = spread_layout, kernels.CLUSTER_LOCAL_QUEUE
     if layout is None:
         return (
             f"{facts.n} nodes do not fit in the shared memory of "
@@ -801,6 +886,7 @@ def plan_batch(
         cluster=c,
         mb=mb,
         lq=lq,
+        spread=spread and lq > 0,
         nb=kernels.cluster_slots(facts.n, c),
         smem=kernels.cluster_smem_bytes(facts.n, c, mb=mb, lq=lq),
         block=block,

@@ -1,0 +1,135 @@
+"""The PHAST loop (``kernels/sssp_phast.cu``): near-far's answer by one sweep of a contraction
+hierarchy, one dependent step per level (``LaunchConfig(loop="phast")``).
+
+At construction the solver builds the graph's hierarchy (:func:`sssp.hierarchy.build_hierarchy`,
+on the host, once) and uploads it by sweep position. Per solve the host runs the Dijkstra over
+the upward edges from the source (a few hundred nodes on a road network, compiled code), copies
+those seeds to the device, and one persistent launch sweeps the levels: the top ones in block 0
+alone, their distances in shared memory, the others one grid step each. The kernel leaves the
+keys as near-far does, so the engine's predecessor pass and result pass follow unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import kernels
+
+from ..cpu.parallel import INF
+from ..hierarchy import build_hierarchy
+
+if TYPE_CHECKING:
+    from .engine import EngineSolver, _Lane
+
+
+class PhastSweep:
+    """The PHAST loop of one :class:`~sssp.gpu.engine.EngineSolver` (integer distances).
+
+    Parameters
+    ----------
+    solver : EngineSolver
+        Owns the graph, the keys and control words this loop writes, and the allocations; its
+        module has the sweep kernel (``solver.funcs["sweep"]``).
+    blocks_per_sm : callable
+        ``blocks_per_sm(func, block, dynamic_smem)``: the resident blocks of a kernel (the
+        engine's occupancy rule); the sweep runs at that grid (its grid barrier needs it).
+    """
+
+    def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
+        self.solver = s = solver
+        cuda = s.cuda
+        self.hierarchy = h = build_hierarchy(s.graph)
+        val = np.dtype(s.val_dtype)
+        self._inf = inf = np.iinfo(val).max
+        self.position = np.empty(h.n, dtype=np.int32)
+        self.position[h.order] = np.arange(h.n, dtype=np.int32)
+        # A weight past the distance type's infinity can give no finite distance: it is stored
+        # as infinity (the kernel adds in 64 bits, so nothing wraps).
+        down_w = np.minimum(h.down_w, inf).astype(val)
+        self.d_order = s._upload(h.order)
+        self.d_level_ptr = s._upload(h.level_ptr.astype(np.int32))
+        self.d_down_ptr = s._upload(h.down_ptr)
+        self.d_down_pos = s._upload(self.position[h.down_src])
+        self.d_down_w = s._upload(down_w)
+        self.d_pdist = s._alloc(val.itemsize * h.n)
+        self.d_seed_gen = s._alloc(4 * h.n)
+        cuda.memset_d8(self.d_seed_gen, 0, 4 * h.n)
+        self.d_seed_val = s._alloc(val.itemsize * h.n)
+        self.d_seed_pos = s._alloc(4 * h.n)
+        self.d_seed_d = s._alloc(val.itemsize * h.n)
+        self.h_seed_pos = cuda.pagelocked_empty(h.n, np.int32)
+        self.h_seed_d = cuda.pagelocked_empty(h.n, val)
+        self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's work array
+        self._scratch = h.scratch()
+        self.gen = 0
+        func = s.funcs["sweep"]
+        fa = cuda.function_attribute
+        dev = cuda.Device(s.info.ordinal)
+        optin = dev.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        room = optin - func.get_attribute(fa.SHARED_SIZE_BYTES)
+        block = kernels.PHAST_BLOCK
+        limit = block if s.config.local_limit < 0 else s.config.local_limit
+        self.small = kernels.phast_top_levels(np.diff(h.level_ptr), val.itemsize, room, limit)
+        top = int(h.level_ptr[self.small])
+        self.smem = max(16, val.itemsize * top)
+        func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.smem)
+        # Every block asks for block 0's shared memory, and all must be resident at once (the
+        # grid barrier): the most shared memory the multiprocessor can give, not a carveout the
+        # driver might choose smaller than the occupancy rule assumed.
+        func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
+        fits = max(1, blocks_per_sm(func, block, self.smem))
+        self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
+        self.seeds = 0
+        """Seeds of the last solve (nodes the upward search settled)."""
+
+    def stats(self) -> dict[str, Any]:
+        """What every result's ``stats["phast"]`` shows (its own ``stats["upward_settled"]``: the
+        nodes its upward search settled)."""
+        h = self.hierarchy
+        return {
+            "levels": h.levels,
+            "top_levels": self.small,
+            "hierarchy_edges": h.edges,
+            "hierarchy_seconds": h.seconds,
+        }
+
+    def run(self, lane: _Lane, source: int) -> None:
+        """The upward search from ``source`` on the host, its seeds copied, the sweep queued."""
+        s, cuda = self.solver, self.solver.cuda
+        self.gen += 1
+        if self.gen == 2**32:  # every seed mark is stale again: clear them
+            cuda.memset_d32_async(self.d_seed_gen, 0, self.hierarchy.n, lane.stream)
+            self.gen = 1
+        nodes, dists = self.hierarchy.upward(source, self._dist, self._scratch)
+        count = self.seeds = int(nodes.size)
+        self.h_seed_pos[:count] = self.position[nodes]
+        # A seed past the distance type's infinity is never the top of a shortest up-down path
+        # (that one is a true distance): it is no seed.
+        self.h_seed_d[:count] = np.minimum(dists, self._inf)
+        cuda.memcpy_htod_async(self.d_seed_pos, self.h_seed_pos[:count], lane.stream)
+        cuda.memcpy_htod_async(self.d_seed_d, self.h_seed_d[:count], lane.stream)
+        grid, block = self.grid
+        s.funcs["sweep"].prepared_async_call(
+            grid,
+            block,
+            lane.stream,
+            lane.d_key,
+            lane.d_ctrl,
+            self.d_order,
+            self.d_level_ptr,
+            self.d_down_ptr,
+            self.d_down_pos,
+            self.d_down_w,
+            self.d_pdist,
+            self.d_seed_gen,
+            self.d_seed_val,
+            self.d_seed_pos,
+            self.d_seed_d,
+            np.int32(count),
+            np.uint32(self.gen),
+            np.int32(self.hierarchy.levels),
+            np.int32(self.small),
+            shared_size=self.smem,
+        )
