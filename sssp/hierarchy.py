@@ -64,17 +64,21 @@ class Hierarchy:
         Each node's level (module docstring, 2).
     order : ndarray of int32, shape (n,)
         The sweep's order of the nodes: by level, the top level first (ties by removal order,
-        last removed first).
+        last removed first). ``order[p]`` is the node at *position* ``p``.
+    position : ndarray of int32, shape (n,)
+        The inverse of ``order``: the position of each node. The edges below name their ends
+        by position, so a sweep (and an upward search, which stays in the top levels) reads
+        the front of the arrays, not the whole graph.
     level_ptr : ndarray of int64, shape (levels + 1,)
-        ``order[level_ptr[i]:level_ptr[i + 1]]`` are the nodes of the ``i``-th level swept
+        Positions ``level_ptr[i]:level_ptr[i + 1]`` are the nodes of the ``i``-th level swept
         (level ``levels - 1 - i``).
     down_ptr, down_src, down_w : ndarray
-        The downward edges, pulled by their head in sweep order: the node ``order[i]`` has an
-        edge from ``down_src[j]`` (a node of a higher level) of weight ``down_w[j]`` for ``j`` in
-        ``down_ptr[i]:down_ptr[i + 1]``. int64, int32, int64.
+        The downward edges, pulled by their head: position ``p`` has an edge from position
+        ``down_src[j]`` (a node of a higher level) of weight ``down_w[j]`` for ``j`` in
+        ``down_ptr[p]:down_ptr[p + 1]``. int64, int32, int64.
     up_ptr, up_dst, up_w : ndarray
-        The upward edges by tail (node ids): ``v -> up_dst[j]`` of weight ``up_w[j]`` for ``j`` in
-        ``up_ptr[v]:up_ptr[v + 1]``. int64, int32, int64.
+        The upward edges by tail, positions too: ``p -> up_dst[j]`` of weight ``up_w[j]`` for
+        ``j`` in ``up_ptr[p]:up_ptr[p + 1]``. int64, int32, int64.
     seconds : float
         The build's wall time.
     """
@@ -82,6 +86,7 @@ class Hierarchy:
     n: int
     level: np.ndarray
     order: np.ndarray
+    position: np.ndarray
     level_ptr: np.ndarray
     down_ptr: np.ndarray
     down_src: np.ndarray
@@ -105,13 +110,13 @@ class Hierarchy:
     def upward(
         self, source: int, dist: np.ndarray, scratch: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The nodes the upward search from ``source`` settles and their distances (views into
-        ``scratch``, from :meth:`scratch`): the seeds of a sweep. ``dist``: int64 work array of
-        n entries, all :data:`~sssp.result.UNREACHABLE`, left so."""
+        """The positions of the nodes the upward search from node ``source`` settles, and their
+        distances (views into ``scratch``, from :meth:`scratch`): the seeds of a sweep.
+        ``dist``: int64 work array of n entries by position, all
+        :data:`~sssp.result.UNREACHABLE`, left so."""
         hk, hv, out_v, out_d = scratch
-        count = _upward(
-            self.up_ptr, self.up_dst, self.up_w, int(source), dist, hk, hv, out_v, out_d
-        )
+        start = int(self.position[source])
+        count = _upward(self.up_ptr, self.up_dst, self.up_w, start, dist, hk, hv, out_v, out_d)
         return out_v[:count], out_d[:count]
 
     @property
@@ -161,33 +166,31 @@ def _sweep(
     up_ptr,
     up_dst,
     up_w,
-    order,
     down_ptr,
     down_src,
     down_w,
-    source,
-    dist,
+    start,
+    pdist,
     hk,
     hv,
     out_v,
     out_d,
     stop,
 ):  # pragma: no cover
-    """PHAST from ``source`` into ``dist`` (all INF on entry): the upward Dijkstra, then the
-    sweep. Returns the nodes the upward search settled."""
-    settled = _upward(up_ptr, up_dst, up_w, source, dist, hk, hv, out_v, out_d)
+    """PHAST from position ``start`` into ``pdist`` (by position, all INF on entry): the upward
+    Dijkstra, then the sweep. Returns the nodes the upward search settled."""
+    settled = _upward(up_ptr, up_dst, up_w, start, pdist, hk, hv, out_v, out_d)
     for i in range(settled):
-        dist[out_v[i]] = out_d[i]
-    for i in range(order.size):
-        if stop[0] and (i & 4095) == 0:
+        pdist[out_v[i]] = out_d[i]
+    for p in range(pdist.size):
+        if stop[0] and (p & 4095) == 0:
             return settled
-        v = order[i]
-        best = dist[v]
-        for j in range(down_ptr[i], down_ptr[i + 1]):
-            du = dist[down_src[j]]
+        best = pdist[p]
+        for j in range(down_ptr[p], down_ptr[p + 1]):
+            du = pdist[down_src[j]]
             if du != INF and du + down_w[j] < best:
                 best = du + down_w[j]
-        dist[v] = best
+        pdist[p] = best
     return settled
 
 
@@ -245,12 +248,13 @@ def build_hierarchy(
     )
     # The sweep's order: top level first, the last removed first within a level.
     order = np.lexsort((-rank.astype(np.int64), -level.astype(np.int64))).astype(np.int32)
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
+    position = np.empty(n, dtype=np.int32)
+    position[order] = np.arange(n, dtype=np.int32)
     counts = np.bincount(level, minlength=int(level.max()) + 1 if n else 0)[::-1]
     level_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    by_head = np.argsort(position[dh], kind="stable")
-    down_ptr = np.concatenate(([0], np.cumsum(np.bincount(position[dh], minlength=n))))
+    dh, dt, ut, uh = position[dh], position[dt], position[ut], position[uh]
+    by_head = np.argsort(dh, kind="stable")
+    down_ptr = np.concatenate(([0], np.cumsum(np.bincount(dh, minlength=n))))
     up_by = np.argsort(ut, kind="stable")
     up_ptr = np.concatenate(([0], np.cumsum(np.bincount(ut, minlength=n))))
     seconds = time.perf_counter() - t0
@@ -258,6 +262,7 @@ def build_hierarchy(
         n=n,
         level=level,
         order=order,
+        position=position,
         level_ptr=level_ptr,
         down_ptr=down_ptr.astype(np.int64),
         down_src=dt[by_head],
@@ -298,7 +303,7 @@ def phast(graph: Graph, hierarchy: Hierarchy, source: int) -> SSSPResult:
         )
     s = check_source(graph, source)
     h = hierarchy
-    dist = np.full(graph.n, INF, dtype=np.int64)
+    pdist = np.full(graph.n, INF, dtype=np.int64)
     hk, hv, out_v, out_d = h.scratch()
     t0 = time.perf_counter()
     settled = run_stoppable(
@@ -306,18 +311,19 @@ def phast(graph: Graph, hierarchy: Hierarchy, source: int) -> SSSPResult:
         h.up_ptr,
         h.up_dst,
         h.up_w,
-        h.order,
         h.down_ptr,
         h.down_src,
         h.down_w,
-        s,
-        dist,
+        int(h.position[s]),
+        pdist,
         hk,
         hv,
         out_v,
         out_d,
         size=graph.n + graph.m,
     )
+    dist = np.empty_like(pdist)
+    dist[h.order] = pdist
     pred = tight_tree(graph, dist, s)
     total = time.perf_counter() - t0
     return SSSPResult(

@@ -34,23 +34,26 @@ def _random(n: int, m: int, seed: int, low: int = 0, high: int = 9) -> sssp.Grap
 
 
 def _check_structure(graph: sssp.Graph, h: Hierarchy) -> None:
-    """The sweep order is a permutation grouped by level, top first; downward edges come from a
-    higher level, upward edges go to one; each edge weighs at least the distance it spans."""
+    """The sweep order is a permutation grouped by level, top first, ``position`` its inverse;
+    downward edges come from a higher level, upward edges go to one (ends by position); each
+    edge weighs at least the distance it spans."""
     n = graph.n
     assert sorted(h.order.tolist()) == list(range(n))
+    np.testing.assert_array_equal(h.position[h.order], np.arange(n))
     assert h.level_ptr[0] == 0 and h.level_ptr[-1] == n
     for i in range(h.levels):
         nodes = h.order[h.level_ptr[i] : h.level_ptr[i + 1]]
         assert nodes.size and np.all(h.level[nodes] == h.levels - 1 - i)
-    heads = np.repeat(h.order, np.diff(h.down_ptr))
-    assert np.all(h.level[h.down_src] > h.level[heads])
+    level = h.level[h.order]  # by position
+    heads = np.repeat(np.arange(n), np.diff(h.down_ptr))
+    assert np.all(level[h.down_src] > level[heads])
     tails = np.repeat(np.arange(n), np.diff(h.up_ptr))
-    assert np.all(h.level[h.up_dst] > h.level[tails])
+    assert np.all(level[h.up_dst] > level[tails])
     for tails_, heads_, weights in ((h.down_src, heads, h.down_w), (tails, h.up_dst, h.up_w)):
         for u in np.unique(tails_)[:20]:
-            row = dijkstra(graph, int(u)).dist
+            row = dijkstra(graph, int(h.order[u])).dist
             sel = tails_ == u
-            assert np.all(weights[sel] >= row[heads_[sel]])
+            assert np.all(weights[sel] >= row[h.order[heads_[sel]]])
 
 
 @settings(max_examples=60, deadline=None)
@@ -103,7 +106,16 @@ def test_the_same_hierarchy_on_any_number_of_threads():
         two = build_hierarchy(graph)
     finally:
         numba.set_num_threads(threads)
-    for name in ("level", "order", "level_ptr", "down_ptr", "down_src", "down_w", "up_ptr"):
+    for name in (
+        "level",
+        "order",
+        "position",
+        "level_ptr",
+        "down_ptr",
+        "down_src",
+        "down_w",
+        "up_ptr",
+    ):
         np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
     np.testing.assert_array_equal(one.up_dst, two.up_dst)
 

@@ -43,15 +43,13 @@ class PhastSweep:
         self.hierarchy = h = build_hierarchy(s.graph)
         val = np.dtype(s.val_dtype)
         self._inf = inf = np.iinfo(val).max
-        self.position = np.empty(h.n, dtype=np.int32)
-        self.position[h.order] = np.arange(h.n, dtype=np.int32)
         # A weight past the distance type's infinity can give no finite distance: it is stored
         # as infinity (the kernel adds in 64 bits, so nothing wraps).
         down_w = np.minimum(h.down_w, inf).astype(val)
         self.d_order = s._upload(h.order)
         self.d_level_ptr = s._upload(h.level_ptr.astype(np.int32))
         self.d_down_ptr = s._upload(h.down_ptr)
-        self.d_down_pos = s._upload(self.position[h.down_src])
+        self.d_down_pos = s._upload(h.down_src)
         self.d_down_w = s._upload(down_w)
         self.d_pdist = s._alloc(val.itemsize * h.n)
         self.d_seed_gen = s._alloc(4 * h.n)
@@ -61,7 +59,7 @@ class PhastSweep:
         self.d_seed_d = s._alloc(val.itemsize * h.n)
         self.h_seed_pos = cuda.pagelocked_empty(h.n, np.int32)
         self.h_seed_d = cuda.pagelocked_empty(h.n, val)
-        self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's work array
+        self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
         self._scratch = h.scratch()
         self.gen = 0
         func = s.funcs["sweep"]
@@ -102,9 +100,9 @@ class PhastSweep:
         if self.gen == 2**32:  # every seed mark is stale again: clear them
             cuda.memset_d32_async(self.d_seed_gen, 0, self.hierarchy.n, lane.stream)
             self.gen = 1
-        nodes, dists = self.hierarchy.upward(source, self._dist, self._scratch)
-        count = self.seeds = int(nodes.size)
-        self.h_seed_pos[:count] = self.position[nodes]
+        positions, dists = self.hierarchy.upward(source, self._dist, self._scratch)
+        count = self.seeds = int(positions.size)
+        self.h_seed_pos[:count] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
         # (that one is a true distance): it is no seed.
         self.h_seed_d[:count] = np.minimum(dists, self._inf)
