@@ -32,11 +32,17 @@ SciPy's in the last bit.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
+import os
+import tempfile
 import time
+import zipfile
+from pathlib import Path
 
 import numba
 import numpy as np
+import platformdirs
 
 from .contraction import HOP_LIMIT, SETTLE_LIMIT, SIM_HOPS, SIM_SETTLE, contract
 from .cpu.heap import pop as heap_pop
@@ -47,7 +53,15 @@ from .graph import Graph
 from .request import check_source
 from .result import SSSPResult
 
-__all__ = ["Hierarchy", "build_hierarchy", "phast"]
+__all__ = ["CACHE_ENV", "Hierarchy", "build_hierarchy", "cache_dir", "hierarchy_for", "phast"]
+
+CACHE_ENV = "SSSP_HIERARCHY_CACHE"
+"""Environment variable: the folder of cached hierarchies (:func:`hierarchy_for`); ``off`` (or
+``0``) keeps none."""
+_LAYOUT = 1
+"""The cached files' layout and contraction rules: a change of either bumps it."""
+_ARRAYS: tuple[str, ...] = ("level", "order", "position", "level_ptr", "down_ptr", "down_src")
+_ARRAYS += ("down_w", "up_ptr", "up_dst", "up_w")
 
 log = logging.getLogger(__name__)
 
@@ -281,6 +295,90 @@ def build_hierarchy(
         seconds,
     )
     return hierarchy
+
+
+def cache_dir() -> Path | None:
+    """Where :func:`hierarchy_for` keeps hierarchies: ``$SSSP_HIERARCHY_CACHE``, else
+    ``hierarchies`` in the user cache folder; None where the variable says ``off`` or ``0``."""
+    env = os.environ.get(CACHE_ENV, "").strip()
+    if env.lower() in ("off", "0", "none", "false"):
+        return None
+    return Path(env) if env else Path(platformdirs.user_cache_dir("sssp-tune")) / "hierarchies"
+
+
+def _cache_key(graph: Graph, hop_limit: int, settle_limit: int) -> str:
+    """A digest of everything the hierarchy depends on: the graph's arrays and the build's
+    rules (``_LAYOUT``, the search limits)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{_LAYOUT} {graph.n} {hop_limit} {settle_limit} ".encode())
+    for array in (graph.indptr, graph.indices, graph.weights):
+        digest.update(str(array.dtype).encode())
+        digest.update(np.ascontiguousarray(array).data)
+    return digest.hexdigest()
+
+
+def _read_cached(path: Path, n: int) -> Hierarchy | None:
+    """The hierarchy in ``path``, or None where it is missing or does not hold a well-formed
+    hierarchy of ``n`` nodes (a truncated write, another version's file)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in _ARRAYS}
+            seconds = float(data["seconds"])
+    except FileNotFoundError:
+        return None
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        log.warning("ignoring the cached hierarchy %s: %s", path, err)
+        return None
+    h = Hierarchy(n=n, seconds=seconds, **arrays)
+    ok = (
+        h.order.size == h.position.size == h.level.size == n
+        and h.level_ptr.size >= 1
+        and h.level_ptr[-1] == n
+        and h.down_ptr.size == h.up_ptr.size == n + 1
+        and h.down_ptr[-1] == h.down_src.size == h.down_w.size
+        and h.up_ptr[-1] == h.up_dst.size == h.up_w.size
+    )
+    if not ok:
+        log.warning("ignoring the cached hierarchy %s: not a hierarchy of %d nodes", path, n)
+        return None
+    return h
+
+
+def hierarchy_for(
+    graph: Graph,
+    *,
+    cache: bool = True,
+    hop_limit: int = HOP_LIMIT,
+    settle_limit: int = SETTLE_LIMIT,
+) -> tuple[Hierarchy, bool]:
+    """The hierarchy of ``graph``, built once per graph and machine: read from :func:`cache_dir`
+    where a build of the same arrays and rules left it, else built (:func:`build_hierarchy`)
+    and written there (atomically; a folder that cannot be written only logs a warning).
+    Returns ``(hierarchy, read_from_cache)``; ``cache=False`` always builds and writes nothing.
+    The file's key is a digest of the graph's arrays, so an edited graph never reads another's.
+    """
+    folder = cache_dir() if cache else None
+    if folder is None or graph.is_float:  # a real-weighted graph is refused by the build
+        return build_hierarchy(graph, hop_limit=hop_limit, settle_limit=settle_limit), False
+    path = folder / f"{_cache_key(graph, hop_limit, settle_limit)}.npz"
+    found = _read_cached(path, graph.n)
+    if found is not None:
+        return found, True
+    h = build_hierarchy(graph, hop_limit=hop_limit, settle_limit=settle_limit)
+    tmp = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".partial-", suffix=".npz")
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, seconds=np.float64(h.seconds), **{k: getattr(h, k) for k in _ARRAYS})
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as err:
+        log.warning("could not keep the hierarchy in %s: %s", folder, err)
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+    return h, False
 
 
 def phast(graph: Graph, hierarchy: Hierarchy, source: int) -> SSSPResult:

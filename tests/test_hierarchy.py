@@ -4,7 +4,8 @@ PHAST's distances must equal SciPy's and its tree the reference's on any graph w
 weights (self-loops, parallel edges, zero weights, unreachable nodes, one node), also when the
 witness searches are cut to nothing (more shortcuts, never a wrong one); every hierarchy edge
 joins two levels, downward edges from the higher, and weighs a real path's length; a road-like
-graph sweeps in far fewer levels than near-far takes steps.
+graph sweeps in far fewer levels than near-far takes steps; a hierarchy is built once per graph
+and machine (the cache), and a bad cached file is rebuilt, never used.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sssp
 from sssp.cpu.nearfar import near_far
 from sssp.cpu.reference import dijkstra
 from sssp.errors import InvalidArgumentError, InvalidGraphError
-from sssp.hierarchy import Hierarchy, build_hierarchy, phast
+from sssp.hierarchy import CACHE_ENV, Hierarchy, build_hierarchy, cache_dir, hierarchy_for, phast
 
 try:
     from tests.interrupts import assert_ctrl_c_stops
@@ -158,3 +159,82 @@ def test_ctrl_c_stops_the_build(monkeypatch):
     graph = sssp.generate("road", size=100_000, seed=7)
     assert_ctrl_c_stops(monkeypatch, module, lambda: build_hierarchy(graph))
     assert build_hierarchy(_random(30, 90, 2)).n == 30  # the next build starts afresh
+
+
+def _same(one: Hierarchy, two: Hierarchy) -> None:
+    for name in ("level", "order", "position", "level_ptr", "down_ptr", "down_src", "down_w"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
+    for name in ("up_ptr", "up_dst", "up_w"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
+
+
+def test_the_cache_builds_once_per_graph(tmp_path, monkeypatch):
+    """The first call builds and writes, the next reads the same arrays (and answers); another
+    weight or ``cache=False`` builds again; ``off`` keeps nothing."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    graph = sssp.generate("grid", size=900, seed=3)
+    first, hit = hierarchy_for(graph)
+    assert not hit and len(list(tmp_path.glob("*.npz"))) == 1
+    again, hit = hierarchy_for(graph)
+    assert hit
+    _same(first, again)
+    assert again.seconds == first.seconds  # the build's own time, kept
+    ref = dijkstra(graph, 7)
+    np.testing.assert_array_equal(phast(graph, again, 7).dist, ref.dist)
+    heavier = sssp.Graph(graph.indptr, graph.indices, graph.weights + 1)
+    assert not hierarchy_for(heavier)[1]
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+    assert not hierarchy_for(graph, cache=False)[1]
+    monkeypatch.setenv(CACHE_ENV, "off")
+    assert cache_dir() is None and not hierarchy_for(graph)[1]
+    assert not list(tmp_path.glob(".partial-*"))
+
+
+def test_a_bad_cached_file_is_rebuilt(tmp_path, monkeypatch, caplog):
+    """A truncated file, or another graph's arrays under this graph's name, is named in a
+    warning and replaced by a fresh build."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    graph = sssp.generate("grid", size=400, seed=1)
+    built, _ = hierarchy_for(graph)
+    (path,) = tmp_path.glob("*.npz")
+    path.write_bytes(path.read_bytes()[:100])
+    with caplog.at_level("WARNING", logger="sssp.hierarchy"):
+        again, hit = hierarchy_for(graph)
+    assert not hit and path.name in caplog.text
+    _same(built, again)
+    other, _ = hierarchy_for(sssp.generate("grid", size=100, seed=1), cache=False)
+    np.savez(
+        path,
+        seconds=0.0,
+        **{
+            k: getattr(other, k)
+            for k in (
+                "level",
+                "order",
+                "position",
+                "level_ptr",
+                "down_ptr",
+                "down_src",
+                "down_w",
+                "up_ptr",
+                "up_dst",
+                "up_w",
+            )
+        },
+    )
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="sssp.hierarchy"):
+        again, hit = hierarchy_for(graph)
+    assert not hit and "not a hierarchy of 400 nodes" in caplog.text
+    assert hierarchy_for(graph)[1]
+
+
+def test_an_unwritable_cache_only_warns(tmp_path, monkeypatch, caplog):
+    """A cache folder that cannot be made costs a warning, not the solve."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv(CACHE_ENV, str(blocker / "sub"))
+    graph = sssp.generate("grid", size=100, seed=0)
+    with caplog.at_level("WARNING", logger="sssp.hierarchy"):
+        h, hit = hierarchy_for(graph)
+    assert not hit and h.n == 100 and "could not keep the hierarchy" in caplog.text

@@ -1,8 +1,9 @@
 """The PHAST loop (``kernels/sssp_phast.cu``): near-far's answer by one sweep of a contraction
 hierarchy, one dependent step per level (``LaunchConfig(loop="phast")``).
 
-At construction the solver builds the graph's hierarchy (:func:`sssp.hierarchy.build_hierarchy`,
-on the host, once) and uploads it by sweep position. Per solve the host runs the Dijkstra over
+At construction the solver builds the graph's hierarchy on the host (or reads the one an earlier
+build of the same graph left in the cache: :func:`sssp.hierarchy.hierarchy_for`) and uploads it
+by sweep position. Per solve the host runs the Dijkstra over
 the upward edges from the source (a few hundred nodes on a road network, compiled code), copies
 those seeds to the device, and one persistent launch sweeps the levels: the top ones in block 0
 alone, their distances in shared memory, the others one grid step each. The kernel leaves the
@@ -18,7 +19,7 @@ import numpy as np
 import kernels
 
 from ..cpu.parallel import INF
-from ..hierarchy import build_hierarchy
+from ..hierarchy import hierarchy_for
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
@@ -40,7 +41,8 @@ class PhastSweep:
     def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
         self.solver = s = solver
         cuda = s.cuda
-        self.hierarchy = h = build_hierarchy(s.graph)
+        self.hierarchy, self.cached = hierarchy_for(s.graph)
+        h = self.hierarchy
         val = np.dtype(s.val_dtype)
         self._inf = inf = np.iinfo(val).max
         # A weight past the distance type's infinity can give no finite distance: it is stored
@@ -91,6 +93,7 @@ class PhastSweep:
             "top_levels": self.small,
             "hierarchy_edges": h.edges,
             "hierarchy_seconds": h.seconds,
+            "hierarchy_cached": self.cached,
         }
 
     def run(self, lane: _Lane, source: int) -> None:
