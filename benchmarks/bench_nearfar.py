@@ -89,9 +89,16 @@ CONFIGS = {
 }
 
 
+STAGE = "+stage"
+"""A phast label's suffix: block 0 stages its top levels' in-edges in shared memory
+(:attr:`sssp.gpu.phast.PhastSweep.stage_edges`, off by default until measured)."""
+
+
 def config_for(label: str) -> LaunchConfig:
     """The configuration of ``label``: a name of :data:`CONFIGS`, optionally with ``+sN`` for N
-    shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``."""
+    shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
+    ``+stage`` (:data:`STAGE`) after a phast name."""
+    label = label.removesuffix(STAGE)
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
         raise sssp.SSSPError(
@@ -115,11 +122,20 @@ def graphs(args: argparse.Namespace):
             yield path.name.split(".")[0], lambda p=path: sssp.load(p, weights="random", seed=0)
 
 
-def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int, float, float]:
+def measure(
+    graph, sources, refs, stage=False, **kw
+) -> tuple[float, int, int, float, str, int, float, float]:
     """(CUDA-event ms, steps, buckets, loop us a step, verified, local nodes, wall ms: medians
     over ``sources``; the solver's construction in seconds: module, upload, shortcut build)."""
+    from sssp.gpu.phast import PhastSweep
+
     t0 = time.perf_counter()
-    with sssp.Solver(graph, backend="gpu", **kw) as solver:
+    PhastSweep.stage_edges = stage
+    try:
+        solver = sssp.Solver(graph, backend="gpu", **kw)
+    finally:
+        PhastSweep.stage_edges = False
+    with solver:
         setup_s = time.perf_counter() - t0
         solver.solve(sources[0])
         times, walls, steps, buckets, loop, local = [], [], [], [], [], []
@@ -142,6 +158,9 @@ def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, in
     st = float(np.median(steps))
     if "cluster_fallback" in r.stats:
         print(f"  cluster loop fell back: {r.stats['cluster_fallback']}", flush=True)
+    if "phast" in r.stats:  # the sweep's shape and where the last solve's time went
+        parts = {k: f"{1e6 * v:.0f}us" for k, v in r.timings.items()}
+        print(f"  phast {r.stats['phast']} seeds {r.stats['upward_settled']} {parts}", flush=True)
     return (
         float(np.median(times)),
         int(st),
@@ -210,7 +229,7 @@ def main() -> int:
                 delta = scaled_delta(graph, scale)
                 points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
-                kw = {"algorithm": algorithm, "config": cfg}
+                kw = {"algorithm": algorithm, "config": cfg, "stage": label.endswith(STAGE)}
                 if delta is not None:
                     kw["delta"] = delta
                 try:

@@ -452,17 +452,19 @@ PHAST_ARGS = (
     "gen",
     "levels",
     "small",
+    "staged",
 )
 """The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
 control words; the hierarchy by sweep position (the node at each position, the levels' first
 positions, the downward in-edges by head position: their tails' positions and weights in the
 distance type); the distances by position; the seeds of the positions below the top (a solve's
 generation number marks them) and this solve's seeds (position, distance); the number of seeds,
-the generation, the levels and the top levels block 0 sweeps alone."""
+the generation, the levels, the top levels block 0 sweeps alone and how many of those it reads
+its in-edges of from shared memory (:func:`phast_smem_bytes`)."""
 
 PHAST_KERNELS: dict[str, KernelSpec] = {
     "sweep": KernelSpec(
-        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 12 + "iIii", "resident", "phast-top"
+        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 12 + "iIiii", "resident", "phast-top"
     ),
     "tree": NEARFAR_KERNELS["tree"],
 }
@@ -473,6 +475,28 @@ Integer distances only (not built with ``SSSP_FLOAT``)."""
 PHAST_BLOCK = 1024
 """Threads per block of the sweep (block 0 sweeps a top level of at most this many nodes in one
 pass; ``LaunchConfig.local_limit`` may send it wider levels, swept in several passes)."""
+
+
+def phast_smem_bytes(level_ptr, down_ptr, small: int, staged: int, dist_bytes: int) -> int:
+    """The sweep's dynamic shared memory: the distances of the top ``small`` levels, then the
+    in-edges of the first ``staged`` levels (weights, row offsets, tails' positions), as
+    kernels/sssp_phast.cu lays them out."""
+    top = int(level_ptr[small])
+    pst = int(level_ptr[staged])
+    est = int(down_ptr[pst])
+    return dist_bytes * (top + est) + 4 * (pst + 1 + est)
+
+
+def phast_staged_levels(level_ptr, down_ptr, small: int, dist_bytes: int, smem_bytes: int) -> int:
+    """How many of the top ``small`` levels can have their in-edges in shared memory beside the
+    top's distances, within ``smem_bytes`` (:func:`phast_smem_bytes`)."""
+    staged = 0
+    while (
+        staged < small
+        and phast_smem_bytes(level_ptr, down_ptr, small, staged + 1, dist_bytes) <= smem_bytes
+    ):
+        staged += 1
+    return staged
 
 
 def phast_top_levels(

@@ -14,6 +14,10 @@
 //   top       the positions of the first `small` levels (the top of the hierarchy, each level
 //             at most a block's threads): block 0 sweeps them alone with block barriers, their
 //             distances in shared memory (every in-edge of a top node comes from a top node).
+//             The in-edges of the first `staged` of them are copied into shared memory too, at
+//             the start, in coalesced passes: a level is then a chain of shared-memory reads,
+//             not of L2 round trips (the edges of positions below level_ptr[staged] are the
+//             first down_ptr[level_ptr[staged]] edges, one contiguous run).
 //   the rest  a level per grid step, the grid resident, a software grid barrier between steps
 //             (sssp_grid_sync); pdist is read past L1 (another block wrote it).
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
@@ -28,7 +32,8 @@
         const int *__restrict__ level_ptr, const long long *__restrict__ down_ptr,               \
         const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w, sssp_d_t *pdist,   \
         unsigned int *seed_gen, sssp_d_t *seed_val, const int *__restrict__ seed_pos,             \
-        const sssp_d_t *__restrict__ seed_d, int nseeds, unsigned int gen, int levels, int small
+        const sssp_d_t *__restrict__ seed_d, int nseeds, unsigned int gen, int levels, int small,  \
+        int staged
 
 #if !SSSP_FLOAT
 __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
@@ -57,12 +62,38 @@ __device__ __forceinline__ sssp_d_t sssp_ph_pull(const long long *__restrict__ d
     return best;
 }
 
+// The same pull over in-edges staged in shared memory (ptr, tails' positions, weights).
+__device__ __forceinline__ sssp_d_t sssp_ph_pull_staged(const int *sptr, const int *spos, const sssp_d_t *sw,
+                                                        const sssp_d_t *sd, int p, sssp_d_t best) {
+    const int e = sptr[p + 1];
+    for (int j = sptr[p]; j < e; ++j) {
+        const sssp_d_t du = sd[spos[j]];
+        if (du != (sssp_d_t)SSSP_INF_BITS) {
+            const unsigned long long c = (unsigned long long)du + (unsigned long long)sw[j];
+            if (c < (unsigned long long)best) best = (sssp_d_t)c;
+        }
+    }
+    return best;
+}
+
 extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
     extern __shared__ __align__(16) unsigned char sssp_ph_smem[];
     sssp_d_t *sd = reinterpret_cast<sssp_d_t *>(sssp_ph_smem);
     const int top = level_ptr[small];
     if (blockIdx.x == 0) {
+        // Shared memory: the top's distances, then the staged edges' weights, their row offsets
+        // and their tails (the distance type first, for its alignment).
+        const int pst = level_ptr[staged];
+        const int est = (int)down_ptr[pst];
+        sssp_d_t *sw = sd + top;
+        int *sptr = reinterpret_cast<int *>(sw + est);
+        int *spos = sptr + pst + 1;
         for (int p = threadIdx.x; p < top; p += blockDim.x) sd[p] = (sssp_d_t)SSSP_INF_BITS;
+        for (int j = threadIdx.x; j < est; j += blockDim.x) {
+            sw[j] = __ldg(down_w + j);
+            spos[j] = __ldg(down_pos + j);
+        }
+        for (int p = threadIdx.x; p <= pst; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + p);
         sssp_block_sync();
         for (int i = threadIdx.x; i < nseeds; i += blockDim.x) {
             const int p = seed_pos[i];
@@ -74,7 +105,13 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             }
         }
         sssp_block_sync();
-        for (int l = 0; l < small; ++l) {
+        for (int l = 0; l < staged; ++l) {
+            const int b = level_ptr[l], e = level_ptr[l + 1];
+            for (int p = b + threadIdx.x; p < e; p += blockDim.x)
+                sd[p] = sssp_ph_pull_staged(sptr, spos, sw, sd, p, sd[p]);
+            sssp_block_sync();
+        }
+        for (int l = staged; l < small; ++l) {
             const int b = level_ptr[l], e = level_ptr[l + 1];
             for (int p = b + threadIdx.x; p < e; p += blockDim.x)
                 sd[p] = sssp_ph_pull<true>(down_ptr, down_pos, down_w, sd, p, sd[p]);

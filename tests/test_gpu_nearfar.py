@@ -531,6 +531,28 @@ def test_phast_zero_weights_unreachable_and_widths():
         assert r.stats["loop"] == "persistent" and "integer weights" in r.stats["loop_fallback"]
 
 
+@pytest.mark.smoke
+def test_phast_staged_edges_same_answers(monkeypatch):
+    """Block 0 reading its top levels' in-edges from shared memory (``PhastSweep.stage_edges``):
+    the same answers on a grid, a road-like network, zero weights with unreachable nodes and
+    64-bit distances, with some levels staged."""
+    import sssp.gpu.phast
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "stage_edges", True)
+    rng = np.random.default_rng(46)
+    n = 4000
+    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
+    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))
+    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
+    road = sssp.generate("road", size=20_000, seed=42)
+    for graph in (_grid(90, 41), road, zero, wide):
+        sources = [0, 17, graph.n - 1]
+        runs = check(graph, sources, configs=[PHAST_CONFIGS[0], PHAST_CONFIGS[2]], repeats=2)
+        for r in runs:
+            ph = r.stats["phast"]
+            assert r.stats["loop"] == "phast" and 0 < ph["staged_levels"] <= ph["top_levels"]
+
+
 @pytest.mark.parametrize("top", ["none", "all"])
 def test_phast_top_levels_none_and_all(monkeypatch, top):
     """Every level swept by the grid (no top levels in block 0), and every level in block 0

@@ -1163,7 +1163,9 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
         stats = solver._static_stats()["phast"]
         assert stats["levels"] == h.levels and stats["top_levels"] == ph.small
         room = (232448 - 128) // np.dtype(solver.val_dtype).itemsize
-        assert ph.small == kernels.phast_top_levels(np.diff(h.level_ptr), 4, 232448 - 128, 1024)
+        assert ph.small == kernels.phast_top_levels(np.diff(h.level_ptr), 4, 232448 - 132, 1024)
+        assert ph.staged == 0 and stats["staged_levels"] == 0  # off until measured
+        assert ph.smem == kernels.phast_smem_bytes(h.level_ptr, h.down_ptr, ph.small, 0, 4)
         assert "loop=phast" in str(solver.config) and "local<=-1" in str(solver.config)
         solver.h_info[:] = 0
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
@@ -1175,6 +1177,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             assert len(args) == len(kernels.PHAST_ARGS)
             count = int(args[12])
             assert (int(args[13]), int(args[14]), int(args[15])) == (gen, h.levels, ph.small)
+            assert int(args[16]) == ph.staged
             assert args[0] == solver.d_key and args[1] == solver.d_ctrl
             seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
             got = _sweep_like_the_kernel(
@@ -1193,12 +1196,71 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             ph = solver._phast
             assert ph is not None
             sizes = np.diff(ph.hierarchy.level_ptr)
-            assert ph.small == kernels.phast_top_levels(sizes, 4, 232448 - 128, limit)
+            assert ph.small == kernels.phast_top_levels(sizes, 4, 232448 - 132, limit)
             assert ph.small == 0 if limit == 0 else ph.small >= default_small
-            assert ph.smem == max(16, 4 * int(ph.hierarchy.level_ptr[ph.small]))
+            assert ph.smem == 4 * int(ph.hierarchy.level_ptr[ph.small]) + 4
     real = sssp.Graph.from_edges(4, [0, 1, 2], [1, 2, 3], np.array([0.5, 1.5, 2.0]))
     with EngineSolver(real, algorithm="near-far", config=config) as solver:
         assert solver.loop == "persistent" and solver._phast is None
         assert "integer weights" in solver._static_stats()["loop_fallback"]
     with pytest.raises(InvalidGraphError, match="near-far only"):
         EngineSolver(graph, algorithm="crauser", config=config)
+
+
+def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driver, monkeypatch):
+    """With ``PhastSweep.stage_edges`` block 0 stages the in-edges of as many top levels as fit
+    in what the multiprocessor leaves at the unstaged sweep's occupancy; the layout's bytes are
+    the kernel's (distances, weights, row offsets, tails), one more level would not fit, the
+    sweep gets the count, and the arrays it reads still sweep to SciPy's distances."""
+    from sssp.cpu.reference import dijkstra
+    from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
+
+    graph = sssp.generate("road", size=3000, seed=4)
+    monkeypatch.setattr(PhastSweep, "stage_edges", True)
+    with EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="phast")) as solver:
+        ph = solver._phast
+        assert ph is not None
+        h = ph.hierarchy
+        lp, dp = h.level_ptr, h.down_ptr
+        assert 0 < ph.staged <= ph.small
+        assert ph.smem == kernels.phast_smem_bytes(lp, dp, ph.small, ph.staged, 4)
+        top, pst = int(lp[ph.small]), int(lp[ph.staged])
+        assert ph.smem == 4 * (top + int(dp[pst])) + 4 * (pst + 1 + int(dp[pst]))
+        fits = ph.grid[0][0] // 132
+        assert fits >= 1 and ph.smem <= 233472 // fits - 1024 - 128
+        if ph.staged < ph.small:
+            more = kernels.phast_smem_bytes(lp, dp, ph.small, ph.staged + 1, 4)
+            assert more > 233472 // fits - 1024 - 128
+        assert solver._static_stats()["phast"]["staged_levels"] == ph.staged
+        solver.h_info[:] = 0
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels + 1
+        solver.solve(17)
+        args = fake_driver.functions["sssp_ph_sweep"].calls[-1][3:]
+        assert int(args[15]) == ph.small and int(args[16]) == ph.staged
+        count = int(args[12])
+        seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
+        got = _sweep_like_the_kernel(
+            h.order, lp, dp, h.down_src, h.down_w.astype(np.int32), seeds, ph.small, 232448
+        )
+        np.testing.assert_array_equal(got, dijkstra(graph, 17).dist)
+
+
+def test_phast_shared_memory_rules():
+    """``phast_smem_bytes`` counts the kernel's layout; ``phast_staged_levels`` is the most
+    levels whose layout fits the budget, never more than the top levels."""
+    level_ptr = np.array([0, 1, 3, 7, 15])
+    down_ptr = np.concatenate(([0, 0], np.cumsum([2] * 14)))  # two in-edges below the top
+    assert kernels.phast_smem_bytes(level_ptr, down_ptr, 0, 0, 4) == 4
+    assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, 0, 4) == 4 * 7 + 4
+    # 2 staged levels: 3 positions, 4 edges: 4 * (7 + 4) + 4 * (3 + 1 + 4)
+    assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, 2, 4) == 76
+    assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, 2, 8) == 8 * 11 + 32
+    for budget in range(0, 200, 7):
+        staged = kernels.phast_staged_levels(level_ptr, down_ptr, 3, 4, budget)
+        assert 0 <= staged <= 3
+        if staged:
+            assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, staged, 4) <= budget
+        if staged < 3:
+            assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, staged + 1, 4) > budget

@@ -38,6 +38,12 @@ class PhastSweep:
         engine's occupancy rule); the sweep runs at that grid (its grid barrier needs it).
     """
 
+    stage_edges = False
+    """Whether block 0 copies the in-edges of its top levels into shared memory first (as many
+    levels as fit beside their distances without lowering the sweep's occupancy), so that a top
+    level reads no L2. Off until measured on a GPU (``benchmarks/bench_nearfar.py``'s
+    ``phast+stage`` configurations)."""
+
     def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
         self.solver = s = solver
         cuda = s.cuda
@@ -66,19 +72,30 @@ class PhastSweep:
         self.gen = 0
         func = s.funcs["sweep"]
         fa = cuda.function_attribute
+        attr = cuda.device_attribute
         dev = cuda.Device(s.info.ordinal)
-        optin = dev.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        room = optin - func.get_attribute(fa.SHARED_SIZE_BYTES)
+        static = func.get_attribute(fa.SHARED_SIZE_BYTES)
+        room = dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - static
         block = kernels.PHAST_BLOCK
         limit = block if s.config.local_limit < 0 else s.config.local_limit
-        self.small = kernels.phast_top_levels(np.diff(h.level_ptr), val.itemsize, room, limit)
-        top = int(h.level_ptr[self.small])
-        self.smem = max(16, val.itemsize * top)
-        func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.smem)
+        lp, dp, width = h.level_ptr, h.down_ptr, val.itemsize
+        # 4 bytes stay for the (empty) staged row offsets.
+        self.small = kernels.phast_top_levels(np.diff(lp), width, room - 4, limit)
+        func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, room)
         # Every block asks for block 0's shared memory, and all must be resident at once (the
         # grid barrier): the most shared memory the multiprocessor can give, not a carveout the
         # driver might choose smaller than the occupancy rule assumed.
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
+        base = kernels.phast_smem_bytes(lp, dp, self.small, 0, width)
+        fits = max(1, blocks_per_sm(func, block, base))
+        self.staged = 0
+        if self.stage_edges:
+            # Staged edges may take what the multiprocessor has left at the same occupancy
+            # (the driver keeps 1 KiB a block).
+            per_sm = dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+            budget = min(room, per_sm // fits - 1024 - static)
+            self.staged = kernels.phast_staged_levels(lp, dp, self.small, width, budget)
+        self.smem = kernels.phast_smem_bytes(lp, dp, self.small, self.staged, width)
         fits = max(1, blocks_per_sm(func, block, self.smem))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.seeds = 0
@@ -91,6 +108,7 @@ class PhastSweep:
         return {
             "levels": h.levels,
             "top_levels": self.small,
+            "staged_levels": self.staged,
             "hierarchy_edges": h.edges,
             "hierarchy_seconds": h.seconds,
             "hierarchy_cached": self.cached,
@@ -132,5 +150,6 @@ class PhastSweep:
             np.uint32(self.gen),
             np.int32(self.hierarchy.levels),
             np.int32(self.small),
+            np.int32(self.staged),
             shared_size=self.smem,
         )
