@@ -53,15 +53,21 @@ from .graph import Graph
 from .request import check_source
 from .result import SSSPResult
 
-__all__ = ["CACHE_ENV", "Hierarchy", "build_hierarchy", "cache_dir", "hierarchy_for", "phast"]
+__all__ = [
+    "ARRAYS",
+    "CACHE_ENV",
+    "Hierarchy",
+    "build_hierarchy",
+    "cache_dir",
+    "hierarchy_for",
+    "phast",
+]
 
 CACHE_ENV = "SSSP_HIERARCHY_CACHE"
 """Environment variable: the folder of cached hierarchies (:func:`hierarchy_for`); ``off`` (or
 ``0``) keeps none."""
 _LAYOUT = 1
 """The cached files' layout and contraction rules: a change of either bumps it."""
-_ARRAYS: tuple[str, ...] = ("level", "order", "position", "level_ptr", "down_ptr", "down_src")
-_ARRAYS += ("down_w", "up_ptr", "up_dst", "up_w")
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +149,10 @@ class Hierarchy:
         """Edges of the hierarchy, up and down (the graph's own, without parallel copies and
         self-loops, and the shortcuts)."""
         return int(self.down_src.size + self.up_dst.size)
+
+
+ARRAYS = tuple(f.name for f in dataclasses.fields(Hierarchy) if f.name not in ("n", "seconds"))
+"""The array fields of :class:`Hierarchy` (what a cached file holds, with ``seconds``)."""
 
 
 # -- compiled parts -------------------------------------------------------------------------------
@@ -322,7 +332,7 @@ def _read_cached(path: Path, n: int) -> Hierarchy | None:
     hierarchy of ``n`` nodes (a truncated write, another version's file)."""
     try:
         with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in _ARRAYS}
+            arrays = {name: data[name] for name in ARRAYS}
             seconds = float(data["seconds"])
     except FileNotFoundError:
         return None
@@ -370,7 +380,7 @@ def hierarchy_for(
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".partial-", suffix=".npz")
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, seconds=np.float64(h.seconds), **{k: getattr(h, k) for k in _ARRAYS})
+            np.savez(fh, seconds=np.float64(h.seconds), **{k: getattr(h, k) for k in ARRAYS})
         os.replace(tmp, path)
         tmp = None
     except OSError as err:

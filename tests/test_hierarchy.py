@@ -19,7 +19,15 @@ import sssp
 from sssp.cpu.nearfar import near_far
 from sssp.cpu.reference import dijkstra
 from sssp.errors import InvalidArgumentError, InvalidGraphError
-from sssp.hierarchy import CACHE_ENV, Hierarchy, build_hierarchy, cache_dir, hierarchy_for, phast
+from sssp.hierarchy import (
+    ARRAYS,
+    CACHE_ENV,
+    Hierarchy,
+    build_hierarchy,
+    cache_dir,
+    hierarchy_for,
+    phast,
+)
 
 try:
     from tests.interrupts import assert_ctrl_c_stops
@@ -107,18 +115,7 @@ def test_the_same_hierarchy_on_any_number_of_threads():
         two = build_hierarchy(graph)
     finally:
         numba.set_num_threads(threads)
-    for name in (
-        "level",
-        "order",
-        "position",
-        "level_ptr",
-        "down_ptr",
-        "down_src",
-        "down_w",
-        "up_ptr",
-    ):
-        np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
-    np.testing.assert_array_equal(one.up_dst, two.up_dst)
+    _same(one, two)
 
 
 def test_directed_asymmetric_weights():
@@ -162,9 +159,7 @@ def test_ctrl_c_stops_the_build(monkeypatch):
 
 
 def _same(one: Hierarchy, two: Hierarchy) -> None:
-    for name in ("level", "order", "position", "level_ptr", "down_ptr", "down_src", "down_w"):
-        np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
-    for name in ("up_ptr", "up_dst", "up_w"):
+    for name in ARRAYS:
         np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
 
 
@@ -203,25 +198,7 @@ def test_a_bad_cached_file_is_rebuilt(tmp_path, monkeypatch, caplog):
     assert not hit and path.name in caplog.text
     _same(built, again)
     other, _ = hierarchy_for(sssp.generate("grid", size=100, seed=1), cache=False)
-    np.savez(
-        path,
-        seconds=0.0,
-        **{
-            k: getattr(other, k)
-            for k in (
-                "level",
-                "order",
-                "position",
-                "level_ptr",
-                "down_ptr",
-                "down_src",
-                "down_w",
-                "up_ptr",
-                "up_dst",
-                "up_w",
-            )
-        },
-    )
+    np.savez(path, seconds=0.0, **{k: getattr(other, k) for k in ARRAYS})
     caplog.clear()
     with caplog.at_level("WARNING", logger="sssp.hierarchy"):
         again, hit = hierarchy_for(graph)
