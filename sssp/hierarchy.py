@@ -130,13 +130,26 @@ class Hierarchy:
     def upward(
         self, source: int, dist: np.ndarray, scratch: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The positions of the nodes the upward search from node ``source`` settles, and their
-        distances (views into ``scratch``, from :meth:`scratch`): the seeds of a sweep.
-        ``dist``: int64 work array of n entries by position, all
-        :data:`~sssp.result.UNREACHABLE`, left so."""
+        """The positions of the nodes the upward search from node ``source`` settles without
+        stalling them (:func:`_upward`), and their distances (views into ``scratch``, from
+        :meth:`scratch`): the seeds of a sweep. ``dist``: int64 work array of n entries by
+        position, all :data:`~sssp.result.UNREACHABLE`, left so."""
         hk, hv, out_v, out_d = scratch
         start = int(self.position[source])
-        count = _upward(self.up_ptr, self.up_dst, self.up_w, start, dist, hk, hv, out_v, out_d)
+        count = _upward(
+            self.up_ptr,
+            self.up_dst,
+            self.up_w,
+            self.down_ptr,
+            self.down_src,
+            self.down_w,
+            start,
+            dist,
+            hk,
+            hv,
+            out_v,
+            out_d,
+        )
         return out_v[:count], out_d[:count]
 
     @property
@@ -157,22 +170,44 @@ ARRAYS = tuple(f.name for f in dataclasses.fields(Hierarchy) if f.name not in ("
 
 # -- compiled parts -------------------------------------------------------------------------------
 @_jit
-def _upward(up_ptr, up_dst, up_w, source, dist, hk, hv, out_v, out_d):  # pragma: no cover
+def _upward(
+    up_ptr, up_dst, up_w, down_ptr, down_src, down_w, source, dist, hk, hv, out_v, out_d
+):  # pragma: no cover
     """The Dijkstra from ``source`` over the upward edges, on ``dist`` (all INF on entry, and
-    again on return): the settled nodes and their distances into ``out_v``/``out_d``; returns
-    their count. ``hk``/``hv`` hold at least one entry per upward edge plus one."""
+    again on return), with stall-on-demand (Geisberger, Sanders, Schultes and Delling, WEA 2008):
+    a node popped at distance d is *stalled* when one of its downward in-edges, from a higher
+    node x, gives x's distance (settled or tentative, an upper bound either way) plus the weight
+    below d. Its distance is then not exact and the shortest up-down paths through it climb
+    through x instead, so it neither relaxes its upward edges nor becomes a seed (the sweep
+    gives it x's distance plus the weight). The seeds (the nodes settled and not stalled) and
+    their distances go into the front of ``out_v``/``out_d``, the stalled nodes into the back
+    of ``out_v``; returns the seeds' count. ``hk``/``hv`` hold at least one entry per upward
+    edge plus one."""
     dist[source] = 0
     heap_put(hk, hv, 0, 0, source)
     size = 1
     settled = 0
+    stalled = 0
     while size > 0:
         d, u, size = heap_pop(hk, hv, size)
         if d > dist[u]:
             continue
+        dist[u] = -1 - d  # settled: a later entry of u is stale (and no edge lowers it again)
+        stall = False
+        for j in range(down_ptr[u], down_ptr[u + 1]):
+            dx = dist[down_src[j]]
+            if dx < 0:
+                dx = -1 - dx
+            if dx != INF and dx + down_w[j] < d:
+                stall = True
+                break
+        if stall:
+            stalled += 1
+            out_v[out_v.size - stalled] = u
+            continue
         out_v[settled] = u
         out_d[settled] = d
         settled += 1
-        dist[u] = -1 - d  # settled: a later entry of u is stale (and no edge lowers it again)
         for j in range(up_ptr[u], up_ptr[u + 1]):
             x = up_dst[j]
             nd = d + up_w[j]
@@ -180,7 +215,10 @@ def _upward(up_ptr, up_dst, up_w, source, dist, hk, hv, out_v, out_d):  # pragma
                 dist[x] = nd
                 heap_put(hk, hv, size, nd, x)
                 size += 1
-    for i in range(settled):  # every node the search reached was settled (the heap ran dry)
+    # every node the search reached was popped (the heap ran dry): a seed or stalled
+    for i in range(settled):
+        dist[out_v[i]] = INF
+    for i in range(out_v.size - stalled, out_v.size):
         dist[out_v[i]] = INF
     return settled
 
@@ -202,8 +240,10 @@ def _sweep(
     stop,
 ):  # pragma: no cover
     """PHAST from position ``start`` into ``pdist`` (by position, all INF on entry): the upward
-    Dijkstra, then the sweep. Returns the nodes the upward search settled."""
-    settled = _upward(up_ptr, up_dst, up_w, start, pdist, hk, hv, out_v, out_d)
+    Dijkstra, then the sweep. Returns the seeds' count."""
+    settled = _upward(
+        up_ptr, up_dst, up_w, down_ptr, down_src, down_w, start, pdist, hk, hv, out_v, out_d
+    )
     for i in range(settled):
         pdist[out_v[i]] = out_d[i]
     for p in range(pdist.size):
@@ -400,7 +440,7 @@ def phast(graph: Graph, hierarchy: Hierarchy, source: int) -> SSSPResult:
     SSSPResult
         ``dist`` int64 with :data:`~sssp.result.UNREACHABLE`, ``pred`` int32,
         ``algorithm="phast"``, ``iterations`` = the sweep's levels, ``stats``: ``"levels"``,
-        ``"upward_settled"`` (nodes the upward search settled), ``"hierarchy_edges"``,
+        ``"upward_settled"`` (the seeds: nodes the upward search settled and did not stall), ``"hierarchy_edges"``,
         ``"hierarchy_seconds"``, ``"reached"``.
     """
     from .cpu.nearfar import tight_tree

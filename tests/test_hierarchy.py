@@ -101,6 +101,23 @@ def test_road_sweeps_in_few_levels():
         assert r.stats["upward_settled"] < graph.n // 10
 
 
+def test_upward_seeds_bound_the_distances_and_leave_the_work_array_clean():
+    """The upward search's seeds (stall-on-demand drops the nodes a higher one reaches more
+    cheaply): the source at 0 among them, every seed's distance at least the true one, and the
+    work array all unreachable again after each search."""
+    graph = sssp.generate("road", size=20_000, seed=5)
+    h = build_hierarchy(graph)
+    work = np.full(graph.n, sssp.UNREACHABLE, dtype=np.int64)
+    scratch = h.scratch()
+    for s in (0, 7_777, 19_999):
+        positions, dists = h.upward(s, work, scratch)
+        ref = dijkstra(graph, s).dist
+        assert positions[0] == h.position[s] and dists[0] == 0
+        assert np.unique(positions).size == positions.size
+        assert np.all(dists >= ref[h.order[positions]])
+        assert np.all(work == sssp.UNREACHABLE)
+
+
 def test_the_same_hierarchy_on_any_number_of_threads():
     """Rounds of independent removals whose searches avoid each other: one thread and two give
     the same levels, order and edges."""

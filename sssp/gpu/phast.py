@@ -99,11 +99,11 @@ class PhastSweep:
         fits = max(1, blocks_per_sm(func, block, self.smem))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.seeds = 0
-        """Seeds of the last solve (nodes the upward search settled)."""
+        """Seeds of the last solve (nodes the upward search settled and did not stall)."""
 
     def stats(self) -> dict[str, Any]:
         """What every result's ``stats["phast"]`` shows (its own ``stats["upward_settled"]``: the
-        nodes its upward search settled)."""
+        seeds of its upward search)."""
         h = self.hierarchy
         return {
             "levels": h.levels,
