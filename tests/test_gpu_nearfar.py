@@ -573,20 +573,19 @@ def test_phast_top_levels_none_and_all(monkeypatch, top):
 
 
 def test_phast_many_sources():
-    """Many sources on the PHAST loop (one sweep after another): every row equals SciPy's, with
-    and without the trees."""
+    """Many sources on a PHAST solver: without the trees the rows run on the batch kernel (near-far
+    on the solver's Δ, as on every loop), with them one sweep after another; every row equals
+    SciPy's, and a single sweep after the batch on the same solver too."""
     graph = sssp.generate("road", size=5000, seed=45)
     sources = [0, 10, 2500, 4999, 10]
-    for trees in (False, True):
-        r = sssp.solve(
-            graph,
-            sources,
-            backend="gpu",
-            algorithm="near-far",
-            config=PHAST_CONFIGS[0],
-            return_predecessors=trees,
-        )
-        for i, s in enumerate(sources):
-            np.testing.assert_array_equal(r.dist[i], dijkstra(graph, s).dist)
-            if trees:
-                np.testing.assert_array_equal(r.pred[i], near_far(graph, s).pred)
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=PHAST_CONFIGS[0]) as sv:
+        for trees in (False, True):
+            r = sv.solve_many(sources, return_predecessors=trees)
+            assert ("batch kernel" in r.stats["batch"]) != trees, r.stats["batch"]
+            for i, s in enumerate(sources):
+                np.testing.assert_array_equal(r.dist[i], dijkstra(graph, s).dist)
+                if trees:
+                    np.testing.assert_array_equal(r.pred[i], near_far(graph, s).pred)
+        one = sv.solve(2500)
+        assert one.stats["loop"] == "phast"
+        check_against(dijkstra(graph, 2500).dist, one)

@@ -410,7 +410,7 @@ def test_batch_plan_takes_the_fewest_blocks_that_hold_the_distances():
     fits at that size."""
     budget = H200.smem_per_block_optin - kernels.CLUSTER_STATIC_SMEM
     small = facts("u32")
-    for loop in ("persistent", "cluster", "wide"):
+    for loop in ("persistent", "cluster", "wide", "phast"):
         p = plan(loop=loop, algorithm="near-far", graph=small)
         b = plan_batch(p, small, H200)
         assert (b.cluster, b.mb, b.lq, b.placement) == (1, 2 * N, 0, None), loop

@@ -908,8 +908,6 @@ class EngineSolver(DeviceBuffers):
     def batch(self) -> BatchKernel | None:
         """The batch kernel (:mod:`sssp.gpu.batch`) that solves many sources a launch, made at
         the first call; None where the plan allows none (the reason is logged once)."""
-        if self._batch is None and self._phast is not None:
-            self._batch = "the phast loop sweeps one source at a time"
         if self._batch is None:
             options = {
                 "cluster": self.config.batch_cluster,
