@@ -564,7 +564,9 @@ class EngineSolver(DeviceBuffers):
         if self.cluster:  # the cluster kernel sets its own state and writes every control word
             return
         self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
-        if self._phast is not None:  # the sweep writes every key
+        if self._phast is not None:  # the sweep writes every key; the tree pass lowers the
+            if ln.d_pred is not None:  # predecessors from none (64-bit keys keep them apart)
+                self.cuda.memset_d32_async(ln.d_pred, 0xFFFFFFFF, self.n, ln.stream)
             return
         if self._wide is not None:
             self._wide.start(ln, source)
