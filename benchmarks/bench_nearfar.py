@@ -86,19 +86,24 @@ CONFIGS = {
     "phast": LaunchConfig(loop="phast"),
     "phast-grid": LaunchConfig(loop="phast", local_limit=0),  # every level a grid step
     "phast-8192": LaunchConfig(loop="phast", local_limit=8192),
+    # ... with a node's in-edges split over up to 4 or 32 lanes (fewer where a level is wide)
+    "phast-x4": LaunchConfig(KernelConfig(1024, "N", 4), loop="phast"),
+    "phast-x32": LaunchConfig(KernelConfig(1024, "N", 32), loop="phast"),
+    "phast-grid-x32": LaunchConfig(KernelConfig(1024, "N", 32), loop="phast", local_limit=0),
 }
 
 
-STAGE = "+stage"
-"""A phast label's suffix: block 0 stages its top levels' in-edges in shared memory
-(:attr:`sssp.gpu.phast.PhastSweep.stage_edges`, off by default until measured)."""
+UNSTAGED = "+unstaged"
+"""A phast label's suffix: block 0 reads its top levels' in-edges from global memory instead of
+staging them in shared memory first (:attr:`sssp.gpu.phast.PhastSweep.stage_edges`, on by
+default; runs 121-122 labelled the staged points ``+stage``)."""
 
 
 def config_for(label: str) -> LaunchConfig:
     """The configuration of ``label``: a name of :data:`CONFIGS`, optionally with ``+sN`` for N
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
-    ``+stage`` (:data:`STAGE`) after a phast name."""
-    label = label.removesuffix(STAGE)
+    ``+unstaged`` (:data:`UNSTAGED`) after a phast name."""
+    label = label.removesuffix(UNSTAGED)
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
         raise sssp.SSSPError(
@@ -123,18 +128,19 @@ def graphs(args: argparse.Namespace):
 
 
 def measure(
-    graph, sources, refs, stage=False, **kw
+    graph, sources, refs, stage=True, **kw
 ) -> tuple[float, int, int, float, str, int, float, float]:
     """(CUDA-event ms, steps, buckets, loop us a step, verified, local nodes, wall ms: medians
     over ``sources``; the solver's construction in seconds: module, upload, shortcut build)."""
     from sssp.gpu.phast import PhastSweep
 
     t0 = time.perf_counter()
+    default = PhastSweep.stage_edges
     PhastSweep.stage_edges = stage
     try:
         solver = sssp.Solver(graph, backend="gpu", **kw)
     finally:
-        PhastSweep.stage_edges = False
+        PhastSweep.stage_edges = default
     with solver:
         setup_s = time.perf_counter() - t0
         solver.solve(sources[0])
@@ -229,7 +235,7 @@ def main() -> int:
                 delta = scaled_delta(graph, scale)
                 points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
-                kw = {"algorithm": algorithm, "config": cfg, "stage": label.endswith(STAGE)}
+                kw = {"algorithm": algorithm, "config": cfg, "stage": not label.endswith(UNSTAGED)}
                 if delta is not None:
                     kw["delta"] = delta
                 try:

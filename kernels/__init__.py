@@ -453,6 +453,7 @@ PHAST_ARGS = (
     "levels",
     "small",
     "staged",
+    "width",
 )
 """The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
 control words; the hierarchy by sweep position (the node at each position, the levels' first
@@ -460,11 +461,12 @@ positions, the downward in-edges by head position: their tails' positions and we
 distance type); the distances by position; the seeds of the positions below the top (a solve's
 generation number marks them) and this solve's seeds (position, distance); the number of seeds,
 the generation, the levels, the top levels block 0 sweeps alone and how many of those it reads
-its in-edges of from shared memory (:func:`phast_smem_bytes`)."""
+its in-edges of from shared memory (:func:`phast_smem_bytes`); the most lanes that split a
+node's in-edges (1 to 32, a power of two: fewer where a level has more nodes than threads)."""
 
 PHAST_KERNELS: dict[str, KernelSpec] = {
     "sweep": KernelSpec(
-        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 12 + "iIiii", "resident", "phast-top"
+        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 12 + "iIiiii", "resident", "phast-top"
     ),
     "tree": NEARFAR_KERNELS["tree"],
 }

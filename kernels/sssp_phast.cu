@@ -5,7 +5,9 @@
 // (position, distance). This kernel sweeps the levels from the top: a node's distance is the
 // least of its seed and, over its downward in-edges (u, v, w) from higher levels, u's distance
 // plus w. The nodes of one level are independent, so a level is one step of the sweep, with no
-// atomics (each node is written once, by one thread).
+// atomics (each node is written once). A node's in-edges are split over a group of lanes (up
+// to `width`, as many as the level's size leaves threads for) whose least is taken by warp
+// shuffles, so a level waits for a few edge reads, not for the chain of its longest row.
 //
 // Positions: the host numbers the nodes by the sweep's order (order[p] is the node at position
 // p, the top level first), the downward edges by the position of their head (down_ptr) and their
@@ -33,7 +35,7 @@
         const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w, sssp_d_t *pdist,   \
         unsigned int *seed_gen, sssp_d_t *seed_val, const int *__restrict__ seed_pos,             \
         const sssp_d_t *__restrict__ seed_d, int nseeds, unsigned int gen, int levels, int small,  \
-        int staged
+        int staged, int width
 
 #if !SSSP_FLOAT
 __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
@@ -44,33 +46,53 @@ __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
 #endif
 }
 
-// The least of `best` and, over p's downward in-edges, the tail's distance plus the weight. The
-// tails' distances come from `dist` (shared memory at the top, pdist past L1 below it).
-template <bool kShared>
-__device__ __forceinline__ sssp_d_t sssp_ph_pull(const long long *__restrict__ down_ptr, const int *__restrict__ down_pos,
-                                                 const sssp_d_t *__restrict__ down_w, const sssp_d_t *dist, long long p,
-                                                 sssp_d_t best) {
-    const long long e = __ldg(down_ptr + p + 1);
-    for (long long j = __ldg(down_ptr + p); j < e; ++j) {
-        const int u = __ldg(down_pos + j);
-        const sssp_d_t du = kShared ? dist[u] : sssp_ldcg(dist + u);
-        if (du != (sssp_d_t)SSSP_INF_BITS) {
-            const unsigned long long c = (unsigned long long)du + (unsigned long long)__ldg(down_w + j);
-            if (c < (unsigned long long)best) best = (sssp_d_t)c;
-        }
-    }
-    return best;
+// Lanes per node on a level of `nodes` swept by `threads`: the most, a power of two up to `width`
+// (1 to 32), that still give every node of the level its own group in one pass. A node's
+// in-edges are split over its group, so the top levels (few nodes, each with 10-25 in-edges
+// on roads and meshes) wait for one or two edge reads a level instead of a chain of 25.
+__device__ __forceinline__ int sssp_ph_lanes(long long nodes, long long threads, int width) {
+    int lanes = width;
+    while (lanes > 1 && (long long)lanes * nodes > threads) lanes >>= 1;
+    return lanes;
 }
 
-// The same pull over in-edges staged in shared memory (ptr, tails' positions, weights).
-__device__ __forceinline__ sssp_d_t sssp_ph_pull_staged(const int *sptr, const int *spos, const sssp_d_t *sw,
-                                                        const sssp_d_t *sd, int p, sssp_d_t best) {
-    const int e = sptr[p + 1];
-    for (int j = sptr[p]; j < e; ++j) {
-        const sssp_d_t du = sd[spos[j]];
-        if (du != (sssp_d_t)SSSP_INF_BITS) {
-            const unsigned long long c = (unsigned long long)du + (unsigned long long)sw[j];
-            if (c < (unsigned long long)best) best = (sssp_d_t)c;
+// The least of `v` over each aligned group of `lanes` lanes; every lane of the warp calls it.
+__device__ __forceinline__ sssp_d_t sssp_ph_group_min(sssp_d_t v, int lanes) {
+    for (int o = lanes >> 1; o > 0; o >>= 1) {
+        const sssp_d_t w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = w < v ? w : v;
+    }
+    return v;
+}
+
+// The least of `best` and, over p's downward in-edges lane, lane + lanes, ..., the tail's distance
+// plus the weight. A lane has four edges' loads in flight before it reads their tails' distances.
+// Edges, row offsets and tails come from global memory (kStaged: from the shared-memory copies
+// `ptr`, `pos`, `w`, by the same indices); the tails' distances from `dist` (shared memory at the
+// top, pdist past L1 below it: kShared).
+template <bool kShared, bool kStaged, typename P>
+__device__ __forceinline__ sssp_d_t sssp_ph_pull(const P *__restrict__ ptr, const int *__restrict__ pos,
+                                                 const sssp_d_t *__restrict__ w, const sssp_d_t *dist, long long p,
+                                                 int lane, int lanes, sssp_d_t best) {
+    const long long e = kStaged ? (long long)ptr[p + 1] : (long long)__ldg(ptr + p + 1);
+    for (long long j = (kStaged ? (long long)ptr[p] : (long long)__ldg(ptr + p)) + lane; j < e; j += 4 * lanes) {
+        int u[4];
+        sssp_d_t c[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const long long jj = j + (long long)k * lanes;
+            u[k] = jj < e ? (kStaged ? pos[jj] : __ldg(pos + jj)) : -1;
+            c[k] = jj < e ? (kStaged ? w[jj] : __ldg(w + jj)) : (sssp_d_t)0;
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            if (u[k] >= 0) {
+                const sssp_d_t du = kShared ? dist[u[k]] : sssp_ldcg(dist + u[k]);
+                if (du != (sssp_d_t)SSSP_INF_BITS) {
+                    const unsigned long long t = (unsigned long long)du + (unsigned long long)c[k];
+                    if (t < (unsigned long long)best) best = (sssp_d_t)t;
+                }
+            }
         }
     }
     return best;
@@ -105,16 +127,21 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             }
         }
         sssp_block_sync();
-        for (int l = 0; l < staged; ++l) {
+        // A level in passes of blockDim / lanes nodes (block-uniform, so whole warps shuffle).
+        for (int l = 0; l < small; ++l) {
             const int b = level_ptr[l], e = level_ptr[l + 1];
-            for (int p = b + threadIdx.x; p < e; p += blockDim.x)
-                sd[p] = sssp_ph_pull_staged(sptr, spos, sw, sd, p, sd[p]);
-            sssp_block_sync();
-        }
-        for (int l = staged; l < small; ++l) {
-            const int b = level_ptr[l], e = level_ptr[l + 1];
-            for (int p = b + threadIdx.x; p < e; p += blockDim.x)
-                sd[p] = sssp_ph_pull<true>(down_ptr, down_pos, down_w, sd, p, sd[p]);
+            const int lanes = sssp_ph_lanes(e - b, blockDim.x, width);
+            const int lane = threadIdx.x & (lanes - 1), per = blockDim.x / lanes;
+            for (int base = b; base < e; base += per) {
+                const int p = base + threadIdx.x / lanes;
+                sssp_d_t best = (sssp_d_t)SSSP_INF_BITS;
+                if (p < e) {
+                    best = l < staged ? sssp_ph_pull<true, true>(sptr, spos, sw, sd, p, lane, lanes, sd[p])
+                                      : sssp_ph_pull<true, false>(down_ptr, down_pos, down_w, sd, p, lane, lanes, sd[p]);
+                }
+                best = sssp_ph_group_min(best, lanes);
+                if (p < e && lane == 0) sd[p] = best;
+            }
             sssp_block_sync();
         }
         for (int p = threadIdx.x; p < top; p += blockDim.x) {
@@ -124,14 +151,25 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
     }
     if (small < levels) {
         if (!sssp_grid_sync(ctrl)) return;
-        const long long stride = (long long)gridDim.x * blockDim.x;
+        const long long threads = (long long)gridDim.x * blockDim.x;
+        const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
         for (int l = small; l < levels; ++l) {
-            const int e = level_ptr[l + 1];
-            for (long long p = level_ptr[l] + (long long)blockIdx.x * blockDim.x + threadIdx.x; p < e; p += stride) {
-                sssp_d_t best = sssp_ldcg(seed_gen + p) == gen ? sssp_ldcg(seed_val + p) : (sssp_d_t)SSSP_INF_BITS;
-                best = sssp_ph_pull<false>(down_ptr, down_pos, down_w, pdist, p, best);
-                pdist[p] = best;
-                key[__ldg(order + p)] = sssp_ph_key(best);
+            const long long b = level_ptr[l], e = level_ptr[l + 1];
+            const int lanes = sssp_ph_lanes(e - b, threads, width);
+            const int lane = threadIdx.x & (lanes - 1);
+            const long long per = threads / lanes;
+            for (long long base = b; base < e; base += per) {  // grid-uniform: whole warps shuffle
+                const long long p = base + g / lanes;
+                sssp_d_t best = (sssp_d_t)SSSP_INF_BITS;
+                if (p < e) {
+                    if (lane == 0 && sssp_ldcg(seed_gen + p) == gen) best = sssp_ldcg(seed_val + p);
+                    best = sssp_ph_pull<false, false>(down_ptr, down_pos, down_w, pdist, p, lane, lanes, best);
+                }
+                best = sssp_ph_group_min(best, lanes);
+                if (p < e && lane == 0) {
+                    pdist[p] = best;
+                    key[__ldg(order + p)] = sssp_ph_key(best);
+                }
             }
             if (l + 1 < levels && !sssp_grid_sync(ctrl)) return;
         }

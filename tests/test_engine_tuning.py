@@ -565,8 +565,9 @@ def test_shortcut_points_follow_the_first_near_far_point_of_high_diameter_classe
 
 def test_phast_point_leads_high_diameter_classes():
     """The sweep comes first for high-diameter classes only, as a canonical point of both
-    spaces; its Δ, block size, lanes and blocks per multiprocessor mean nothing (one
-    representative), its local limit (the widest level block 0 sweeps) does, and the
+    spaces; its Δ, block size and blocks per multiprocessor mean nothing (one representative),
+    its local limit (the widest level block 0 sweeps) and lanes (the most a node's in-edges are
+    split over) do, and the
     phase-synchronous algorithms run on the persistent loop instead."""
     point = class_search.PHAST_WARM_START
     assert point["loop"] == "phast" and class_search.canonical(point) == point
@@ -580,8 +581,10 @@ def test_phast_point_leads_high_diameter_classes():
         first = [p for p in high if class_search.choice(p, algorithm)[0] == "near-far"][0]
         assert first["loop"] == "phast" and all(p["loop"] != "phast" for p in low)
         assert all(set(p) == set(space) and p[k] in space[k] for p in high for k in p)
-    other = {**point, "delta_scale": 16, "block_size": 128, "lanes": 8, "blocks_per_sm": 2}
+    other = {**point, "delta_scale": 16, "block_size": 128, "blocks_per_sm": 2}
     assert class_search.canonical(other) == point
+    lanes = class_search.canonical({**point, "lanes": 8})
+    assert lanes != point and class_search.to_config(lanes).relax.lanes == 8
     grid = class_search.canonical({**point, "local_limit": 0})  # every level a grid step
     assert grid != point and class_search.to_config(grid).local_limit == 0
     crauser = class_search.canonical({**point, "algorithm": "crauser"})

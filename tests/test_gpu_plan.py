@@ -1129,7 +1129,7 @@ def _sweep_like_the_kernel(order, level_ptr, down_ptr, down_pos, down_w, seeds, 
     return out
 
 
-def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_driver):
+def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_driver, monkeypatch):
     """``LaunchConfig(loop="phast")``: no queues or piles; the hierarchy uploaded by sweep
     position after the plan's buffers; a solve queues no init kernel, copies the upward
     search's seeds and launches the sweep with the contract's arguments (a new generation each
@@ -1138,7 +1138,9 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
     say why; Crauser is refused."""
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
 
+    monkeypatch.setattr(PhastSweep, "stage_edges", False)  # staged: the next test
     graph = sssp.generate("road", size=3000, seed=4)
     uploaded: list[np.ndarray] = []
     record = fake_driver.memcpy_htod
@@ -1164,7 +1166,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
         assert stats["levels"] == h.levels and stats["top_levels"] == ph.small
         room = (232448 - 128) // np.dtype(solver.val_dtype).itemsize
         assert ph.small == kernels.phast_top_levels(np.diff(h.level_ptr), 4, 232448 - 132, 1024)
-        assert ph.staged == 0 and stats["staged_levels"] == 0  # off until measured
+        assert ph.staged == 0 and stats["staged_levels"] == 0
         assert ph.smem == kernels.phast_smem_bytes(h.level_ptr, h.down_ptr, ph.small, 0, 4)
         assert "loop=phast" in str(solver.config) and "local<=-1" in str(solver.config)
         solver.h_info[:] = 0
@@ -1177,7 +1179,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             assert len(args) == len(kernels.PHAST_ARGS)
             count = int(args[12])
             assert (int(args[13]), int(args[14]), int(args[15])) == (gen, h.levels, ph.small)
-            assert int(args[16]) == ph.staged
+            assert int(args[16]) == ph.staged and int(args[17]) == config.relax.lanes == 1
             assert args[0] == solver.d_key and args[1] == solver.d_ctrl
             seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
             got = _sweep_like_the_kernel(
@@ -1188,7 +1190,9 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             fake_driver.functions["sssp_nf_init"].calls
         )
         assert len(fake_driver.functions["sssp_nf_tree"].calls) == 3
-        assert solver.batch() is None and solver.many_stats(False)["lanes"] == 1
+        # Many sources: the batch kernel without trees (as on every loop), else sweep by sweep.
+        assert solver.batch() is not None and "batch kernel" in solver.many_stats(False)["batch"]
+        assert solver.many_stats(True)["lanes"] == 1
     default_small = ph.small
     for limit in (0, 32768):  # no level in block 0; wider levels in several passes
         wider = replace(config, local_limit=limit)
@@ -1208,7 +1212,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
 
 
 def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driver, monkeypatch):
-    """With ``PhastSweep.stage_edges`` block 0 stages the in-edges of as many top levels as fit
+    """With ``PhastSweep.stage_edges`` (the default) block 0 stages the in-edges of as many top levels as fit
     in what the multiprocessor leaves at the unstaged sweep's occupancy; the layout's bytes are
     the kernel's (distances, weights, row offsets, tails), one more level would not fit, the
     sweep gets the count, and the arrays it reads still sweep to SciPy's distances."""
@@ -1217,7 +1221,7 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
     from sssp.gpu.phast import PhastSweep
 
     graph = sssp.generate("road", size=3000, seed=4)
-    monkeypatch.setattr(PhastSweep, "stage_edges", True)
+    assert PhastSweep.stage_edges
     with EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="phast")) as solver:
         ph = solver._phast
         assert ph is not None

@@ -130,7 +130,7 @@ def canonical(p: dict) -> dict:
         q.update(block_size=kernels.WIDE_BLOCK, l1="N", lanes=8, blocks_per_sm=1, local_limit=0)
     if q["loop"] == "phast":  # one sweep of its own: fixed blocks, no Δ; local_limit: the
         # widest level block 0 sweeps alone (0: the grid sweeps every level)
-        q.update(block_size=kernels.PHAST_BLOCK, l1="N", lanes=1, blocks_per_sm=1)
+        q.update(block_size=kernels.PHAST_BLOCK, l1="N", blocks_per_sm=1)
         if "delta_scale" in q:
             q["delta_scale"] = 1
     if q["loop"] != "cluster":

@@ -38,11 +38,12 @@ class PhastSweep:
         engine's occupancy rule); the sweep runs at that grid (its grid barrier needs it).
     """
 
-    stage_edges = False
+    stage_edges = True
     """Whether block 0 copies the in-edges of its top levels into shared memory first (as many
     levels as fit beside their distances without lowering the sweep's occupancy), so that a top
-    level reads no L2. Off until measured on a GPU (``benchmarks/bench_nearfar.py``'s
-    ``phast+stage`` configurations)."""
+    level reads no L2. Measured (``benchmarks/bench_nearfar.py``'s ``+stage`` configurations,
+    runs 121-122): 7-25 % faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32
+    lanes a node (4elt 2 % slower)."""
 
     def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
         self.solver = s = solver
@@ -50,9 +51,10 @@ class PhastSweep:
         self.hierarchy, self.cached = hierarchy_for(s.graph)
         h = self.hierarchy
         val = np.dtype(s.val_dtype)
-        self._inf = inf = np.iinfo(val).max
-        # A weight past the distance type's infinity can give no finite distance: it is stored
-        # as infinity (the kernel adds in 64 bits, so nothing wraps).
+        # The hierarchy's int64 weights and distances, capped at the distance type's infinity
+        # (all of int64 for 64-bit distances): a weight past it can give no finite distance
+        # and is stored as infinity (the kernel adds in 64 bits, so nothing wraps).
+        self._inf = inf = min(int(np.iinfo(val).max), int(np.iinfo(np.int64).max))
         down_w = np.minimum(h.down_w, inf).astype(val)
         self.d_order = s._upload(h.order)
         self.d_level_ptr = s._upload(h.level_ptr.astype(np.int32))
@@ -151,5 +153,6 @@ class PhastSweep:
             np.int32(self.hierarchy.levels),
             np.int32(self.small),
             np.int32(self.staged),
+            np.int32(s.config.relax.lanes),
             shared_size=self.smem,
         )
