@@ -41,9 +41,10 @@ class PhastSweep:
     stage_edges = True
     """Whether block 0 copies the in-edges of its top levels into shared memory first (as many
     levels as fit beside their distances without lowering the sweep's occupancy), so that a top
-    level reads no L2. Measured (``benchmarks/bench_nearfar.py``'s ``+stage`` configurations,
-    runs 121-122): 7-25 % faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32
-    lanes a node (4elt 2 % slower)."""
+    level reads no L2. Measured against reading them from L2 (runs 121-122, the ``+stage``
+    points of ``benchmarks/bench_nearfar.py``, whose ``+unstaged`` labels now turn it off): 7-25 %
+    faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32 lanes a node (4elt 2 %
+    slower)."""
 
     def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
         self.solver = s = solver
