@@ -241,21 +241,21 @@ def _sweep(
 ):  # pragma: no cover
     """PHAST from position ``start`` into ``pdist`` (by position, all INF on entry): the upward
     Dijkstra, then the sweep. Returns the seeds' count."""
-    settled = _upward(
+    seeds = _upward(
         up_ptr, up_dst, up_w, down_ptr, down_src, down_w, start, pdist, hk, hv, out_v, out_d
     )
-    for i in range(settled):
+    for i in range(seeds):
         pdist[out_v[i]] = out_d[i]
     for p in range(pdist.size):
         if stop[0] and (p & 4095) == 0:
-            return settled
+            return seeds
         best = pdist[p]
         for j in range(down_ptr[p], down_ptr[p + 1]):
             du = pdist[down_src[j]]
             if du != INF and du + down_w[j] < best:
                 best = du + down_w[j]
         pdist[p] = best
-    return settled
+    return seeds
 
 
 # -- the public functions -------------------------------------------------------------------------
@@ -440,8 +440,8 @@ def phast(graph: Graph, hierarchy: Hierarchy, source: int) -> SSSPResult:
     SSSPResult
         ``dist`` int64 with :data:`~sssp.result.UNREACHABLE`, ``pred`` int32,
         ``algorithm="phast"``, ``iterations`` = the sweep's levels, ``stats``: ``"levels"``,
-        ``"upward_settled"`` (the seeds: nodes the upward search settled and did not stall), ``"hierarchy_edges"``,
-        ``"hierarchy_seconds"``, ``"reached"``.
+        ``"upward_settled"`` (the seeds: nodes the upward search settled and did not stall),
+        ``"hierarchy_edges"``, ``"hierarchy_seconds"``, ``"reached"``.
     """
     from .cpu.nearfar import tight_tree
 
