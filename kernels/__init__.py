@@ -443,7 +443,8 @@ PHAST_ARGS = (
     "down_ptr",
     "down_pos",
     "down_w",
-    "pdist",
+    "pword",
+    "pgen",
     "seed_gen",
     "seed_val",
     "seed_pos",
@@ -454,25 +455,30 @@ PHAST_ARGS = (
     "small",
     "staged",
     "width",
+    "nap",
 )
 """The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
 control words; the hierarchy by sweep position (the node at each position, the levels' first
 positions, the downward in-edges by head position: their tails' positions and weights in the
-distance type); the distances by position; the seeds of the positions below the top (a solve's
-generation number marks them) and this solve's seeds (position, distance); the number of seeds,
-the generation, the levels, the top levels block 0 sweeps alone and how many of those it reads
-its in-edges of from shared memory (:func:`phast_smem_bytes`); the most lanes that split a
-node's in-edges (1 to 32, a power of two: fewer where a level has more nodes than threads)."""
+distance type); the distances by position as published (32-bit distances: the generation above
+the distance in one 64-bit word; 64-bit: the distance, with the generation in ``pgen``); the seeds
+of the positions below the top (a solve's generation number marks them; one more word, past the
+last position, says they are out) and this solve's seeds (position, distance); the number of
+seeds, the generation, the levels, the top levels block 0 sweeps alone and how many of those it
+reads its in-edges of from shared memory (:func:`phast_smem_bytes`); the most lanes that split a
+node's in-edges (1 to 32, a power of two: fewer where a level has more nodes than threads); the
+longest nap in ns between two polls of a tail not yet published (0: none)."""
 
 PHAST_KERNELS: dict[str, KernelSpec] = {
     "sweep": KernelSpec(
-        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 12 + "iIiiii", "resident", "phast-top"
+        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 13 + "iIiiiii", "resident", "phast-top"
     ),
     "tree": NEARFAR_KERNELS["tree"],
 }
 """PHAST on engine 2 (kernels/sssp_phast.cu): one persistent launch sweeps a contraction
-hierarchy level by level and leaves the keys as near-far does, then near-far's predecessor pass.
-Integer distances only (not built with ``SSSP_FLOAT``)."""
+hierarchy level by level (no grid barrier: a node waits for its tails' published distances) and
+leaves the keys as near-far does, then near-far's predecessor pass. Integer distances only (not
+built with ``SSSP_FLOAT``)."""
 
 PHAST_BLOCK = 1024
 """Threads per block of the sweep (block 0 sweeps a top level of at most this many nodes in one

@@ -11,7 +11,7 @@
 //
 // Positions: the host numbers the nodes by the sweep's order (order[p] is the node at position
 // p, the top level first), the downward edges by the position of their head (down_ptr) and their
-// tail's position (down_pos); pdist holds the distances by position, so a level is a contiguous
+// tail's position (down_pos); pword holds the distances by position, so a level is a contiguous
 // slice and a thread's reads of the levels above hit few lines.
 //   top       the positions of the first `small` levels (the top of the hierarchy, each level
 //             at most a block's threads): block 0 sweeps them alone with block barriers, their
@@ -20,22 +20,37 @@
 //             the start, in coalesced passes: a level is then a chain of shared-memory reads,
 //             not of L2 round trips (the edges of positions below level_ptr[staged] are the
 //             first down_ptr[level_ptr[staged]] edges, one contiguous run).
-//   the rest  a level per grid step, the grid resident, a software grid barrier between steps
-//             (sssp_grid_sync); pdist is read past L1 (another block wrote it).
+//   the rest  every other level, by the whole grid, with no grid barrier: a node's distance is
+//             published with the solve's generation (pword), and a thread that reads a tail
+//             waits for that stamp (dataflow). A thread takes its nodes level by level, top
+//             down, and every tail sits on a level above its head, so with the grid resident
+//             the least unfinished position always has its tails published: no deadlock. A
+//             level's wait is one published store seen by one poll, not a grid barrier; the
+//             threads with nothing to do on a level go on to the next, load their rows and
+//             edges there and poll, so a level's critical path is the tails' distances alone.
+//             A thread that waits long naps between polls (doubling up to `nap` ns), so the
+//             polls of threads far ahead do not crowd the L2 the wavefront reads.
+//   pword     32-bit distances: (generation << 32) | distance, one 64-bit word (a relaxed load
+//             sees both or neither). 64-bit distances: the distance, and pgen[p] = generation
+//             stored after it with release semantics (read with acquire).
+//   seeds     block 0 copies the seeds of positions below the top to seed_val / seed_gen, then
+//             stamps seed_gen[n] with the generation (release); every other block waits for that
+//             stamp before its first level.
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
 // yet), so the engine's tree pass (sssp_nf_tree) and result pass read a PHAST solve as they read
 // a near-far one; ctrl[PHASE] = levels + 1 (the engine reports levels as the steps) and
-// ctrl[DONE] = 1 at the end. Seeds of the rest's positions go through seed_val / seed_gen (the
-// solve's generation number marks this solve's seeds: no clearing between solves).
+// ctrl[DONE] = 1 at the end. The generation number marks this solve's seeds and distances: no
+// clearing between solves (the host clears every stamp when the number wraps). A wait that takes
+// seconds (a grid that was not resident) sets ctrl[ABORT], and every later wait gives up.
 // Integer distances only (the hierarchy's shortcut weights are exact integer sums); a sum is
 // taken in 64 bits, so a 32-bit distance plus a heavy shortcut cannot wrap.
 #define SSSP_PH_ARGS                                                                              \
     sssp_key_t *key, unsigned int *ctrl, const int *__restrict__ order,                          \
         const int *__restrict__ level_ptr, const long long *__restrict__ down_ptr,               \
-        const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w, sssp_d_t *pdist,   \
-        unsigned int *seed_gen, sssp_d_t *seed_val, const int *__restrict__ seed_pos,             \
-        const sssp_d_t *__restrict__ seed_d, int nseeds, unsigned int gen, int levels, int small,  \
-        int staged, int width
+        const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w,                    \
+        unsigned long long *pword, unsigned int *pgen, unsigned int *seed_gen, sssp_d_t *seed_val, \
+        const int *__restrict__ seed_pos, const sssp_d_t *__restrict__ seed_d, int nseeds,        \
+        unsigned int gen, int levels, int small, int staged, int width, int nap
 
 #if !SSSP_FLOAT
 __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
@@ -65,14 +80,93 @@ __device__ __forceinline__ sssp_d_t sssp_ph_group_min(sssp_d_t v, int lanes) {
     return v;
 }
 
+// Publishing and reading a grid position's distance (see "pword" above). Relaxed and release
+// accesses at GPU scope: they reach L2, and no L1 keeps a stale copy of another block's word.
+__device__ __forceinline__ unsigned long long sssp_ph_ld64(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void sssp_ph_st64(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned int sssp_ph_acquire(const unsigned int *p) {
+    unsigned int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void sssp_ph_release(unsigned int *p, unsigned int v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+#if SSSP_DIST_BITS == 32
+// One word: the generation above the distance.
+__device__ __forceinline__ unsigned long long sssp_ph_peek(const unsigned long long *pword, const unsigned int *,
+                                                           int u) {
+    return sssp_ph_ld64(pword + u);
+}
+__device__ __forceinline__ bool sssp_ph_ready(unsigned long long w, unsigned int gen) {
+    return (unsigned int)(w >> 32) == gen;
+}
+__device__ __forceinline__ sssp_d_t sssp_ph_value(unsigned long long w, const unsigned long long *, int) {
+    return (sssp_d_t)(unsigned int)w;
+}
+__device__ __forceinline__ void sssp_ph_publish(unsigned long long *pword, unsigned int *, long long p, sssp_d_t d,
+                                                unsigned int gen) {
+    sssp_ph_st64(pword + p, ((unsigned long long)gen << 32) | (unsigned long long)d);
+}
+#else
+// The stamp (acquire), then the distance stored before it.
+__device__ __forceinline__ unsigned long long sssp_ph_peek(const unsigned long long *, const unsigned int *pgen,
+                                                           int u) {
+    return sssp_ph_acquire(pgen + u);
+}
+__device__ __forceinline__ bool sssp_ph_ready(unsigned long long w, unsigned int gen) {
+    return (unsigned int)w == gen;
+}
+__device__ __forceinline__ sssp_d_t sssp_ph_value(unsigned long long, const unsigned long long *pword, int u) {
+    return (sssp_d_t)sssp_ph_ld64(pword + u);
+}
+__device__ __forceinline__ void sssp_ph_publish(unsigned long long *pword, unsigned int *pgen, long long p, sssp_d_t d,
+                                                unsigned int gen) {
+    sssp_ph_st64(pword + p, (unsigned long long)d);
+    sssp_ph_release(pgen + p, gen);
+}
+#endif
+
+// Tail u's distance once it is published: polls, napping from 32 ns up to `nap` ns between them.
+// After about 2^22 polls (seconds) sets ctrl[ABORT]; once that is set, returns infinity at once
+// (the host reports the abort; the distances are then meaningless).
+__device__ __noinline__ sssp_d_t sssp_ph_wait(const unsigned long long *pword, const unsigned int *pgen, int u,
+                                              unsigned int gen, unsigned int *ctrl, int nap) {
+    unsigned int ns = 32;
+    for (long long polls = 1;; ++polls) {
+        if ((polls & 63) == 0) {
+            if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT]) return (sssp_d_t)SSSP_INF_BITS;
+            if (polls > (1ll << 22)) {
+                atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
+                return (sssp_d_t)SSSP_INF_BITS;
+            }
+        }
+        if (nap > 0) {
+            __nanosleep(ns);
+            if ((int)ns < nap) ns <<= 1;
+        }
+        const unsigned long long w = sssp_ph_peek(pword, pgen, u);
+        if (sssp_ph_ready(w, gen)) return sssp_ph_value(w, pword, u);
+    }
+}
+
 // The least of `best` and, over p's downward in-edges lane, lane + lanes, ..., the tail's distance
 // plus the weight. A lane has four edges' loads in flight before it reads their tails' distances.
 // Edges, row offsets and tails come from global memory (kStaged: from the shared-memory copies
-// `ptr`, `pos`, `w`, by the same indices); the tails' distances from `dist` (shared memory at the
-// top, pdist past L1 below it: kShared).
+// `ptr`, `pos`, `w`, by the same indices); the tails' distances from `dist` (shared memory, the
+// top: kShared) or, below the top, from pword as they are published (four polls in flight).
 template <bool kShared, bool kStaged, typename P>
 __device__ __forceinline__ sssp_d_t sssp_ph_pull(const P *__restrict__ ptr, const int *__restrict__ pos,
-                                                 const sssp_d_t *__restrict__ w, const sssp_d_t *dist, long long p,
+                                                 const sssp_d_t *__restrict__ w, const sssp_d_t *dist,
+                                                 const unsigned long long *pword, const unsigned int *pgen,
+                                                 unsigned int gen, unsigned int *ctrl, int nap, long long p,
                                                  int lane, int lanes, sssp_d_t best) {
     const long long e = kStaged ? (long long)ptr[p + 1] : (long long)__ldg(ptr + p + 1);
     for (long long j = (kStaged ? (long long)ptr[p] : (long long)__ldg(ptr + p)) + lane; j < e; j += 4 * lanes) {
@@ -84,14 +178,28 @@ __device__ __forceinline__ sssp_d_t sssp_ph_pull(const P *__restrict__ ptr, cons
             u[k] = jj < e ? (kStaged ? pos[jj] : __ldg(pos + jj)) : -1;
             c[k] = jj < e ? (kStaged ? w[jj] : __ldg(w + jj)) : (sssp_d_t)0;
         }
+        sssp_d_t du[4];
+        if (kShared) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) du[k] = u[k] >= 0 ? dist[u[k]] : (sssp_d_t)SSSP_INF_BITS;
+        } else {
+            unsigned long long pk[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) pk[k] = u[k] >= 0 ? sssp_ph_peek(pword, pgen, u[k]) : 0ull;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                du[k] = (sssp_d_t)SSSP_INF_BITS;
+                if (u[k] >= 0) {
+                    du[k] = sssp_ph_ready(pk[k], gen) ? sssp_ph_value(pk[k], pword, u[k])
+                                                      : sssp_ph_wait(pword, pgen, u[k], gen, ctrl, nap);
+                }
+            }
+        }
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
-            if (u[k] >= 0) {
-                const sssp_d_t du = kShared ? dist[u[k]] : sssp_ldcg(dist + u[k]);
-                if (du != (sssp_d_t)SSSP_INF_BITS) {
-                    const unsigned long long t = (unsigned long long)du + (unsigned long long)c[k];
-                    if (t < (unsigned long long)best) best = (sssp_d_t)t;
-                }
+            if (du[k] != (sssp_d_t)SSSP_INF_BITS) {
+                const unsigned long long t = (unsigned long long)du[k] + (unsigned long long)c[k];
+                if (t < (unsigned long long)best) best = (sssp_d_t)t;
             }
         }
     }
@@ -102,6 +210,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
     extern __shared__ __align__(16) unsigned char sssp_ph_smem[];
     sssp_d_t *sd = reinterpret_cast<sssp_d_t *>(sssp_ph_smem);
     const int top = level_ptr[small];
+    const int n = level_ptr[levels];
     if (blockIdx.x == 0) {
         // Shared memory: the top's distances, then the staged edges' weights, their row offsets
         // and their tails (the distance type first, for its alignment).
@@ -111,21 +220,26 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         int *sptr = reinterpret_cast<int *>(sw + est);
         int *spos = sptr + pst + 1;
         for (int p = threadIdx.x; p < top; p += blockDim.x) sd[p] = (sssp_d_t)SSSP_INF_BITS;
-        for (int j = threadIdx.x; j < est; j += blockDim.x) {
-            sw[j] = __ldg(down_w + j);
-            spos[j] = __ldg(down_pos + j);
-        }
-        for (int p = threadIdx.x; p <= pst; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + p);
         sssp_block_sync();
         for (int i = threadIdx.x; i < nseeds; i += blockDim.x) {
             const int p = seed_pos[i];
             if (p < top) {
                 sd[p] = seed_d[i];
-            } else {  // read by the grid after its barrier (which fences)
+            } else {
                 seed_val[p] = seed_d[i];
                 seed_gen[p] = gen;
             }
         }
+        sssp_block_sync();
+        if (threadIdx.x == 0) {  // the seeds below the top are out: the other blocks may start
+            __threadfence();
+            sssp_ph_release(seed_gen + n, gen);
+        }
+        for (int j = threadIdx.x; j < est; j += blockDim.x) {
+            sw[j] = __ldg(down_w + j);
+            spos[j] = __ldg(down_pos + j);
+        }
+        for (int p = threadIdx.x; p <= pst; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + p);
         sssp_block_sync();
         // A level in passes of blockDim / lanes nodes (block-uniform, so whole warps shuffle).
         for (int l = 0; l < small; ++l) {
@@ -136,8 +250,10 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
                 const int p = base + threadIdx.x / lanes;
                 sssp_d_t best = (sssp_d_t)SSSP_INF_BITS;
                 if (p < e) {
-                    best = l < staged ? sssp_ph_pull<true, true>(sptr, spos, sw, sd, p, lane, lanes, sd[p])
-                                      : sssp_ph_pull<true, false>(down_ptr, down_pos, down_w, sd, p, lane, lanes, sd[p]);
+                    best = l < staged ? sssp_ph_pull<true, true>(sptr, spos, sw, sd, pword, pgen, gen, ctrl, nap, p,
+                                                                 lane, lanes, sd[p])
+                                      : sssp_ph_pull<true, false>(down_ptr, down_pos, down_w, sd, pword, pgen, gen,
+                                                                  ctrl, nap, p, lane, lanes, sd[p]);
                 }
                 best = sssp_ph_group_min(best, lanes);
                 if (p < e && lane == 0) sd[p] = best;
@@ -145,33 +261,42 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             sssp_block_sync();
         }
         for (int p = threadIdx.x; p < top; p += blockDim.x) {
-            pdist[p] = sd[p];
+            sssp_ph_publish(pword, pgen, p, sd[p], gen);
             key[__ldg(order + p)] = sssp_ph_key(sd[p]);
         }
-    }
-    if (small < levels) {
-        if (!sssp_grid_sync(ctrl)) return;
-        const long long threads = (long long)gridDim.x * blockDim.x;
-        const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-        for (int l = small; l < levels; ++l) {
-            const long long b = level_ptr[l], e = level_ptr[l + 1];
-            const int lanes = sssp_ph_lanes(e - b, threads, width);
-            const int lane = threadIdx.x & (lanes - 1);
-            const long long per = threads / lanes;
-            for (long long base = b; base < e; base += per) {  // grid-uniform: whole warps shuffle
-                const long long p = base + g / lanes;
-                sssp_d_t best = (sssp_d_t)SSSP_INF_BITS;
-                if (p < e) {
-                    if (lane == 0 && sssp_ldcg(seed_gen + p) == gen) best = sssp_ldcg(seed_val + p);
-                    best = sssp_ph_pull<false, false>(down_ptr, down_pos, down_w, pdist, p, lane, lanes, best);
+    } else if (small < levels) {
+        if (threadIdx.x == 0) {
+            long long polls = 0;
+            while (sssp_ph_acquire(seed_gen + n) != gen) {
+                if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] || ++polls > (1ll << 24)) {
+                    atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
+                    break;
                 }
-                best = sssp_ph_group_min(best, lanes);
-                if (p < e && lane == 0) {
-                    pdist[p] = best;
-                    key[__ldg(order + p)] = sssp_ph_key(best);
-                }
+                __nanosleep(32);
             }
-            if (l + 1 < levels && !sssp_grid_sync(ctrl)) return;
+        }
+        sssp_block_sync();
+    }
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int l = small; l < levels; ++l) {
+        const long long b = level_ptr[l], e = level_ptr[l + 1];
+        const int lanes = sssp_ph_lanes(e - b, threads, width);
+        const int lane = threadIdx.x & (lanes - 1);
+        const long long per = threads / lanes;
+        for (long long base = b; base < e; base += per) {  // grid-uniform: whole warps shuffle
+            const long long p = base + g / lanes;
+            sssp_d_t best = (sssp_d_t)SSSP_INF_BITS;
+            if (p < e) {
+                if (lane == 0 && sssp_ldcg(seed_gen + p) == gen) best = sssp_ldcg(seed_val + p);
+                best = sssp_ph_pull<false, false>(down_ptr, down_pos, down_w, nullptr, pword, pgen, gen, ctrl, nap, p,
+                                                  lane, lanes, best);
+            }
+            best = sssp_ph_group_min(best, lanes);
+            if (p < e && lane == 0) {
+                sssp_ph_publish(pword, pgen, p, best, gen);
+                key[__ldg(order + p)] = sssp_ph_key(best);
+            }
         }
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {

@@ -577,6 +577,39 @@ def test_phast_top_levels_none_and_all(monkeypatch, top):
         assert ph["top_levels"] == (0 if top == "none" else ph["levels"])
 
 
+@pytest.mark.smoke
+@pytest.mark.parametrize("nap", [0, 4096])
+def test_phast_naps_and_the_generation_wrap(monkeypatch, nap):
+    """The grid's threads poll their tails without a nap, or nap up to 4 us: the same answers.
+    A solve whose generation number wraps past 2^32 - 1 clears every stamp first (a stamp left
+    by an earlier solve would otherwise read as published in this one): the solves before and
+    after it are right, with 32- and 64-bit distances, and with every level a grid level."""
+    import sssp.gpu.phast
+    from sssp.gpu import make_solver
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "nap_ns", nap)
+    road = sssp.generate("road", size=20_000, seed=47)
+    rng = np.random.default_rng(47)
+    src, dst, _ = road.edges()
+    wide = sssp.Graph.from_edges(road.n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
+    for graph in (road, wide):
+        sources = [0, 4321, graph.n - 1, 77]
+        refs = {s: dijkstra(graph, s).dist for s in sources}
+        for config in PHAST_CONFIGS[:2]:
+            with make_solver(graph, algorithm="near-far", config=config) as solver:
+                ph = solver._phast
+                assert ph is not None and ph.solver.config.loop == "phast"
+                solver.solve(sources[0])  # stamps of a generation the wrap must clear
+                ph.gen = 2**32 - 3
+                for s in sources:  # generations 2^32 - 2, 2^32 - 1, then 1 (cleared), 2
+                    solver.poison()
+                    res = solver.solve(s)
+                    check_against(refs[s], res)
+                    check_tree(graph, res)
+                assert ph.gen == 2
+                assert (res.stats["dist_bits"] == 64) == (graph is wide)
+
+
 def test_phast_many_sources():
     """Many sources on a PHAST solver: without the trees the rows run on the batch kernel (near-far
     on the solver's Δ, as on every loop), with them one sweep after another; every row equals

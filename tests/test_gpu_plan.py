@@ -1177,10 +1177,14 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             sweep = fake_driver.functions["sssp_ph_sweep"].calls[-1]
             args = sweep[3:]
             assert len(args) == len(kernels.PHAST_ARGS)
-            count = int(args[12])
-            assert (int(args[13]), int(args[14]), int(args[15])) == (gen, h.levels, ph.small)
-            assert int(args[16]) == ph.staged and int(args[17]) == config.relax.lanes == 1
-            assert args[0] == solver.d_key and args[1] == solver.d_ctrl
+            a = dict(zip(kernels.PHAST_ARGS, args, strict=True))
+            count = int(a["nseeds"])
+            assert (int(a["gen"]), int(a["levels"]), int(a["small"])) == (gen, h.levels, ph.small)
+            assert int(a["staged"]) == ph.staged and int(a["width"]) == config.relax.lanes == 1
+            assert int(a["nap"]) == PhastSweep.nap_ns
+            assert a["key"] == solver.d_key and a["ctrl"] == solver.d_ctrl
+            # 32-bit distances: the stamp is the published word's upper half, no array of its own
+            assert a["pgen"] is a["pword"] == ph.d_pword and a["seed_gen"] == ph.d_seed_gen
             seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
             got = _sweep_like_the_kernel(
                 order, level_ptr, down_ptr, down_pos, down_w, seeds, ph.small, room
@@ -1242,8 +1246,9 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels + 1
         solver.solve(17)
         args = fake_driver.functions["sssp_ph_sweep"].calls[-1][3:]
-        assert int(args[15]) == ph.small and int(args[16]) == ph.staged
-        count = int(args[12])
+        a = dict(zip(kernels.PHAST_ARGS, args, strict=True))
+        assert int(a["small"]) == ph.small and int(a["staged"]) == ph.staged
+        count = int(a["nseeds"])
         seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
         got = _sweep_like_the_kernel(
             h.order, lp, dp, h.down_src, h.down_w.astype(np.int32), seeds, ph.small, 232448

@@ -705,9 +705,12 @@ class EngineSolver(DeviceBuffers):
         info = self.h_info
         c = kernels.RES_CTRL
         if info[c + kernels.CTRL_ABORT]:
-            raise SolverError(
-                "the persistent loop's grid barrier timed out: the grid was not resident"
+            wait = (
+                "the phast sweep's wait for a published distance"
+                if self._phast is not None
+                else "the persistent loop's grid barrier"
             )
+            raise SolverError(f"{wait} timed out: the grid was not resident")
         limit = kernels.nearfar_step_limit(n) if self.nearfar else kernels.engine_phase_limit(n)
         iterations = int(info[c + kernels.CTRL_PHASE]) - 1
         if not info[c + kernels.CTRL_DONE] or (self.nearfar and iterations >= limit):

@@ -6,7 +6,8 @@ build of the same graph left in the cache: :func:`sssp.hierarchy.hierarchy_for`)
 by sweep position. Per solve the host runs the Dijkstra over
 the upward edges from the source (a few hundred nodes on a road network, compiled code), copies
 those seeds to the device, and one persistent launch sweeps the levels: the top ones in block 0
-alone, their distances in shared memory, the others one grid step each. The kernel leaves the
+alone, their distances in shared memory, the others by the whole grid with no barrier between
+them (a node waits for its tails' distances to be published). The kernel leaves the
 keys as near-far does, so the engine's predecessor pass and result pass follow unchanged.
 """
 
@@ -46,6 +47,11 @@ class PhastSweep:
     faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32 lanes a node (4elt 2 %
     slower)."""
 
+    nap_ns = 256
+    """The longest nap, in ns, of a thread between two polls of a tail not yet published (its
+    naps double from 32 ns): a thread that waits for a level far above its own polls less
+    often, so those polls leave the L2 to the levels being swept. Not measured yet."""
+
     def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
         self.solver = s = solver
         cuda = s.cuda
@@ -62,9 +68,13 @@ class PhastSweep:
         self.d_down_ptr = s._upload(h.down_ptr)
         self.d_down_pos = s._upload(h.down_src)
         self.d_down_w = s._upload(down_w)
-        self.d_pdist = s._alloc(val.itemsize * h.n)
-        self.d_seed_gen = s._alloc(4 * h.n)
-        cuda.memset_d8(self.d_seed_gen, 0, 4 * h.n)
+        # Distances as published (kernels/sssp_phast.cu, "pword"), and for 64-bit distances
+        # their generations: every stamp starts at 0, a generation no solve has.
+        self.d_pword = s._alloc(8 * h.n)
+        self.d_pgen = s._alloc(4 * h.n) if val.itemsize == 8 else self.d_pword
+        # One word past the seeds' marks: the generation whose seeds are out.
+        self.d_seed_gen = s._alloc(4 * (h.n + 1))
+        self._clear_stamps(cuda.memset_d8)
         self.d_seed_val = s._alloc(val.itemsize * h.n)
         self.d_seed_pos = s._alloc(4 * h.n)
         self.d_seed_d = s._alloc(val.itemsize * h.n)
@@ -104,6 +114,16 @@ class PhastSweep:
         self.seeds = 0
         """Seeds of the last solve (nodes the upward search settled and did not stall)."""
 
+    def _clear_stamps(self, memset: Any, *stream: Any) -> None:
+        """Every generation stamp back to 0 (at the start, and when the number wraps):
+        ``memset`` is ``memset_d8`` or ``memset_d8_async``."""
+        n = self.hierarchy.n
+        memset(self.d_seed_gen, 0, 4 * (n + 1), *stream)
+        if self.d_pgen is self.d_pword:  # the stamp is each word's upper half
+            memset(self.d_pword, 0, 8 * n, *stream)
+        else:
+            memset(self.d_pgen, 0, 4 * n, *stream)
+
     def stats(self) -> dict[str, Any]:
         """What every result's ``stats["phast"]`` shows (its own ``stats["upward_settled"]``: the
         seeds of its upward search)."""
@@ -121,8 +141,8 @@ class PhastSweep:
         """The upward search from ``source`` on the host, its seeds copied, the sweep queued."""
         s, cuda = self.solver, self.solver.cuda
         self.gen += 1
-        if self.gen == 2**32:  # every seed mark is stale again: clear them
-            cuda.memset_d32_async(self.d_seed_gen, 0, self.hierarchy.n, lane.stream)
+        if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
+            self._clear_stamps(cuda.memset_d8_async, lane.stream)
             self.gen = 1
         positions, dists = self.hierarchy.upward(source, self._dist, self._scratch)
         count = self.seeds = int(positions.size)
@@ -144,7 +164,8 @@ class PhastSweep:
             self.d_down_ptr,
             self.d_down_pos,
             self.d_down_w,
-            self.d_pdist,
+            self.d_pword,
+            self.d_pgen,
             self.d_seed_gen,
             self.d_seed_val,
             self.d_seed_pos,
@@ -155,5 +176,6 @@ class PhastSweep:
             np.int32(self.small),
             np.int32(self.staged),
             np.int32(s.config.relax.lanes),
+            np.int32(self.nap_ns),
             shared_size=self.smem,
         )
