@@ -17,6 +17,7 @@ record against the CPU anchors.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import sys
 import time
@@ -97,13 +98,31 @@ UNSTAGED = "+unstaged"
 """A phast label's suffix: block 0 reads its top levels' in-edges from global memory instead of
 staging them in shared memory first (:attr:`sssp.gpu.phast.PhastSweep.stage_edges`, on by
 default; runs 121-122 labelled the staged points ``+stage``)."""
+NAP = "+nap"
+"""A phast label's suffix ``+napN``: the sweep's threads nap up to N ns between two polls of a
+tail not yet published (:attr:`sssp.gpu.phast.PhastSweep.nap_ns`; 0: they never nap)."""
+
+
+def phast_options(label: str) -> tuple[str, bool, int | None]:
+    """(``label`` without its phast suffixes, whether the top levels' edges are staged, the
+    longest nap or None for the default): ``+unstaged`` and ``+napN`` in any order, last."""
+    stage, nap = True, None
+    while True:
+        if label.endswith(UNSTAGED):
+            label, stage = label.removesuffix(UNSTAGED), False
+            continue
+        head, plus, ns = label.rpartition(NAP)
+        if plus and ns.isdigit():
+            label, nap = head, int(ns)
+            continue
+        return label, stage, nap
 
 
 def config_for(label: str) -> LaunchConfig:
     """The configuration of ``label``: a name of :data:`CONFIGS`, optionally with ``+sN`` for N
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
-    ``+unstaged`` (:data:`UNSTAGED`) after a phast name."""
-    label = label.removesuffix(UNSTAGED)
+    ``+unstaged`` (:data:`UNSTAGED`) and ``+napN`` (:data:`NAP`) after a phast name."""
+    label = phast_options(label)[0]
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
         raise sssp.SSSPError(
@@ -127,11 +146,24 @@ def graphs(args: argparse.Namespace):
             yield path.name.split(".")[0], lambda p=path: sssp.load(p, weights="random", seed=0)
 
 
+@contextlib.contextmanager
+def _nap(sweep, nap: int | None):
+    """``sweep.nap_ns`` set to ``nap`` (None: left as it is) while the block runs."""
+    default = sweep.nap_ns
+    if nap is not None:
+        sweep.nap_ns = nap
+    try:
+        yield
+    finally:
+        sweep.nap_ns = default
+
+
 def measure(
-    graph, sources, refs, stage=True, **kw
+    graph, sources, refs, stage=True, nap=None, **kw
 ) -> tuple[float, int, int, float, str, int, float, float]:
     """(CUDA-event ms, steps, buckets, loop us a step, verified, local nodes, wall ms: medians
-    over ``sources``; the solver's construction in seconds: module, upload, shortcut build)."""
+    over ``sources``; the solver's construction in seconds: module, upload, shortcut build).
+    ``stage``, ``nap``: the phast sweep's (:func:`phast_options`)."""
     from sssp.gpu.phast import PhastSweep
 
     t0 = time.perf_counter()
@@ -141,7 +173,7 @@ def measure(
         solver = sssp.Solver(graph, backend="gpu", **kw)
     finally:
         PhastSweep.stage_edges = default
-    with solver:
+    with solver, _nap(PhastSweep, nap):
         setup_s = time.perf_counter() - t0
         solver.solve(sources[0])
         times, walls, steps, buckets, loop, local = [], [], [], [], [], []
@@ -235,7 +267,8 @@ def main() -> int:
                 delta = scaled_delta(graph, scale)
                 points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
-                kw = {"algorithm": algorithm, "config": cfg, "stage": not label.endswith(UNSTAGED)}
+                _, stage, nap = phast_options(label)
+                kw = {"algorithm": algorithm, "config": cfg, "stage": stage, "nap": nap}
                 if delta is not None:
                     kw["delta"] = delta
                 try:
