@@ -1,0 +1,151 @@
+"""Where a PHAST solve's device time goes: CUDA events around the sweep's launch alone.
+
+    python benchmarks/phast_probe.py --graphs-dir G --generated grid-512 --sources 5 \\
+        --configs phast-x4 phast-grid-x32 --out OUT.csv
+
+A solve's ``loop`` time (``bench_nearfar.py``) runs from the event before its first copy to the
+event after the sweep, so it holds the host's upward search and the launches' host calls too.
+This probe records two more events on the solver's stream, right before and after the sweep's
+launch, in three forms per source:
+
+- ``full``: the solve as it runs (its distances checked against SciPy's);
+- ``top``: the same launch with ``levels`` cut to the top levels block 0 sweeps alone (no grid
+  level; a probe, not an answer);
+- ``empty``: ``levels``, ``small`` and ``staged`` cut to 0 (the launch, the seeds' copy to the
+  grid positions and nothing else).
+
+So ``full - top`` is what the grid's levels add and ``top - empty`` block 0's top levels. Medians
+over the sources, in microseconds; the sweep's levels and top levels beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_nearfar import config_for, graphs  # noqa: E402
+
+import kernels  # noqa: E402
+import sssp  # noqa: E402
+from sssp.cpu.reference import dijkstra  # noqa: E402
+
+FORMS = ("full", "top", "empty")
+COLUMNS = (
+    "graph",
+    "n",
+    "config",
+    "levels",
+    "top_levels",
+    "staged_levels",
+    "full_us",
+    "top_us",
+    "empty_us",
+    "loop_us",
+    "gpu_us",
+    "wall_us",
+    "verified",
+)
+
+
+class _Timed:
+    """The sweep function of a solver, its launches timed between two events and, for a probe
+    form, some arguments replaced."""
+
+    def __init__(self, func, cuda) -> None:
+        self.func, self.cuda = func, cuda
+        self.before, self.after = cuda.Event(), cuda.Event()
+        self.form = "full"
+
+    def prepared_async_call(self, grid, block, stream, *args, **kw):
+        named = dict(zip(kernels.PHAST_ARGS, args, strict=True))
+        if self.form == "top":
+            named["levels"] = named["small"]
+        elif self.form == "empty":
+            named.update(levels=np.int32(0), small=np.int32(0), staged=np.int32(0))
+        self.before.record(stream)
+        self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
+        self.after.record(stream)
+
+    def microseconds(self) -> float:
+        self.after.synchronize()
+        return 1e3 * self.after.time_since(self.before)
+
+
+def probe(graph: sssp.Graph, sources, label: str) -> dict:
+    """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label``."""
+    refs = {s: dijkstra(graph, s).dist for s in sources}
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config_for(label)) as sv:
+        engine = sv._gpu
+        ph = engine._phast
+        if ph is None:
+            raise sssp.SSSPError(f"{label} does not run the phast loop on this graph")
+        timed = _Timed(engine.funcs["sweep"], engine.cuda)
+        engine.funcs["sweep"] = timed
+        sv.solve(sources[0])  # the module's first launch
+        got: dict[str, list[float]] = {f: [] for f in FORMS}
+        loop, gpu, wall = [], [], []
+        ok = True
+        for s in sources:
+            for form in FORMS:
+                timed.form = form
+                r = sv.solve(s)
+                got[form].append(timed.microseconds())
+                if form == "full":
+                    ok &= bool(np.array_equal(r.dist, refs[s]))
+                    loop.append(1e6 * r.timings["loop"])
+                    gpu.append(1e6 * r.timings["gpu"])
+                    wall.append(1e6 * r.timings["wall"])
+        stats = ph.stats()
+    return {
+        "graph": graph.name,
+        "n": graph.n,
+        "config": label,
+        "levels": stats["levels"],
+        "top_levels": stats["top_levels"],
+        "staged_levels": stats["staged_levels"],
+        **{f"{f}_us": round(float(np.median(got[f])), 1) for f in FORMS},
+        "loop_us": round(float(np.median(loop)), 1),
+        "gpu_us": round(float(np.median(gpu)), 1),
+        "wall_us": round(float(np.median(wall)), 1),
+        "verified": "yes" if ok else "no",
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--out", type=Path, default=Path("phast_probe.csv"))
+    ap.add_argument("--sources", type=int, default=5)
+    ap.add_argument("--graphs-dir")
+    ap.add_argument("--random", nargs="*", default=[], metavar="SIZExDEG")
+    ap.add_argument("--generated", nargs="*", default=[], metavar="NAME")
+    ap.add_argument("--configs", nargs="*", default=["phast-x4"], metavar="LABEL")
+    args = ap.parse_args()
+    with args.out.open("w", newline="") as fh:
+        out = csv.DictWriter(fh, COLUMNS)
+        out.writeheader()
+        for name, make in graphs(args):
+            graph = make()
+            graph.name = name
+            rng = np.random.default_rng(0)
+            sources = [int(s) for s in rng.choice(graph.n, args.sources, replace=False)]
+            for label in args.configs:
+                row = probe(graph, sources, label)
+                out.writerow(row)
+                fh.flush()
+                print(" ".join(str(row[c]) for c in COLUMNS), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
