@@ -31,13 +31,16 @@ import threading
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from importlib import metadata
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .classes import GraphClass
 from .config import ConfigSource, LaunchConfig
+from .errors import InvalidArgumentError
 from .graph import Graph
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .gpu.device import DeviceInfo
 
 log = logging.getLogger(__name__)
@@ -83,6 +86,28 @@ class TunedQuery:
 
 
 @dataclass(frozen=True)
+class TunedFallback:
+    """What a tuned pick that needs a preprocessing step runs until that step is done: the best
+    point of the same search without it (the phast loop needs the graph's contraction
+    hierarchy, :mod:`sssp.hierarchy`; seconds to build on a road network of millions of nodes).
+
+    Attributes
+    ----------
+    config : LaunchConfig
+    algorithm : str
+    delta_scale : float or None
+        Near-far's Δ as a multiple of its default rule; None for the other algorithms.
+    wall_ms : float or None
+        Its median wall time in the search, beside the pick's (None where not stored).
+    """
+
+    config: LaunchConfig
+    algorithm: str
+    delta_scale: float | None = None
+    wall_ms: float | None = None
+
+
+@dataclass(frozen=True)
 class TunedChoice:
     """A provider's answer.
 
@@ -101,6 +126,9 @@ class TunedChoice:
         Why, for ``Solver.config_detail`` (e.g. ``"class 49k/deg200 -> stored class ..."``).
     graph_class : GraphClass or None
         The class the answer was tuned for (a nearest answer's is not the graph's).
+    fallback : TunedFallback or None
+        For a pick on the phast loop: what runs while the graph's hierarchy is not built
+        (:func:`resolve_pick`).
     """
 
     config: LaunchConfig
@@ -109,6 +137,7 @@ class TunedChoice:
     delta_scale: float | None = None
     detail: str = ""
     graph_class: GraphClass | None = None
+    fallback: TunedFallback | None = None
 
     def __post_init__(self) -> None:
         assert self.source in (ConfigSource.TUNED_EXACT, ConfigSource.TUNED_NEAREST), self.source
@@ -238,12 +267,112 @@ def resolve_choice(
     variant: str = "successors",
     db: str | None = None,
     provider: ConfigProvider | None = None,
+    hierarchy: str = "cached",
 ) -> tuple[str, float | None, LaunchConfig, ConfigSource, str]:
     """(algorithm, near-far's Δ or None, configuration, where it came from, detail) for
     ``graph`` on ``device`` from the ``"auto"`` records; Crauser OUT with the default
     configuration when there is none. ``provider``: ask this one only (default: every
-    provider of :func:`providers`, first answer wins)."""
+    provider of :func:`providers`, first answer wins). ``hierarchy``: when a pick on the phast
+    loop runs (:data:`HIERARCHY_CHOICES`; here ``"auto"`` reads as ``"cached"``: nothing is
+    built in the background for a caller that cannot switch later, :func:`resolve_pick`)."""
+    return resolve_pick(
+        graph, device, variant=variant, db=db, provider=provider, hierarchy=hierarchy
+    ).now.as_tuple()
+
+
+HIERARCHY_CHOICES = ("auto", "build", "cached", "never")
+"""When a tuned pick on the phast loop runs (``Solver(hierarchy=...)``); its contraction
+hierarchy takes seconds to build on a road network of millions of nodes (once per graph and
+machine: :func:`sssp.hierarchy.hierarchy_for` keeps it), while the solves it speeds up take
+milliseconds:
+
+- ``"auto"``: at once where the graph's hierarchy is in the cache; else the pick's fallback
+  (:class:`TunedFallback`) runs and a background process builds the hierarchy into the cache
+  (:class:`sssp.hierarchy.BackgroundBuild`); the solver takes the phast loop at its first solve
+  after that;
+- ``"build"``: the hierarchy is read or built when the solver is made;
+- ``"cached"``: only where the hierarchy is in the cache, else the fallback;
+- ``"never"``: the fallback."""
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One configuration a tuned solver runs: :func:`resolve_choice`'s tuple, and the graph's
+    hierarchy where it was read for a phast pick."""
+
+    algorithm: str
+    delta: float | None
+    config: LaunchConfig
+    source: ConfigSource
+    detail: str
+    hierarchy: Any = None
+
+    def as_tuple(self) -> tuple[str, float | None, LaunchConfig, ConfigSource, str]:
+        return self.algorithm, self.delta, self.config, self.source, self.detail
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a tuned solver runs now and, where that is a phast pick's fallback while its
+    hierarchy is built in the background, the pick (``waiting``) and the cache file it waits
+    for (``cache``)."""
+
+    now: Pick
+    waiting: Pick | None = None
+    cache: Path | None = None
+
+
+def resolve_pick(
+    graph: Graph,
+    device: DeviceInfo,
+    *,
+    variant: str = "successors",
+    db: str | None = None,
+    provider: ConfigProvider | None = None,
+    hierarchy: str = "cached",
+) -> Resolved:
+    """The ``"auto"`` records' pick for ``graph`` on ``device`` under the ``hierarchy`` rule
+    (:data:`HIERARCHY_CHOICES`). Only a pick on the phast loop looks at the cache (hashing the
+    graph's arrays, :func:`sssp.hierarchy.cache_path`)."""
+    if hierarchy not in HIERARCHY_CHOICES:
+        raise InvalidArgumentError(
+            f"hierarchy must be one of {', '.join(map(repr, HIERARCHY_CHOICES))}, got {hierarchy!r}"
+        )
     choice, config, source, detail = _lookup(graph, device, "auto", variant, db, provider)
+    pick = _pick(graph, choice, config, source, detail)
+    if choice is None or pick.config.loop != "phast" or hierarchy == "build":
+        return Resolved(pick)
+    from .hierarchy import cache_path, read_cached
+
+    path = None if hierarchy == "never" else cache_path(graph)
+    found = read_cached(graph, path)
+    if found is not None:
+        return Resolved(replace(pick, hierarchy=found, detail=pick.detail + HIERARCHY_READ))
+    if hierarchy == "never":
+        why = "not used (hierarchy='never')"
+    elif path is None:
+        why = "not kept on this machine (no cache folder; hierarchy='build' builds it)"
+    elif hierarchy == "cached":
+        why = "not in the cache (hierarchy='cached' builds none)"
+    else:
+        why = "not in the cache yet: a background process builds it, used once there"
+    now = _fallback(graph, choice, source, detail + f"; the pick is the phast loop, whose "
+                    f"contraction hierarchy of this graph is {why}")  # fmt: skip
+    waiting = pick if hierarchy == "auto" and path is not None else None
+    return Resolved(now, waiting, path if waiting is not None else None)
+
+
+HIERARCHY_READ = "; the graph's contraction hierarchy read from the cache"
+
+
+def _pick(
+    graph: Graph,
+    choice: TunedChoice | None,
+    config: LaunchConfig,
+    source: ConfigSource,
+    detail: str,
+) -> Pick:
+    """A provider's answer (or none: Crauser OUT, default) as what runs, Δ resolved."""
     algorithm = choice.algorithm if choice is not None else "crauser"
     delta = None
     if algorithm == "near-far":
@@ -257,7 +386,21 @@ def resolve_choice(
         detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
     elif choice is not None:
         detail += f"; {algorithm}"
-    return algorithm, delta, config, source, detail
+    return Pick(algorithm, delta, config, source, detail)
+
+
+def _fallback(graph: Graph, choice: TunedChoice, source: ConfigSource, detail: str) -> Pick:
+    """What runs instead of ``choice``'s phast pick: its stored fallback, or (records without
+    one) the default configuration with Crauser OUT."""
+    fb = choice.fallback
+    if fb is None:
+        detail += "; the record stores no fallback: the default configuration runs"
+        return Pick("crauser", None, LaunchConfig.default(), source, detail)
+    measured = "" if fb.wall_ms is None else f", {fb.wall_ms:.3g} ms in the search"
+    detail += f"; meanwhile the search's best on another loop runs ({fb.config}{measured})"
+    stand_in = replace(choice, config=fb.config, algorithm=fb.algorithm)
+    stand_in = replace(stand_in, delta_scale=fb.delta_scale, fallback=None)
+    return _pick(graph, stand_in, fb.config, source, detail)
 
 
 WIDE_MIN_NODES = 2**20

@@ -40,6 +40,7 @@ from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import TuningError
 from sssp.graph import Graph, iter_sources
+from sssp.tuned import TunedFallback
 from tuning_db import Store
 from tuning_db.records import (
     BestRecord,
@@ -48,6 +49,7 @@ from tuning_db.records import (
     RunKey,
     RunRecord,
     RunStatus,
+    fallback_options,
 )
 
 from . import driver, interrupt
@@ -1086,6 +1088,26 @@ def _default_config(algorithm: str) -> LaunchConfig:
     )
 
 
+def _fallback(result: SearchResult, chosen: LaunchConfig) -> dict:
+    """For a pick on the phast loop, the options that store its fallback
+    (:func:`tuning_db.records.fallback_options`): the fastest measured point of the search on
+    another loop, which runs while the graph's hierarchy is not built. Nothing for other picks,
+    or where no such point was measured."""
+    if chosen.loop != "phast":
+        return {}
+    others = [
+        t
+        for t in result.trials
+        if t.wall_ms is not None and canonical(dict(t.params))["loop"] != "phast"
+    ]
+    if not others:
+        return {}
+    best = min(others, key=lambda t: t.wall_ms or math.inf)
+    point = canonical(dict(best.params))
+    algo, scale = choice(point, result.algorithm)
+    return fallback_options(TunedFallback(to_config(point), algo, scale, best.wall_ms))
+
+
 def _stored_options(
     result: SearchResult, chosen: LaunchConfig, searched: LaunchConfig, kept_default: bool
 ) -> dict:
@@ -1094,7 +1116,7 @@ def _stored_options(
     ``tuned.``, when the default is kept."""
     picked = algorithm_options(result.best_point, result.algorithm)
     if not kept_default:
-        return {**chosen.options(), **picked}
+        return {**chosen.options(), **picked, **_fallback(result, chosen)}
     default_algo = algorithm_options(start_points(result.algorithm)[0], result.algorithm)
     tuned = {f"tuned.{k}": v for k, v in {**searched.options(), **picked}.items()}
     return {**chosen.options(), **default_algo, **tuned}

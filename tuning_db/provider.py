@@ -68,6 +68,7 @@ class StoreProvider:
             record.delta_scale if record.chosen_algorithm == "near-far" else None,
             detail,
             record.graph_class,
+            record.fallback,
         )
 
     def state(self, db: str | None) -> Hashable | None:

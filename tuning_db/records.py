@@ -10,7 +10,8 @@ from enum import StrEnum
 from typing import Any
 
 from sssp.classes import GraphClass
-from sssp.config import KernelConfig, LaunchConfig
+from sssp.config import KERNELS, KernelConfig, LaunchConfig
+from sssp.tuned import TunedFallback
 
 
 class TrialStatus(StrEnum):
@@ -180,11 +181,56 @@ class BestRecord:
                 )
 
     @property
+    def fallback(self) -> TunedFallback | None:
+        """What runs while the pick's preprocessing is not done (a pick on the phast loop
+        stores the best point of its search on another loop), or None."""
+        return read_fallback(self.options)
+
+    @property
     def measured_on(self) -> str | None:
         """The kernel digest the record was measured on, when it was carried to
         :attr:`kernel_version` unmeasured (``scripts/same_code.py --carry-changed``), else None."""
         value = self.options.get(MEASURED_ON)
         return None if value is None else str(value)
+
+
+FALLBACK = "fallback."
+"""The prefix of a record's options that hold its fallback (:class:`sssp.tuned.TunedFallback`):
+the launch labels (``fallback.relax``, ``.min``, ``.update``), the launch options
+(``fallback.loop``, ...), ``fallback.algorithm``, ``fallback.delta_scale`` and
+``fallback.wall_ms`` (:func:`fallback_options`)."""
+
+
+def fallback_options(fallback: TunedFallback) -> dict[str, str | int | float]:
+    """The options of a record that store ``fallback`` (:data:`FALLBACK`)."""
+    out: dict[str, str | int | float] = {
+        **fallback.config.as_dict(),
+        **fallback.config.options(),
+        "algorithm": fallback.algorithm,
+    }
+    if fallback.delta_scale is not None:
+        out["delta_scale"] = float(fallback.delta_scale)
+    if fallback.wall_ms is not None:
+        out["wall_ms"] = float(fallback.wall_ms)
+    return {FALLBACK + k: v for k, v in out.items()}
+
+
+def read_fallback(options: Mapping[str, Any]) -> TunedFallback | None:
+    """The fallback stored in a record's ``options``, or None where it stores none."""
+    own = {k.removeprefix(FALLBACK): v for k, v in options.items() if k.startswith(FALLBACK)}
+    if not own:
+        return None
+    labels = {k: str(own[k]) for k in KERNELS}
+    config = LaunchConfig.from_parts(labels, own)
+    algorithm = str(own["algorithm"])
+    scale = own.get("delta_scale")
+    wall = own.get("wall_ms")
+    return TunedFallback(
+        config,
+        algorithm,
+        float(scale) if scale is not None and algorithm == "near-far" else None,
+        None if wall is None else float(wall),
+    )
 
 
 MEASURED_ON = "measured_on_kernels"
