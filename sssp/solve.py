@@ -88,6 +88,13 @@ class Solver:
     delta : float, optional
         Bucket width of ``algorithm="near-far"`` (default: the rule in :mod:`sssp.cpu.nearfar`);
         refused for the other algorithms.
+    hierarchy : {"auto", "build", "cached", "never"}
+        When a tuned pick on the phast loop runs (:data:`sssp.tuned.HIERARCHY_CHOICES`): it needs
+        the graph's contraction hierarchy, seconds to build on large road networks, kept per
+        machine once built. ``"auto"``: at once where it is kept; else the pick's fallback runs
+        while a background process builds it, and the solver takes the phast loop at the first
+        solve after that (``config_detail`` says which ran and why). ``"build"``: built (or
+        read) now; ``"cached"``: only where kept; ``"never"``: the fallback.
 
     On the GPU the graph is uploaded once, at construction. On the CPU the many-source path
     keeps its worker threads until :meth:`close`.
@@ -113,8 +120,16 @@ class Solver:
         db: str | None = None,
         device: int = 0,
         delta: float | None = None,
+        hierarchy: str = "auto",
         **gpu_options: Any,
     ) -> None:
+        from .tuned import HIERARCHY_CHOICES
+
+        if hierarchy not in HIERARCHY_CHOICES:
+            raise InvalidArgumentError(
+                f"hierarchy must be one of {', '.join(map(repr, HIERARCHY_CHOICES))}, "
+                f"got {hierarchy!r}"
+            )
         request = SolverRequest.build(
             as_graph(graph),
             algorithm=algorithm,
@@ -161,6 +176,7 @@ class Solver:
         self.config_detail = ""
         self._gpu = None
         self._gpu_options: dict[str, Any] = {}
+        self._waiting: Any = None  # (the phast pick, its background build): _take_waiting
         self._rows: dict[str, Any] = {}  # the CPU many-source engines, made on first use
         self._device = device
         # How each GPU of solve_many(devices=...) finds its own configuration.
@@ -180,12 +196,23 @@ class Solver:
             if config is not None:
                 self.config, self.config_source = config, ConfigSource.EXPLICIT
             elif algorithm == "auto":
-                from .tuned import resolve_choice
+                from .tuned import resolve_pick
 
+                resolved = resolve_pick(
+                    graph, device_info(device), variant=variant, db=db, hierarchy=hierarchy
+                )
+                pick = resolved.now
                 algorithm, delta, self.config, self.config_source, self.config_detail = (
-                    resolve_choice(graph, device_info(device), variant=variant, db=db)
+                    pick.as_tuple()
                 )
                 self.algorithm, self.delta = algorithm, delta
+                if pick.hierarchy is not None:  # read from the cache for the phast pick
+                    gpu_options = {**gpu_options, "hierarchy": pick.hierarchy}
+                if resolved.waiting is not None and resolved.cache is not None:
+                    from .hierarchy import BackgroundBuild
+
+                    build = BackgroundBuild(graph, resolved.cache)
+                    self._waiting = (resolved.waiting, build)
             elif tuned:
                 from .tuned import resolve_config
 
@@ -202,7 +229,7 @@ class Solver:
             )
             if delta is not None:
                 gpu_options = {**gpu_options, "delta": delta}
-            self._gpu_options = dict(gpu_options)
+            self._gpu_options = {k: v for k, v in gpu_options.items() if k != "hierarchy"}
             self._gpu = make_solver(
                 graph,
                 algorithm=algorithm,
@@ -288,6 +315,8 @@ class Solver:
             A source outside ``[0, n)``. A ``ValueError``.
         """
         t0 = time.perf_counter()
+        if self._waiting is not None:
+            self._take_waiting()
         gpu = self._gpu
         if gpu is not None and not kwargs and type(sources) is int and 0 <= sources < self._n:
             # The common call, a plain node id and no options, goes straight to the GPU solver:
@@ -433,6 +462,8 @@ class Solver:
         )
 
         self._check_open()
+        if self._waiting is not None:
+            self._take_waiting()
         request = build_request(
             self.graph,
             sources,
@@ -482,6 +513,40 @@ class Solver:
         if request.min_only:
             return run_nearest(engine, request, info)
         return run_rows(engine, request, info, progress=progress, memory_budget=memory_budget)
+
+    def _take_waiting(self) -> None:
+        """Where a phast pick waits for its hierarchy (``hierarchy="auto"``) and the
+        background build has put it in the cache: the GPU solver of the pick replaces the
+        fallback's (this call pays for its upload)."""
+        pick, build = self._waiting
+        found = build.result()
+        if found is None:
+            return
+        self._waiting = None
+        from .gpu import make_solver
+
+        options = dict(self._gpu_options)
+        options.pop("delta", None)
+        if pick.delta is not None:
+            options["delta"] = pick.delta
+        new = make_solver(
+            self.graph,
+            algorithm=pick.algorithm,
+            variant=self.variant,
+            config=pick.config,
+            config_source=pick.source,
+            device=self._device,
+            hierarchy=found,
+            **options,
+        )
+        old, self._gpu = self._gpu, new
+        self.algorithm, self.delta, self.config = pick.algorithm, pick.delta, pick.config
+        self.config_detail = pick.detail + "; its contraction hierarchy built in the background"
+        new.config_detail = self.config_detail
+        self._gpu_options = options
+        log.info("phast pick taken: %s %s", self.config, self.config_detail)
+        if old is not None:
+            old.close()
 
     def _cpu_rows(self, algorithm: str) -> Any:
         if algorithm not in self._rows:
@@ -556,6 +621,7 @@ def solve(
     db: str | None = None,
     device: int = 0,
     delta: float | None = None,
+    hierarchy: str = "auto",
     **kwargs: Any,
 ) -> SSSPResult | MultiSourceResult | NearestSourceResult:
     """Shortest paths from one source or many: ``Solver(graph, ...).solve(sources, ...)``.
@@ -566,7 +632,9 @@ def solve(
 
     On the GPU the solver is kept for the next call on the same graph object with the same
     options (compiled modules, the tuned look-up and the upload are reused; a tuning database
-    written since is looked up again): :func:`clear_solver_cache` releases it.
+    written since is looked up again): :func:`clear_solver_cache` releases it. So a tuned pick
+    on the phast loop whose hierarchy a background process builds (``hierarchy="auto"``) is
+    taken by the first call after the build ends.
 
     Returns
     -------
@@ -590,6 +658,7 @@ def solve(
         "db": db,
         "device": device,
         "delta": delta,
+        "hierarchy": hierarchy,
     }
     with _SOLVERS.lease(graph, options) as solver:
         return solver.solve(sources, **kwargs)

@@ -1273,3 +1273,67 @@ def test_phast_shared_memory_rules():
             assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, staged, 4) <= budget
         if staged < 3:
             assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, staged + 1, 4) > budget
+
+
+def test_a_tuned_phast_pick_waits_for_its_background_build(fake_driver, monkeypatch, tmp_path):
+    """``Solver(tuned=True)`` whose record picks the phast loop, the graph's hierarchy not in
+    the cache (``hierarchy="auto"``): the record's fallback runs and a background build is
+    started for the cache file; the first solve after the build ends runs the phast pick on a
+    new device solver (the fallback's closed), with the built hierarchy and a detail that says
+    so. With ``hierarchy="build"`` the pick runs from the start."""
+    import sssp.gpu
+    import sssp.hierarchy
+    import sssp.tuned
+    from sssp.config import ConfigSource
+    from sssp.gpu.engine import EngineSolver
+    from sssp.tuned import TunedChoice, TunedFallback
+
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path))
+    monkeypatch.setattr(sssp.gpu, "is_available", lambda: True)
+    monkeypatch.setattr(sssp.gpu, "device_info", sssp.gpu.engine.device_info)
+    monkeypatch.setattr(EngineSolver, "solve", lambda self, source, **kw: (self, source))
+    phast = LaunchConfig(KernelConfig(1024, "N", 4), loop="phast")
+    fallback = TunedFallback(LaunchConfig(loop="persistent"), "near-far", 2.0, 9.0)
+
+    class Provider:
+        def lookup(self, query):
+            return TunedChoice(
+                phast, ConfigSource.TUNED_EXACT, "near-far", 1.0, "stored", None, fallback
+            )
+
+        def state(self, db):
+            return None
+
+    builds: list = []
+
+    class Build:  # the background process, finished when the test says so
+        def __init__(self, graph, path) -> None:
+            self.graph, self.path, self.ready = graph, path, False
+            builds.append(self)
+
+        def result(self):
+            return sssp.hierarchy.build_hierarchy(self.graph) if self.ready else None
+
+    monkeypatch.setattr(sssp.hierarchy, "BackgroundBuild", Build)
+    provider = Provider()
+    sssp.tuned.register_provider(provider)
+    try:
+        graph = sssp.generate("road", size=3000, seed=4)
+        with sssp.Solver(graph, tuned=True) as sv:
+            assert sv.config == fallback.config and sv.algorithm == "near-far"
+            assert "background process builds it" in sv.config_detail
+            [build] = builds
+            assert build.path == sssp.hierarchy.cache_path(graph)
+            first = sv._gpu
+            assert sv.solve(5) == (first, 5) and first._phast is None
+            build.ready = True
+            engine, source = sv.solve(7)
+            assert source == 7 and engine is not first and engine is sv._gpu
+            assert engine._phast is not None and sv.config.loop == "phast"
+            assert "built in the background" in sv.config_detail
+            assert first._closed
+            assert sv._waiting is None and sv.solve(9)[0] is engine
+        with sssp.Solver(graph, tuned=True, hierarchy="build") as sv:
+            assert sv.config.loop == "phast" and sv._waiting is None and len(builds) == 1
+    finally:
+        sssp.tuned.unregister_provider(provider)

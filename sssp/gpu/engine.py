@@ -49,6 +49,7 @@ from .plan import (
 from .wide import WideLoop
 
 if TYPE_CHECKING:
+    from ..hierarchy import Hierarchy
     from .phast import PhastSweep
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,9 @@ class EngineSolver(DeviceBuffers):
         them. Default: where the device can map host memory.
     wide : kernels.WideParams, optional
         The wide loop's compile-time parameters (default: the contract's).
+    hierarchy : sssp.hierarchy.Hierarchy, optional
+        The phast loop's contraction hierarchy of ``graph`` where the caller has it (default:
+        read from the cache or built, :func:`sssp.hierarchy.hierarchy_for`).
     """
 
     _stats: dict[str, Any] | None = None
@@ -195,6 +199,7 @@ class EngineSolver(DeviceBuffers):
         delta: int | float | None = None,
         host_mapped: bool | None = None,
         wide: kernels.WideParams | None = None,
+        hierarchy: Hierarchy | None = None,
     ) -> None:
         # The plan decides (sssp.gpu.plan); this executes it. The checks that need no device
         # come first, so that a bad request reads the same without CUDA.
@@ -279,7 +284,9 @@ class EngineSolver(DeviceBuffers):
             from .phast import PhastSweep
 
             self._phast = PhastSweep(
-                self, lambda func, block, dyn: resident_blocks(func, self.info, block, cuda, dyn)
+                self,
+                lambda func, block, dyn: resident_blocks(func, self.info, block, cuda, dyn),
+                hierarchy,
             )
         self._graph = None
         if self.loop == "graph":

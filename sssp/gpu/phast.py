@@ -20,7 +20,7 @@ import numpy as np
 import kernels
 
 from ..cpu.parallel import INF
-from ..hierarchy import hierarchy_for
+from ..hierarchy import Hierarchy, hierarchy_for
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
@@ -36,7 +36,10 @@ class PhastSweep:
         module has the sweep kernel (``solver.funcs["sweep"]``).
     blocks_per_sm : callable
         ``blocks_per_sm(func, block, dynamic_smem)``: the resident blocks of a kernel (the
-        engine's occupancy rule); the sweep runs at that grid (its grid barrier needs it).
+        engine's occupancy rule); the sweep runs at that grid (its waits need every block
+        resident).
+    hierarchy : Hierarchy, optional
+        The graph's, where the caller has it (else :func:`sssp.hierarchy.hierarchy_for`).
     """
 
     stage_edges = True
@@ -52,10 +55,15 @@ class PhastSweep:
     naps double from 32 ns): a thread that waits for a level far above its own polls less
     often, so those polls leave the L2 to the levels being swept. Not measured yet."""
 
-    def __init__(self, solver: EngineSolver, blocks_per_sm: Any) -> None:
+    def __init__(
+        self, solver: EngineSolver, blocks_per_sm: Any, hierarchy: Hierarchy | None = None
+    ) -> None:
         self.solver = s = solver
         cuda = s.cuda
-        self.hierarchy, self.cached = hierarchy_for(s.graph)
+        if hierarchy is None:
+            self.hierarchy, self.cached = hierarchy_for(s.graph)
+        else:  # the caller's (read from the cache, or built in the background)
+            self.hierarchy, self.cached = hierarchy, True
         h = self.hierarchy
         val = np.dtype(s.val_dtype)
         # The hierarchy's int64 weights and distances, capped at the distance type's infinity
