@@ -610,6 +610,51 @@ def test_phast_naps_and_the_generation_wrap(monkeypatch, nap):
                 assert (res.stats["dist_bits"] == 64) == (graph is wide)
 
 
+@pytest.mark.smoke
+def test_a_tuned_phast_pick_takes_over_after_its_background_build(monkeypatch, tmp_path):
+    """``Solver(tuned=True)`` whose record picks the phast loop, the hierarchy not cached: the
+    fallback answers at once while a real background process builds the hierarchy; the first
+    solve after the cache file appears runs the phast loop. Every answer equals SciPy's."""
+    import time
+
+    import sssp.hierarchy
+    import sssp.tuned
+    from sssp.config import ConfigSource
+    from sssp.tuned import TunedChoice, TunedFallback
+
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path))
+    fallback = TunedFallback(CONFIGS[0], "near-far", 1.0, None)
+
+    class Provider:
+        def lookup(self, query):
+            return TunedChoice(
+                PHAST_CONFIGS[0], ConfigSource.TUNED_EXACT, "near-far", 1.0, "", None, fallback
+            )
+
+        def state(self, db):
+            return None
+
+    provider = Provider()
+    sssp.tuned.register_provider(provider)
+    try:
+        graph = sssp.generate("road", size=20_000, seed=48)
+        with sssp.Solver(graph, backend="gpu", tuned=True) as sv:
+            r = sv.solve(11)
+            assert r.stats["loop"] != "phast" and "background" in r.stats["config_detail"]
+            check_against(dijkstra(graph, 11).dist, r)
+            path = sssp.hierarchy.cache_path(graph)
+            deadline = time.monotonic() + 240
+            while not path.exists() and time.monotonic() < deadline:  # renamed into place
+                time.sleep(0.2)
+            r = sv.solve(12)
+            assert r.stats["loop"] == "phast", r.stats["config_detail"]
+            assert "built in the background" in r.stats["config_detail"]
+            check_against(dijkstra(graph, 12).dist, r)
+            check_tree(graph, r)
+    finally:
+        sssp.tuned.unregister_provider(provider)
+
+
 def test_phast_many_sources():
     """Many sources on a PHAST solver: without the trees the rows run on the batch kernel (near-far
     on the solver's Δ, as on every loop), with them one sweep after another; every row equals
