@@ -12,7 +12,9 @@ launch, in three forms per source:
 - ``top``: the same launch with ``levels`` cut to the top levels block 0 sweeps alone (no grid
   level; a probe, not an answer);
 - ``empty``: ``levels``, ``small`` and ``staged`` cut to 0 (the launch, the seeds' copy to the
-  grid positions and nothing else).
+  grid positions and nothing else);
+- ``again``: the empty launch twice in a row, the second timed (no other kernel between them,
+  so no change of the multiprocessors' shared-memory carveout either).
 
 So ``full - top`` is what the grid's levels add and ``top - empty`` block 0's top levels. Medians
 over the sources, in microseconds; the sweep's levels and top levels beside them.
@@ -28,13 +30,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_nearfar import config_for, graphs  # noqa: E402
+from bench_nearfar import _phast_set, config_for, graphs, phast_options  # noqa: E402
 
 import kernels  # noqa: E402
 import sssp  # noqa: E402
 from sssp.cpu.reference import dijkstra  # noqa: E402
 
-FORMS = ("full", "top", "empty")
+FORMS = ("full", "top", "empty", "again")
 COLUMNS = (
     "graph",
     "n",
@@ -45,6 +47,7 @@ COLUMNS = (
     "full_us",
     "top_us",
     "empty_us",
+    "again_us",
     "loop_us",
     "gpu_us",
     "wall_us",
@@ -65,8 +68,10 @@ class _Timed:
         named = dict(zip(kernels.PHAST_ARGS, args, strict=True))
         if self.form == "top":
             named["levels"] = named["small"]
-        elif self.form == "empty":
+        elif self.form in ("empty", "again"):
             named.update(levels=np.int32(0), small=np.int32(0), staged=np.int32(0))
+        if self.form == "again":
+            self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
         self.before.record(stream)
         self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
         self.after.record(stream)
@@ -77,9 +82,18 @@ class _Timed:
 
 
 def probe(graph: sssp.Graph, sources, label: str) -> dict:
-    """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label``."""
+    """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label`` (with
+    ``bench_nearfar``'s suffixes, e.g. ``phast-x4+carve``)."""
+    from sssp.gpu.phast import PhastSweep
+
     refs = {s: dijkstra(graph, s).dist for s in sources}
-    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config_for(label)) as sv:
+    _, stage, nap, carve, mapped = phast_options(label)
+    with (
+        _phast_set(
+            PhastSweep, stage_edges=stage, nap_ns=nap, one_carveout=carve, mapped_seeds=mapped
+        ),
+        sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config_for(label)) as sv,
+    ):
         engine = sv._gpu
         ph = engine._phast
         if ph is None:
