@@ -98,44 +98,30 @@ UNSTAGED = "+unstaged"
 """A phast label's suffix: block 0 reads its top levels' in-edges from global memory instead of
 staging them in shared memory first (:attr:`sssp.gpu.phast.PhastSweep.stage_edges`, on by
 default; runs 121-122 labelled the staged points ``+stage``)."""
-MAPPED = "+mapped"
-"""A phast label's suffix: the sweep reads the seeds from mapped host memory
-(:attr:`sssp.gpu.phast.PhastSweep.mapped_seeds`)."""
-CARVE = "+carve"
-"""A phast label's suffix: the predecessor and result passes ask for the sweep's carveout too
-(:attr:`sssp.gpu.phast.PhastSweep.one_carveout`)."""
 NAP = "+nap"
 """A phast label's suffix ``+napN``: the sweep's threads nap up to N ns between two polls of a
 tail not yet published (:attr:`sssp.gpu.phast.PhastSweep.nap_ns`; 0: they never nap)."""
 
 
-def phast_options(label: str) -> tuple[str, bool, int | None, bool | None, bool | None]:
+def phast_options(label: str) -> tuple[str, bool, int | None]:
     """(``label`` without its phast suffixes, whether the top levels' edges are staged, the
-    longest nap, one carveout, mapped seeds; None for the defaults): ``+unstaged``, ``+napN``,
-    ``+carve`` and ``+mapped`` in any order, last."""
-    stage, nap, carve, mapped = True, None, None, None
+    longest nap or None for the default): ``+unstaged`` and ``+napN`` in any order, last."""
+    stage, nap = True, None
     while True:
-        if label.endswith(MAPPED):
-            label, mapped = label.removesuffix(MAPPED), True
-            continue
         if label.endswith(UNSTAGED):
             label, stage = label.removesuffix(UNSTAGED), False
-            continue
-        if label.endswith(CARVE):
-            label, carve = label.removesuffix(CARVE), True
             continue
         head, plus, ns = label.rpartition(NAP)
         if plus and ns.isdigit():
             label, nap = head, int(ns)
             continue
-        return label, stage, nap, carve, mapped
+        return label, stage, nap
 
 
 def config_for(label: str) -> LaunchConfig:
     """The configuration of ``label``: a name of :data:`CONFIGS`, optionally with ``+sN`` for N
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
-    ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`), ``+carve`` (:data:`CARVE`) and
-    ``+mapped`` (:data:`MAPPED`) after a phast name."""
+    ``+unstaged`` (:data:`UNSTAGED`) and ``+napN`` (:data:`NAP`) after a phast name."""
     label = phast_options(label)[0]
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
@@ -161,26 +147,23 @@ def graphs(args: argparse.Namespace):
 
 
 @contextlib.contextmanager
-def _phast_set(sweep, **values):
-    """``sweep``'s class attributes set to ``values`` (None: left as they are) while the block
-    runs."""
-    before = {k: getattr(sweep, k) for k in values}
-    for k, v in values.items():
-        if v is not None:
-            setattr(sweep, k, v)
+def _nap(sweep, nap: int | None):
+    """``sweep.nap_ns`` set to ``nap`` (None: left as it is) while the block runs."""
+    default = sweep.nap_ns
+    if nap is not None:
+        sweep.nap_ns = nap
     try:
         yield
     finally:
-        for k, v in before.items():
-            setattr(sweep, k, v)
+        sweep.nap_ns = default
 
 
 def measure(
-    graph, sources, refs, stage=True, nap=None, carve=None, mapped=None, **kw
+    graph, sources, refs, stage=True, nap=None, **kw
 ) -> tuple[float, int, int, float, str, int, float, float]:
     """(CUDA-event ms, steps, buckets, loop us a step, verified, local nodes, wall ms: medians
     over ``sources``; the solver's construction in seconds: module, upload, shortcut build).
-    ``stage``, ``nap``, ``carve``, ``mapped``: the phast sweep's (:func:`phast_options`)."""
+    ``stage``, ``nap``: the phast sweep's (:func:`phast_options`)."""
     from sssp.gpu.phast import PhastSweep
 
     t0 = time.perf_counter()
@@ -190,7 +173,7 @@ def measure(
         solver = sssp.Solver(graph, backend="gpu", **kw)
     finally:
         PhastSweep.stage_edges = default
-    with solver, _phast_set(PhastSweep, nap_ns=nap, one_carveout=carve, mapped_seeds=mapped):
+    with solver, _nap(PhastSweep, nap):
         setup_s = time.perf_counter() - t0
         solver.solve(sources[0])
         times, walls, steps, buckets, loop, local = [], [], [], [], [], []
@@ -284,9 +267,8 @@ def main() -> int:
                 delta = scaled_delta(graph, scale)
                 points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
-                _, stage, nap, carve, mapped = phast_options(label)
+                _, stage, nap = phast_options(label)
                 kw = {"algorithm": algorithm, "config": cfg, "stage": stage, "nap": nap}
-                kw.update(carve=carve, mapped=mapped)
                 if delta is not None:
                     kw["delta"] = delta
                 try:

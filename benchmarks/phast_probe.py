@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_nearfar import _phast_set, config_for, graphs, phast_options  # noqa: E402
+from bench_nearfar import config_for, graphs  # noqa: E402
 
 import kernels  # noqa: E402
 import sssp  # noqa: E402
@@ -82,18 +82,9 @@ class _Timed:
 
 
 def probe(graph: sssp.Graph, sources, label: str) -> dict:
-    """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label`` (with
-    ``bench_nearfar``'s suffixes, e.g. ``phast-x4+carve``)."""
-    from sssp.gpu.phast import PhastSweep
-
+    """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label``."""
     refs = {s: dijkstra(graph, s).dist for s in sources}
-    _, stage, nap, carve, mapped = phast_options(label)
-    with (
-        _phast_set(
-            PhastSweep, stage_edges=stage, nap_ns=nap, one_carveout=carve, mapped_seeds=mapped
-        ),
-        sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config_for(label)) as sv,
-    ):
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config_for(label)) as sv:
         engine = sv._gpu
         ph = engine._phast
         if ph is None:

@@ -558,31 +558,6 @@ def test_phast_unstaged_edges_same_answers(monkeypatch):
             assert r.stats["loop"] == "phast" and ph["staged_levels"] == 0 < ph["top_levels"]
 
 
-@pytest.mark.smoke
-def test_phast_mapped_seeds_and_one_carveout(monkeypatch):
-    """The sweep reading its seeds from mapped host memory (``PhastSweep.mapped_seeds``) and
-    the passes after it at its carveout (``one_carveout``): the same answers and trees on a
-    road-like network, zero weights with unreachable nodes and 64-bit distances, from several
-    sources in turn (each solve's seeds overwrite the last one's in place)."""
-    import sssp.gpu.phast
-    from sssp.gpu import make_solver
-
-    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "mapped_seeds", True)
-    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "one_carveout", True)
-    rng = np.random.default_rng(49)
-    n = 4000
-    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
-    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))
-    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
-    road = sssp.generate("road", size=20_000, seed=49)
-    for graph in (road, zero, wide):
-        check(graph, [0, 17, graph.n - 1], configs=PHAST_CONFIGS[:2], repeats=2)
-    with make_solver(road, algorithm="near-far", config=PHAST_CONFIGS[0]) as solver:
-        solver.solve(3)
-        ph = solver._phast
-        assert ph is not None and bool(ph._mapped) == bool(solver.mapped)
-
-
 @pytest.mark.parametrize("top", ["none", "all"])
 def test_phast_top_levels_none_and_all(monkeypatch, top):
     """Every level swept by the grid (no top levels in block 0), and every level in block 0

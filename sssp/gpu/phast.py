@@ -50,18 +50,6 @@ class PhastSweep:
     faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32 lanes a node (4elt 2 %
     slower)."""
 
-    one_carveout = False
-    """Whether the solver's predecessor and result passes ask for the sweep's shared-memory
-    carveout too, so that the multiprocessors need not change their L1 / shared-memory split
-    between a solve's kernels (a launch of the sweep alone costs 16-23 us of GPU-event time,
-    run 127, against a few for a plain launch). Measured by ``bench_nearfar.py``'s ``+carve``."""
-
-    mapped_seeds = False
-    """Whether the sweep reads each solve's seeds straight from page-locked host memory mapped
-    into the device's address space (where the solver maps host memory), instead of two copies
-    to device memory queued before it: two driver calls and two copies fewer a solve, a few
-    hundred reads over the bus instead. Measured by ``bench_nearfar.py``'s ``+mapped``."""
-
     nap_ns = 256
     """The longest nap, in ns, of a thread between two polls of a tail not yet published (its
     naps double from 32 ns): a thread that waits for a level far above its own polls less
@@ -133,8 +121,6 @@ class PhastSweep:
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.seeds = 0
         """Seeds of the last solve (nodes the upward search settled and did not stall)."""
-        self._matched = False
-        self._mapped: Any = None  # _map_seeds
 
     def _clear_stamps(self, memset: Any, *stream: Any) -> None:
         """Every generation stamp back to 0 (at the start, and when the number wraps):
@@ -159,55 +145,21 @@ class PhastSweep:
             "hierarchy_cached": self.cached,
         }
 
-    def _map_seeds(self) -> None:
-        """The mapped seed arrays of :attr:`mapped_seeds`: (positions, their device address,
-        distances, theirs) from the solver's page-locked pool, or False where the solver does
-        not map host memory (the copies stay)."""
-        s, n = self.solver, self.hierarchy.n
-        if not s.mapped:
-            self._mapped = False
-            return
-        pos, pos_ptr = s._host.take(n, np.int32)
-        dist, dist_ptr = s._host.take(n, self.h_seed_d.dtype)
-        self._mapped = (pos, pos_ptr, dist, dist_ptr)
-
-    def _match_carveout(self) -> None:
-        """The predecessor and result passes at the sweep's carveout (:attr:`one_carveout`)."""
-        s = self.solver
-        attr = s.cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT
-        for func in (s.funcs["tree"], s._result_func):
-            func.set_attribute(attr, 100)
-
     def run(self, lane: _Lane, source: int) -> None:
         """The upward search from ``source`` on the host, its seeds copied, the sweep queued."""
         s, cuda = self.solver, self.solver.cuda
-        if self.one_carveout and not self._matched:
-            self._match_carveout()
-            self._matched = True
         self.gen += 1
         if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
             self._clear_stamps(cuda.memset_d8_async, lane.stream)
             self.gen = 1
         positions, dists = self.hierarchy.upward(source, self._dist, self._scratch)
         count = self.seeds = int(positions.size)
-        if self.mapped_seeds and self._mapped is None:
-            self._map_seeds()
-        # The copies (or the sweep, mapped) read the page-locked seeds when they run: the
-        # engine runs phast solves one at a time (the host takes part in each,
-        # EngineSolver.solve_rows), so the last solve's reads are done before these writes.
-        h_pos, h_d = (self._mapped[0], self._mapped[2]) if self._mapped else (
-            self.h_seed_pos, self.h_seed_d
-        )  # fmt: skip
-        h_pos[:count] = positions
+        self.h_seed_pos[:count] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
         # (that one is a true distance): it is no seed.
-        h_d[:count] = np.minimum(dists, self._inf)
-        if self._mapped:
-            seed_pos, seed_d = np.uintp(self._mapped[1]), np.uintp(self._mapped[3])
-        else:
-            seed_pos, seed_d = self.d_seed_pos, self.d_seed_d
-            cuda.memcpy_htod_async(seed_pos, h_pos[:count], lane.stream)
-            cuda.memcpy_htod_async(seed_d, h_d[:count], lane.stream)
+        self.h_seed_d[:count] = np.minimum(dists, self._inf)
+        cuda.memcpy_htod_async(self.d_seed_pos, self.h_seed_pos[:count], lane.stream)
+        cuda.memcpy_htod_async(self.d_seed_d, self.h_seed_d[:count], lane.stream)
         grid, block = self.grid
         s.funcs["sweep"].prepared_async_call(
             grid,
@@ -224,8 +176,8 @@ class PhastSweep:
             self.d_pgen,
             self.d_seed_gen,
             self.d_seed_val,
-            seed_pos,
-            seed_d,
+            self.d_seed_pos,
+            self.d_seed_d,
             np.int32(count),
             np.uint32(self.gen),
             np.int32(self.hierarchy.levels),
