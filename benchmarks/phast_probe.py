@@ -149,8 +149,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    from sssp.cliutil import run_script
+
+    run_script("phast_probe", main)
