@@ -21,6 +21,7 @@ from .errors import (
     InvalidArgumentError,
     InvalidTypeError,
     SolverError,
+    SSSPError,
     warn,
 )
 from .graph import Graph
@@ -529,16 +530,23 @@ class Solver:
         options.pop("delta", None)
         if pick.delta is not None:
             options["delta"] = pick.delta
-        new = make_solver(
-            self.graph,
-            algorithm=pick.algorithm,
-            variant=self.variant,
-            config=pick.config,
-            config_source=pick.source,
-            device=self._device,
-            hierarchy=found,
-            **options,
-        )
+        try:
+            new = make_solver(
+                self.graph,
+                algorithm=pick.algorithm,
+                variant=self.variant,
+                config=pick.config,
+                config_source=pick.source,
+                device=self._device,
+                hierarchy=found,
+                **options,
+            )
+        except SSSPError as err:  # the fallback answers on; a better solver is no requirement
+            log.warning("the phast pick could not be taken; the fallback stays: %s", err)
+            self.config_detail += f"; the phast pick could not be taken ({err})"
+            if self._gpu is not None:
+                self._gpu.config_detail = self.config_detail
+            return
         old, self._gpu = self._gpu, new
         self.algorithm, self.delta, self.config = pick.algorithm, pick.delta, pick.config
         self.config_detail = pick.detail + "; its contraction hierarchy built in the background"

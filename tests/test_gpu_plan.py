@@ -19,7 +19,7 @@ import kernels
 import sssp
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.cpu.nearfar import default_delta
-from sssp.errors import BackendUnavailableError, InvalidGraphError
+from sssp.errors import BackendUnavailableError, InvalidGraphError, SolverError
 from sssp.gpu.plan import (
     BUFFER_NAMES,
     MIN_ALLOC_BYTES,
@@ -1282,6 +1282,7 @@ def test_a_tuned_phast_pick_waits_for_its_background_build(fake_driver, monkeypa
     new device solver (the fallback's closed), with the built hierarchy and a detail that says
     so. With ``hierarchy="build"`` the pick runs from the start."""
     import sssp.gpu
+    import sssp.gpu.phast
     import sssp.hierarchy
     import sssp.tuned
     from sssp.config import ConfigSource
@@ -1335,5 +1336,18 @@ def test_a_tuned_phast_pick_waits_for_its_background_build(fake_driver, monkeypa
             assert sv._waiting is None and sv.solve(9)[0] is engine
         with sssp.Solver(graph, tuned=True, hierarchy="build") as sv:
             assert sv.config.loop == "phast" and sv._waiting is None and len(builds) == 1
+        # A pick that cannot be taken (here: the device refuses the sweep's solver) leaves the
+        # fallback answering, and says why (a cache without the hierarchy "build" kept).
+        monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path / "other"))
+        with sssp.Solver(graph, tuned=True) as sv:
+            fallback_solver = sv._gpu
+            builds[-1].ready = True
+            monkeypatch.setattr(
+                sssp.gpu.phast.PhastSweep,
+                "__init__",
+                lambda *a, **k: (_ for _ in ()).throw(SolverError("no room for the sweep")),
+            )
+            assert sv.solve(4)[0] is fallback_solver and sv._waiting is None
+            assert "could not be taken (no room for the sweep)" in sv.config_detail
     finally:
         sssp.tuned.unregister_provider(provider)
