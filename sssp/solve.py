@@ -124,13 +124,9 @@ class Solver:
         hierarchy: str = "auto",
         **gpu_options: Any,
     ) -> None:
-        from .tuned import HIERARCHY_CHOICES
+        from .tuned import check_hierarchy
 
-        if hierarchy not in HIERARCHY_CHOICES:
-            raise InvalidArgumentError(
-                f"hierarchy must be one of {', '.join(map(repr, HIERARCHY_CHOICES))}, "
-                f"got {hierarchy!r}"
-            )
+        check_hierarchy(hierarchy)
         request = SolverRequest.build(
             as_graph(graph),
             algorithm=algorithm,

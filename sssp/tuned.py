@@ -295,6 +295,14 @@ milliseconds:
 - ``"never"``: the fallback."""
 
 
+def check_hierarchy(rule: str) -> None:
+    """Refuse a ``hierarchy`` rule outside :data:`HIERARCHY_CHOICES` in one line."""
+    if rule not in HIERARCHY_CHOICES:
+        raise InvalidArgumentError(
+            f"hierarchy must be one of {', '.join(map(repr, HIERARCHY_CHOICES))}, got {rule!r}"
+        )
+
+
 @dataclass(frozen=True)
 class Pick:
     """One configuration a tuned solver runs: :func:`resolve_choice`'s tuple, and the graph's
@@ -334,10 +342,7 @@ def resolve_pick(
     """The ``"auto"`` records' pick for ``graph`` on ``device`` under the ``hierarchy`` rule
     (:data:`HIERARCHY_CHOICES`). Only a pick on the phast loop looks at the cache (hashing the
     graph's arrays, :func:`sssp.hierarchy.cache_path`)."""
-    if hierarchy not in HIERARCHY_CHOICES:
-        raise InvalidArgumentError(
-            f"hierarchy must be one of {', '.join(map(repr, HIERARCHY_CHOICES))}, got {hierarchy!r}"
-        )
+    check_hierarchy(hierarchy)
     choice, config, source, detail = _lookup(graph, device, "auto", variant, db, provider)
     pick = _pick(graph, choice, config, source, detail)
     if choice is None or pick.config.loop != "phast" or hierarchy == "build":

@@ -126,6 +126,8 @@ def test_the_hierarchy_rule_runs_the_fallback_until_the_hierarchy_is_cached(cach
     assert resolve_pick(road, INFO, provider=provider, hierarchy="never").now.config != PHAST
     with pytest.raises(InvalidArgumentError, match="hierarchy must be one of"):
         resolve_pick(road, INFO, provider=provider, hierarchy="sometimes")
+    with pytest.raises(InvalidArgumentError, match="got 'sometimes'"):  # before anything else
+        sssp.Solver(road, backend="cpu", hierarchy="sometimes")
 
 
 def test_without_a_cache_folder_or_a_stored_fallback(monkeypatch, road):
