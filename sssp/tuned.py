@@ -403,8 +403,9 @@ def _fallback(graph: Graph, choice: TunedChoice, source: ConfigSource, detail: s
         return Pick("crauser", None, LaunchConfig.default(), source, detail)
     measured = "" if fb.wall_ms is None else f", {fb.wall_ms:.3g} ms in the search"
     detail += f"; meanwhile the search's best on another loop runs ({fb.config}{measured})"
-    stand_in = replace(choice, config=fb.config, algorithm=fb.algorithm)
-    stand_in = replace(stand_in, delta_scale=fb.delta_scale, fallback=None)
+    stand_in = replace(
+        choice, config=fb.config, algorithm=fb.algorithm, delta_scale=fb.delta_scale, fallback=None
+    )
     return _pick(graph, stand_in, fb.config, source, detail)
 
 
