@@ -341,11 +341,19 @@ def resolve_pick(
 ) -> Resolved:
     """The ``"auto"`` records' pick for ``graph`` on ``device`` under the ``hierarchy`` rule
     (:data:`HIERARCHY_CHOICES`). Only a pick on the phast loop looks at the cache (hashing the
-    graph's arrays, :func:`sssp.hierarchy.cache_path`)."""
+    graph's arrays, :func:`sssp.hierarchy.cache_path`); such a pick from a record of the other
+    diameter class (the nearest stored one) is not taken at all: its fallback runs."""
     check_hierarchy(hierarchy)
     choice, config, source, detail = _lookup(graph, device, "auto", variant, db, provider)
     pick = _pick(graph, choice, config, source, detail)
-    if choice is None or pick.config.loop != "phast" or hierarchy == "build":
+    if choice is None or pick.config.loop != "phast":
+        return Resolved(pick)
+    mine = graph.graph_class().diameter
+    if choice.graph_class is not None and choice.graph_class.diameter != mine:
+        # A nearest record of the other diameter class: its pick's gain (few levels against
+        # many near-far steps) is that class's, not this graph's.
+        return Resolved(_fallback(graph, choice, source, detail + OTHER_DIAMETER.format(mine)))
+    if hierarchy == "build":
         return Resolved(pick)
     from .hierarchy import cache_path, read_cached
 
@@ -368,6 +376,9 @@ def resolve_pick(
 
 
 HIERARCHY_READ = "; the graph's contraction hierarchy read from the cache"
+OTHER_DIAMETER = (
+    "; the pick is the phast loop, tuned for another diameter class than this graph's ({})"
+)
 
 
 def _pick(

@@ -32,8 +32,11 @@ FALLBACK = TunedFallback(
 class _Provider:
     """Answers every query with a phast pick (and ``fallback``)."""
 
-    def __init__(self, fallback: TunedFallback | None = FALLBACK) -> None:
+    def __init__(
+        self, fallback: TunedFallback | None = FALLBACK, tuned_for: GraphClass | None = None
+    ) -> None:
         self.fallback = fallback
+        self.tuned_for = tuned_for  # the record's class (default: the query's own)
 
     def lookup(self, query):
         return TunedChoice(
@@ -42,7 +45,7 @@ class _Provider:
             "near-far",
             1.0,
             f"class {query.graph_class}",
-            query.graph_class,
+            self.tuned_for or query.graph_class,
             self.fallback,
         )
 
@@ -140,6 +143,23 @@ def test_without_a_cache_folder_or_a_stored_fallback(monkeypatch, road):
     bare = resolve_pick(road, INFO, provider=_Provider(None), hierarchy="never")
     assert bare.now.algorithm == "crauser" and bare.now.config == LaunchConfig.default()
     assert "no fallback" in bare.now.detail
+
+
+def test_a_phast_pick_of_the_other_diameter_class_is_not_taken(cache, road):
+    """A nearest record of the high-diameter class answers a low-diameter graph (a device with
+    no low-diameter records): its phast pick does not run under any rule, not even "build"; its
+    fallback does, saying why. The same record answering a high-diameter graph runs the pick."""
+    low = sssp.generate("random", size=2000, degree=2, seed=3)
+    assert low.graph_class().diameter == "lowdiam" and road.graph_class().diameter == "highdiam"
+    provider = _Provider(tuned_for=GraphClass("24k", "deg2", "highdiam"))
+    for rule in ("build", "auto", "cached", "never"):
+        r = resolve_pick(low, INFO, provider=provider, hierarchy=rule)
+        assert r.now.config == FALLBACK.config and r.waiting is None and r.cache is None
+        assert "another diameter class than this graph's (lowdiam)" in r.now.detail
+    assert not cache_path(low).exists()
+    assert resolve_pick(road, INFO, provider=provider, hierarchy="build").now.config == PHAST
+    bare = _Provider(None, tuned_for=GraphClass("24k", "deg2", "highdiam"))
+    assert resolve_pick(low, INFO, provider=bare, hierarchy="build").now.algorithm == "crauser"
 
 
 def test_a_background_build_fills_the_cache_once(cache, road):
