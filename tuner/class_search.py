@@ -295,14 +295,16 @@ for high-diameter classes (:func:`start_points`); not measured on a GPU when the
 
 PHAST_WARM_START = canonical(
     {**DEFAULT_POINT, "loop": "phast", "algorithm": "near-far", "delta_scale": 1, "cluster": 0,
-     "fuse": 0, "shortcuts": 0, "local_limit": 2048}
+     "fuse": 0, "shortcuts": 0, "local_limit": 2048, "lanes": 4}
 )  # fmt: skip
 """Near-far's answer by a contraction hierarchy's sweep (``sssp.gpu.phast``), block 0 sweeping the
-top levels of up to 2 048 nodes (the space's ``local_limit``; 0 leaves every level to the grid).
-It comes first for high-diameter classes (:func:`start_points`): on the CPU the record's 17
-meshes, roads and geometric graphs sweep in 45-176 levels of which only 3-28 hold more than
-1 024 nodes, against 50-2 600 near-far steps (``benchmarks/results/cpu/hierarchy_levels.csv``);
-not measured on a GPU when it was added."""
+top levels of up to 2 048 nodes (the space's ``local_limit``; 0 leaves every level to the grid),
+a node's in-edges over up to 4 lanes. It comes first for high-diameter classes
+(:func:`start_points`): on the CPU the record's 17 meshes, roads and geometric graphs sweep in
+45-176 levels of which only 3-28 hold more than 1 024 nodes, against 50-2 600 near-far steps
+(``benchmarks/results/cpu/hierarchy_levels.csv``). 4 lanes rather than 1: 10-40 % less GPU time
+on every mesh measured (H100, runs 122 and 134, ``benchmarks/results/h200/README.md``), where
+a search of 4 trials never reached another lane count."""
 
 
 WIDE_WARM_START = tuple(
