@@ -6,7 +6,7 @@ w(v, x)`` for each pair of its remaining neighbours unless a *witness* path ``u 
 ``v`` is no longer. The witness searches are limited (:data:`HOP_LIMIT` hops,
 :data:`SETTLE_LIMIT` settled nodes): a search that stops early only adds a shortcut that was not
 needed, never a wrong distance. A node's priority is the edge difference plus its removed
-neighbours plus its level (so the hierarchy stays shallow). The removal runs in rounds on all
+neighbours plus :data:`LEVEL_WEIGHT` times its level (so the hierarchy stays shallow). The removal runs in rounds on all
 cores, as Vetter's parallel contraction does ("Parallel time-dependent contraction
 hierarchies", 2009): each round removes every remaining node whose priority comes before all its
 remaining neighbours', their witness searches in parallel and avoiding each other, so the result
@@ -25,12 +25,19 @@ from .cpu.heap import pop as heap_pop
 from .cpu.heap import put as heap_put
 from .cpu.parallel import INF, _jit
 
-__all__ = ["HOP_LIMIT", "SETTLE_LIMIT", "SIM_HOPS", "SIM_SETTLE", "contract"]
+__all__ = ["HOP_LIMIT", "LEVEL_WEIGHT", "SETTLE_LIMIT", "SIM_HOPS", "SIM_SETTLE", "contract"]
 
 HOP_LIMIT = 8
 """A witness search follows paths of at most this many edges."""
 SETTLE_LIMIT = 200
 """A witness search settles at most this many nodes."""
+LEVEL_WEIGHT = 16
+"""A node's level in its priority, times this: a sweep takes one dependent step per level. On
+the record's meshes, roads and geometric graphs (CPU counts, ``benchmarks/hierarchy_levels.py
+--level-weights 1 16``, ``benchmarks/results/cpu/hierarchy_weight.csv``) 16 rather than 1 gave
+26-37 % fewer levels (cs4 173 to 110, COL 81 to 59, grid-512 114 to 76, the 1M-node road-like
+graph 168 to 106) for 4-16 % more edges and 5-60 % more build time; 4 and 8 cut fewer levels,
+32 and 64 no more than 16 (a scratch run on 10 of those graphs before the option existed)."""
 SIM_HOPS, SIM_SETTLE = 4, 50
 """The limits of the searches that only estimate a node's priority (a removal searches with
 :data:`HOP_LIMIT` and :data:`SETTLE_LIMIT`)."""
@@ -286,14 +293,15 @@ def _searches(
 ):  # pragma: no cover
     """For each of ``nodes`` in parallel (in as many chunks as ``work``'s rows, each chunk with
     its own search state: rows of ``work`` = (dist, hops, mark)): the shortcuts its removal
-    needs (``limits`` = (hops, settled)), counted in ``counts`` and, where ``out_off`` is given
+    needs (``limits`` = (hops, settled, the level's weight)), counted in ``counts`` and, where ``out_off`` is given
     (len > 0), written to ``buf`` = (tails, heads, weights) from ``out_off[i]``; otherwise its
-    priority: shortcuts less its remaining edges, plus its removed neighbours and its level.
+    priority: shortcuts less its remaining edges, plus its removed neighbours and the level's
+    weight times its level.
     ``g``: the pools (o_start, o_len, o_nbr, o_w, i_start, i_len, i_nbr, i_w); ``epoch``: a
     number no earlier call used (the searches' target tokens)."""
     o_start, o_len, o_nbr, o_w, i_start, i_len, i_nbr, i_w = g
     dist2, hops2, mark2 = work
-    hop_limit, settle_limit = limits
+    hop_limit, settle_limit, level_weight = limits
     buf_u, buf_x, buf_c = buf
     chunks = dist2.shape[0]
     k = nodes.size
@@ -347,7 +355,7 @@ def _searches(
                     - _live(o_start, o_len, o_nbr, dead, v)
                     - _live(i_start, i_len, i_nbr, dead, v)
                     + removed[v]
-                    + level[v]
+                    + level_weight * level[v]
                 )
 
 
@@ -403,7 +411,17 @@ def _record(
 
 @_jit
 def contract(
-    n, tails, heads, weights, hop_limit, settle_limit, sim_hops, sim_settle, chunks, stop
+    n,
+    tails,
+    heads,
+    weights,
+    hop_limit,
+    settle_limit,
+    sim_hops,
+    sim_settle,
+    level_weight,
+    chunks,
+    stop,
 ):  # pragma: no cover
     """Contracts the graph of the deduplicated edges ``tails -> heads`` (no self-loops), in
     rounds: every remaining node that comes before all its remaining neighbours (priority, then
@@ -440,8 +458,8 @@ def contract(
     live = np.arange(n).astype(np.int32)
     counts = np.zeros(n, dtype=np.int64)
     work = (dist2, hops2, mark2)
-    sim = (sim_hops, sim_settle)
-    full = (hop_limit, settle_limit)
+    sim = (sim_hops, sim_settle, level_weight)
+    full = (hop_limit, settle_limit, level_weight)
     bufs = (buf_u, buf_x, buf_c)
     g = (o_start, o_len, o_nbr, o_w, i_start, i_len, i_nbr, i_w)
     _searches(live, none, g, dead, level, removed, prio, work, sim, bufs, counts, 0)

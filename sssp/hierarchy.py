@@ -44,7 +44,7 @@ import numba
 import numpy as np
 import platformdirs
 
-from .contraction import HOP_LIMIT, SETTLE_LIMIT, SIM_HOPS, SIM_SETTLE, contract
+from .contraction import HOP_LIMIT, LEVEL_WEIGHT, SETTLE_LIMIT, SIM_HOPS, SIM_SETTLE, contract
 from .cpu.heap import pop as heap_pop
 from .cpu.heap import put as heap_put
 from .cpu.parallel import INF, _jit, run_stoppable
@@ -69,8 +69,9 @@ __all__ = [
 CACHE_ENV = "SSSP_HIERARCHY_CACHE"
 """Environment variable: the folder of cached hierarchies (:func:`hierarchy_for`); ``off`` (or
 ``0``) keeps none."""
-_LAYOUT = 1
-"""The cached files' layout and contraction rules: a change of either bumps it."""
+_LAYOUT = 2
+"""The cached files' layout and contraction rules: a change of either bumps it (2: the level
+weighs :data:`~sssp.contraction.LEVEL_WEIGHT` in a node's priority)."""
 
 log = logging.getLogger(__name__)
 
@@ -263,31 +264,40 @@ def _sweep(
 
 # -- the public functions -------------------------------------------------------------------------
 def build_hierarchy(
-    graph: Graph, *, hop_limit: int = HOP_LIMIT, settle_limit: int = SETTLE_LIMIT
+    graph: Graph,
+    *,
+    hop_limit: int = HOP_LIMIT,
+    settle_limit: int = SETTLE_LIMIT,
+    level_weight: int = LEVEL_WEIGHT,
 ) -> Hierarchy:
     """The contraction hierarchy of ``graph`` (integer weights), laid out for :func:`phast`.
 
     On all of numba's threads, the same hierarchy on any number of them. On this project's
-    2-core development host: about 1 s for a 16k-node mesh, 5 s for the 436k-node COL road
-    network, 18 s for a 196k-node geometric graph of degree 8, 35 s for a 1M-node road-like
-    graph (``benchmarks/results/cpu/hierarchy_levels.csv`` has them all). Ctrl-C stops it
-    between two rounds.
+    2-core development host: about 1 s for a 16k-node mesh, 7 s for the 436k-node COL road
+    network, 22 s for a 196k-node geometric graph of degree 8, 45 s for a 1M-node road-like
+    graph (``benchmarks/results/cpu/hierarchy_weight.csv``). ``level_weight``: a node's level
+    in its priority, times this (:data:`~sssp.contraction.LEVEL_WEIGHT`; the cache,
+    :func:`hierarchy_for`, holds the default's). Ctrl-C stops it between two rounds.
 
     Raises
     ------
     InvalidGraphError
         Real weights (see the module docstring).
     InvalidArgumentError
-        ``hop_limit`` or ``settle_limit`` below 1.
+        ``hop_limit`` or ``settle_limit`` below 1, ``level_weight`` below 0.
     """
     if graph.is_float:
         raise InvalidGraphError(
             f"{graph.name or 'the graph'}: a contraction hierarchy takes integer weights only "
             "(a shortcut's real sum could differ from SciPy's path sum in the last bit)"
         )
-    for name, value in (("hop_limit", hop_limit), ("settle_limit", settle_limit)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value!r}")
+    for name, value, low in (
+        ("hop_limit", hop_limit, 1),
+        ("settle_limit", settle_limit, 1),
+        ("level_weight", level_weight, 0),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise InvalidArgumentError(f"{name} must be an integer >= {low}, got {value!r}")
     t0 = time.perf_counter()
     n = graph.n
     tails = np.repeat(np.arange(n, dtype=np.int32), np.diff(graph.indptr))
@@ -310,6 +320,7 @@ def build_hierarchy(
         int(settle_limit),
         min(int(hop_limit), SIM_HOPS),
         min(int(settle_limit), SIM_SETTLE),
+        int(level_weight),
         max(1, min(numba.get_num_threads(), n)),
         size=n + graph.m,
     )
