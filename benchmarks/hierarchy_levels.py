@@ -1,6 +1,7 @@
 """PHAST's dependent steps on the record's graphs: a contraction hierarchy's levels (CPU counts).
 
     python benchmarks/hierarchy_levels.py --graphs-dir G --out OUT.csv t60k COL grid-512 road-1M
+    python benchmarks/hierarchy_levels.py --level-weights 1 16 --out OUT.csv cs4 COL road-1M
 
 A near-far solve on a road or a mesh takes about as many dependent steps as its deepest shortest
 path has edges (``spt_depth.py``); PHAST (:mod:`sssp.hierarchy`) takes one per level of a
@@ -12,6 +13,8 @@ device-wide wait), the largest level; and per source (``bench_sssp.pick_sources`
 the upward search settles, the CPU sweep's milliseconds (sequential, the tree included), and
 the CPU reference near-far's steps at the default Δ, beside the record's steps, GPU and GAP
 milliseconds. Every PHAST answer is checked against near-far's distances and tree.
+``--level-weights`` builds each graph's hierarchy once per weight of a node's level in its
+contraction priority (``sssp.contraction.LEVEL_WEIGHT``; default: the library's).
 
 Counts and CPU times only: what a level costs on the device is for the device to measure.
 """
@@ -30,6 +33,7 @@ from result_path import build  # noqa: E402
 from spt_depth import RECORD, record_fields, record_rows, write_rows  # noqa: E402
 
 import sssp  # noqa: E402
+from sssp.contraction import LEVEL_WEIGHT  # noqa: E402
 from sssp.cpu.nearfar import near_far  # noqa: E402
 from sssp.hierarchy import build_hierarchy, phast  # noqa: E402
 
@@ -37,6 +41,7 @@ COLUMNS = (
     "graph",
     "n",
     "m",
+    "level_weight",
     "levels",
     "edges_per_m",
     "build_s",
@@ -63,6 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-sources", type=int, default=3, help="as bench_sssp's --big-sources")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--level-weights",
+        type=int,
+        nargs="+",
+        default=[LEVEL_WEIGHT],
+        metavar="W",
+        help=f"weights of a node's level in its priority (default: {LEVEL_WEIGHT})",
+    )
     args = ap.parse_args(argv)
     record = record_rows(args.record)
     rows: list[dict] = []
@@ -71,20 +84,33 @@ def main(argv: list[str] | None = None) -> int:
         if graph.is_float:
             raise sssp.SSSPError(f"{name}: a hierarchy takes integer weights only")
         rec = record.get(name, {})
-        h = build_hierarchy(graph)
-        sizes = np.diff(h.level_ptr)
-        small = sizes < args.small
         count = args.big_sources if graph.n > BIG_NODES else args.sources
-        per = []
-        for s in pick_sources(graph, count, args.seed):
-            ref = near_far(graph, s)
-            r = phast(graph, h, s)
-            if not (np.array_equal(r.dist, ref.dist) and np.array_equal(r.pred, ref.pred)):
-                raise AssertionError(f"{name}, from {s}: PHAST differs from near-far")
-            row = {
+        sources = pick_sources(graph, count, args.seed)
+        refs = {s: near_far(graph, s) for s in sources}
+        for weight in args.level_weights:
+            rows += _levels(name, graph, weight, refs, rec, args.small)
+    if args.out:
+        write_rows(args.out, COLUMNS, rows)
+    return 0
+
+
+def _levels(name: str, graph: sssp.Graph, weight: int, refs: dict, rec: dict, small_at: int):
+    """The rows of one graph's hierarchy at level weight ``weight``, one per source of
+    ``refs`` (near-far's answers, each PHAST answer checked against its source's)."""
+    h = build_hierarchy(graph, level_weight=weight)
+    sizes = np.diff(h.level_ptr)
+    small = sizes < small_at
+    per = []
+    for s, ref in refs.items():
+        r = phast(graph, h, s)
+        if not (np.array_equal(r.dist, ref.dist) and np.array_equal(r.pred, ref.pred)):
+            raise AssertionError(f"{name}, from {s}: PHAST differs from near-far")
+        per.append(
+            {
                 "graph": name,
                 "n": graph.n,
                 "m": graph.m,
+                "level_weight": weight,
                 "levels": h.levels,
                 "edges_per_m": h.edges / max(graph.m, 1),
                 "build_s": h.seconds,
@@ -97,19 +123,16 @@ def main(argv: list[str] | None = None) -> int:
                 "nearfar_steps": ref.iterations,
                 **record_fields(rec),
             }
-            rows.append(row)
-            per.append(row)
-        med = {k: float(np.median([r[k] for r in per])) for k in COLUMNS[10:13]}
-        print(
-            f"{name:14s} n {graph.n:8d} levels {h.levels:4d} ({int(small.sum())} under "
-            f"{args.small} nodes) edges x{h.edges / max(graph.m, 1):4.2f} build "
-            f"{h.seconds:6.2f} s  upward {med['upward_settled']:5.0f}  near-far steps "
-            f"{med['nearfar_steps']:5.0f}  CPU sweep {med['cpu_sweep_ms']:7.2f} ms",
-            flush=True,
         )
-    if args.out:
-        write_rows(args.out, COLUMNS, rows)
-    return 0
+    med = {k: float(np.median([r[k] for r in per])) for k in COLUMNS[11:14]}
+    print(
+        f"{name:14s} n {graph.n:8d} weight {weight:3d} levels {h.levels:4d} ({int(small.sum())} "
+        f"under {small_at} nodes) edges x{h.edges / max(graph.m, 1):4.2f} build "
+        f"{h.seconds:6.2f} s  upward {med['upward_settled']:5.0f}  near-far steps "
+        f"{med['nearfar_steps']:5.0f}  CPU sweep {med['cpu_sweep_ms']:7.2f} ms",
+        flush=True,
+    )
+    return per
 
 
 if __name__ == "__main__":
