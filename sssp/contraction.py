@@ -36,8 +36,8 @@ LEVEL_WEIGHT = 16
 the record's meshes, roads and geometric graphs (CPU counts, ``benchmarks/hierarchy_levels.py
 --level-weights 1 16``, ``benchmarks/results/cpu/hierarchy_weight.csv``) 16 rather than 1 gave
 26-37 % fewer levels (cs4 173 to 110, COL 81 to 59, grid-512 114 to 76, the 1M-node road-like
-graph 168 to 106) for 4-16 % more edges and 5-60 % more build time; 4 and 8 cut fewer levels,
-32 and 64 no more than 16 (a scratch run on 10 of those graphs before the option existed)."""
+graph 168 to 106) for 4-16 % more edges and 5-60 % more build time; 4 and 8 cut fewer levels
+and 32 no more on cs4, t60k, COL and grid-512 (``hierarchy_weight_sweep.csv``)."""
 SIM_HOPS, SIM_SETTLE = 4, 50
 """The limits of the searches that only estimate a node's priority (a removal searches with
 :data:`HOP_LIMIT` and :data:`SETTLE_LIMIT`)."""
