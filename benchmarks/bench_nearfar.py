@@ -101,12 +101,17 @@ default; runs 121-122 labelled the staged points ``+stage``)."""
 NAP = "+nap"
 """A phast label's suffix ``+napN``: the sweep's threads nap up to N ns between two polls of a
 tail not yet published (:attr:`sssp.gpu.phast.PhastSweep.nap_ns`; 0: they never nap)."""
+HOST = "+host"
+"""A phast label's suffix ``+hostN``: the host sweeps the leading levels of at most N in-edges
+each after the upward search, the launch starts below them
+(:attr:`sssp.gpu.phast.PhastSweep.host_level_edges`; 0, the default: none)."""
 
 
-def phast_options(label: str) -> tuple[str, bool, int | None]:
+def phast_options(label: str) -> tuple[str, bool, int | None, int | None]:
     """(``label`` without its phast suffixes, whether the top levels' edges are staged, the
-    longest nap or None for the default): ``+unstaged`` and ``+napN`` in any order, last."""
-    stage, nap = True, None
+    longest nap or None for the default, the host's levels' edge limit or None for the
+    default): ``+unstaged``, ``+napN`` and ``+hostN`` in any order, last."""
+    stage, nap, host = True, None, None
     while True:
         if label.endswith(UNSTAGED):
             label, stage = label.removesuffix(UNSTAGED), False
@@ -115,13 +120,18 @@ def phast_options(label: str) -> tuple[str, bool, int | None]:
         if plus and ns.isdigit():
             label, nap = head, int(ns)
             continue
-        return label, stage, nap
+        head, plus, edges = label.rpartition(HOST)
+        if plus and edges.isdigit():
+            label, host = head, int(edges)
+            continue
+        return label, stage, nap, host
 
 
 def config_for(label: str) -> LaunchConfig:
     """The configuration of ``label``: a name of :data:`CONFIGS`, optionally with ``+sN`` for N
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
-    ``+unstaged`` (:data:`UNSTAGED`) and ``+napN`` (:data:`NAP`) after a phast name."""
+    ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`) and ``+hostN`` (:data:`HOST`)
+    after a phast name."""
     label = phast_options(label)[0]
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
@@ -159,20 +169,22 @@ def _nap(sweep, nap: int | None):
 
 
 def measure(
-    graph, sources, refs, stage=True, nap=None, **kw
+    graph, sources, refs, stage=True, nap=None, host=None, **kw
 ) -> tuple[float, int, int, float, str, int, float, float]:
     """(CUDA-event ms, steps, buckets, loop us a step, verified, local nodes, wall ms: medians
     over ``sources``; the solver's construction in seconds: module, upload, shortcut build).
-    ``stage``, ``nap``: the phast sweep's (:func:`phast_options`)."""
+    ``stage``, ``nap``, ``host``: the phast sweep's (:func:`phast_options`)."""
     from sssp.gpu.phast import PhastSweep
 
     t0 = time.perf_counter()
-    default = PhastSweep.stage_edges
+    default = PhastSweep.stage_edges, PhastSweep.host_level_edges
     PhastSweep.stage_edges = stage
+    if host is not None:
+        PhastSweep.host_level_edges = host
     try:
         solver = sssp.Solver(graph, backend="gpu", **kw)
     finally:
-        PhastSweep.stage_edges = default
+        PhastSweep.stage_edges, PhastSweep.host_level_edges = default
     with solver, _nap(PhastSweep, nap):
         setup_s = time.perf_counter() - t0
         solver.solve(sources[0])
@@ -267,8 +279,9 @@ def main() -> int:
                 delta = scaled_delta(graph, scale)
                 points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
-                _, stage, nap = phast_options(label)
+                _, stage, nap, host = phast_options(label)
                 kw = {"algorithm": algorithm, "config": cfg, "stage": stage, "nap": nap}
+                kw["host"] = host
                 if delta is not None:
                     kw["delta"] = delta
                 try:

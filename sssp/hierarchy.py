@@ -156,6 +156,34 @@ class Hierarchy:
         )
         return out_v[:count], out_d[:count]
 
+    def top_seeds(
+        self,
+        levels: int,
+        positions: np.ndarray,
+        dists: np.ndarray,
+        scratch: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The seeds of a sweep that starts at level ``levels``, the first ``levels`` levels
+        swept here: from the upward search's seeds ``positions`` and ``dists``
+        (:meth:`upward`), the upward seeds at ``level_ptr[levels]`` and below, then every
+        reached position above it with its distance (final: all in-edges of such a position
+        come from above it). Views into ``scratch`` (:meth:`top_scratch`)."""
+        pd, out_v, out_d = scratch
+        top = int(self.level_ptr[levels])
+        count = _top_sweep(
+            self.down_ptr, self.down_src, self.down_w, top, positions, dists, pd, out_v, out_d
+        )
+        return out_v[:count], out_d[:count]
+
+    def top_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Fresh work arrays of :meth:`top_seeds`: distances by position, and the seeds'
+        positions and distances (at most n: the positions are distinct)."""
+        return (
+            np.empty(self.n, dtype=np.int64),
+            np.empty(self.n, dtype=np.int32),
+            np.empty(self.n, dtype=np.int64),
+        )
+
     @property
     def levels(self) -> int:
         """Levels: the dependent steps of a sweep."""
@@ -225,6 +253,37 @@ def _upward(
     for i in range(out_v.size - stalled, out_v.size):
         dist[out_v[i]] = INF
     return settled
+
+
+@_jit
+def _top_sweep(
+    down_ptr, down_src, down_w, top, seed_v, seed_d, pd, out_v, out_d
+):  # pragma: no cover
+    """:meth:`Hierarchy.top_seeds`: the positions above ``top`` swept in ``pd`` from the seeds
+    among them; into ``out_v``/``out_d`` the seeds at ``top`` and below, then the reached
+    positions above it with their distances. Returns the count."""
+    for p in range(top):
+        pd[p] = INF
+    k = 0
+    for i in range(seed_v.size):
+        if seed_v[i] < top:
+            pd[seed_v[i]] = seed_d[i]
+        else:
+            out_v[k] = seed_v[i]
+            out_d[k] = seed_d[i]
+            k += 1
+    for p in range(top):
+        best = pd[p]
+        for j in range(down_ptr[p], down_ptr[p + 1]):
+            du = pd[down_src[j]]
+            if du != INF and du + down_w[j] < best:
+                best = du + down_w[j]
+        pd[p] = best
+        if best != INF:
+            out_v[k] = p
+            out_d[k] = best
+            k += 1
+    return k
 
 
 @_jit

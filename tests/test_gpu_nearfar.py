@@ -534,6 +534,38 @@ def test_phast_zero_weights_unreachable_and_widths():
 
 
 @pytest.mark.smoke
+@pytest.mark.parametrize("edges", [64, 10**9])
+def test_phast_host_levels_same_answers(monkeypatch, edges):
+    """The host sweeping block 0's leading levels after the upward search
+    (``PhastSweep.host_level_edges``: those of at most 64 in-edges each, or every staged level,
+    which on the small graphs leaves the device no level at all): the launch starts below them
+    with their distances as seeds. The same answers and trees on a grid, a road-like network,
+    zero weights with unreachable nodes and 64-bit distances, at 1 and 4 lanes and with the
+    widest top, in the device's levels: the hierarchy's less the host's."""
+    import sssp.gpu.phast
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "host_level_edges", edges)
+    rng = np.random.default_rng(47)
+    n = 4000
+    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
+    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))
+    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
+    road = sssp.generate("road", size=20_000, seed=42)
+    lanes4 = LaunchConfig(KernelConfig(1024, "N", 4), loop="phast")
+    for graph in (_grid(90, 41), road, zero, wide):
+        sources = [0, 17, graph.n - 1]
+        runs = check(
+            graph, sources, configs=[PHAST_CONFIGS[0], PHAST_CONFIGS[2], lanes4], repeats=2
+        )
+        for r in runs:
+            ph = r.stats["phast"]
+            assert r.stats["loop"] == "phast" and 0 < ph["host_levels"] <= ph["staged_levels"]
+            assert r.iterations == ph["levels"] - ph["host_levels"]
+            if edges > graph.m:
+                assert ph["host_levels"] == min(ph["top_levels"], ph["staged_levels"])
+
+
+@pytest.mark.smoke
 def test_phast_unstaged_edges_same_answers(monkeypatch):
     """Block 0 reading its top levels' in-edges from global memory (``PhastSweep.stage_edges``
     off; the other tests stage them, the default): the same answers on a grid, a road-like

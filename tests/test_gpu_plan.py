@@ -1256,6 +1256,58 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
         np.testing.assert_array_equal(got, dijkstra(graph, 17).dist)
 
 
+def test_phast_host_levels_start_the_sweep_below_them(fake_driver, monkeypatch):
+    """``PhastSweep.host_level_edges``: the leading levels of at most that many in-edges each
+    (within the staged ones) are swept on the host; the launch gets ``level_ptr`` moved past
+    them, the levels, top levels and staged levels less them, and seeds that hold their
+    distances. Those arrays, swept as the kernel sweeps them, give SciPy's distances. Off (the
+    default) and with nothing staged, the host sweeps none."""
+    from sssp.cpu.reference import dijkstra
+    from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep, host_levels
+
+    graph = sssp.generate("road", size=3000, seed=4)
+    config = LaunchConfig(loop="phast")
+    assert PhastSweep.host_level_edges == 0
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        assert solver._phast is not None and solver._phast.host_levels == 0
+    monkeypatch.setattr(PhastSweep, "host_level_edges", 64)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        ph = solver._phast
+        assert ph is not None
+        h = ph.hierarchy
+        lp, dp = h.level_ptr, h.down_ptr
+        k = ph.host_levels
+        assert 0 < k <= min(ph.small, ph.staged) and k == host_levels(lp, dp, ph.staged, 64)
+        edges = np.diff(dp[lp])
+        assert np.all(edges[:k] <= 64) and (k == min(ph.small, ph.staged) or edges[k] > 64)
+        assert solver._static_stats()["phast"]["host_levels"] == k
+        solver.h_info[:] = 0
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels - k + 1
+        for source in (0, 1234, 2999):
+            solver.solve(source)
+            args = fake_driver.functions["sssp_ph_sweep"].calls[-1][3:]
+            a = dict(zip(kernels.PHAST_ARGS, args, strict=True))
+            assert int(a["level_ptr"]) == int(ph.d_level_ptr) + 4 * k
+            assert (int(a["levels"]), int(a["small"]), int(a["staged"])) == (
+                h.levels - k,
+                ph.small - k,
+                ph.staged - k,
+            )
+            count = int(a["nseeds"])
+            seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
+            assert np.count_nonzero(seeds[0] < lp[k]) > 0
+            got = _sweep_like_the_kernel(
+                h.order, lp[k:], dp, h.down_src, h.down_w.astype(np.int32), seeds,
+                ph.small - k, 232448,
+            )  # fmt: skip
+            np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
+    monkeypatch.setattr(PhastSweep, "stage_edges", False)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        assert solver._phast is not None and solver._phast.host_levels == 0
+
+
 def test_phast_shared_memory_rules():
     """``phast_smem_bytes`` counts the kernel's layout; ``phast_staged_levels`` is the most
     levels whose layout fits the budget, never more than the top levels."""

@@ -134,6 +134,32 @@ def test_upward_seeds_bound_the_distances_and_leave_the_work_array_clean():
         assert np.all(work == sssp.UNREACHABLE)
 
 
+def test_top_seeds_sweep_the_first_levels_on_the_host():
+    """``Hierarchy.top_seeds(k, ...)``: the upward seeds at ``level_ptr[k]`` and below, as
+    they were, then every reached position above it with its final distance (the CPU sweep's);
+    positions distinct; k = 0 gives the upward seeds back."""
+    graph = sssp.generate("road", size=5_000, seed=8)
+    h = build_hierarchy(graph)
+    work = np.full(graph.n, sssp.UNREACHABLE, dtype=np.int64)
+    scratch, top_scratch = h.scratch(), h.top_scratch()
+    for s in (0, 2_500, 4_999):
+        final = np.empty(graph.n, dtype=np.int64)
+        final[h.position] = phast(graph, h, s).dist
+        up_pos, up_d = (a.copy() for a in h.upward(s, work, scratch))
+        for k in (0, 1, h.levels // 2, h.levels):
+            top = int(h.level_ptr[k])
+            pos, d = h.top_seeds(k, up_pos, up_d, top_scratch)
+            assert np.unique(pos).size == pos.size
+            below = pos >= top
+            keep = up_pos >= top
+            np.testing.assert_array_equal(pos[below], up_pos[keep])
+            np.testing.assert_array_equal(d[below], up_d[keep])
+            assert np.all(pos[~below][:-1] < pos[~below][1:])
+            reached = np.flatnonzero(final[:top] != sssp.UNREACHABLE)
+            np.testing.assert_array_equal(pos[~below], reached)
+            np.testing.assert_array_equal(d[~below], final[reached])
+
+
 def test_the_same_hierarchy_on_any_number_of_threads():
     """Rounds of independent removals whose searches avoid each other: one thread and two give
     the same levels, order and edges."""

@@ -50,6 +50,16 @@ class PhastSweep:
     faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32 lanes a node (4elt 2 %
     slower)."""
 
+    host_level_edges = 0
+    """The first levels of block 0 that have at most this many in-edges each are swept on the
+    host, right after the upward search (:meth:`sssp.hierarchy.Hierarchy.top_seeds`): their
+    distances go to the device as seeds and the launch starts below them (its ``level_ptr``
+    pointer moved past them; the kernel is unchanged). 0: none, the default until measured on
+    a GPU. Why it may pay: the top of a hierarchy is a chain of tiny levels (cs4: 82 of its 110
+    levels hold at most 32 nodes), each a block barrier of 1.0-1.4 us on the H100 (run 127),
+    while this project's 2-core host sweeps them at about 1.1 ns an in-edge (cs4's 82: 24 000
+    edges, 27 us; COL's 29: 2 650, 3.5 us)."""
+
     nap_ns = 256
     """The longest nap, in ns, of a thread between two polls of a tail not yet published (its
     naps double from 32 ns): a thread that waits for a level far above its own polls less
@@ -117,6 +127,10 @@ class PhastSweep:
             budget = min(room, per_sm // fits - 1024 - static)
             self.staged = kernels.phast_staged_levels(lp, dp, self.small, width, budget)
         self.smem = kernels.phast_smem_bytes(lp, dp, self.small, self.staged, width)
+        # The kernel finds the staged edges from its level_ptr[staged], so the host's levels
+        # stay within the staged ones (none where nothing is staged).
+        self.host_levels = host_levels(lp, dp, min(self.small, self.staged), self.host_level_edges)
+        self._top_scratch = h.top_scratch() if self.host_levels else None
         fits = max(1, blocks_per_sm(func, block, self.smem))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.seeds = 0
@@ -140,6 +154,7 @@ class PhastSweep:
             "levels": h.levels,
             "top_levels": self.small,
             "staged_levels": self.staged,
+            "host_levels": self.host_levels,
             "hierarchy_edges": h.edges,
             "hierarchy_seconds": h.seconds,
             "hierarchy_cached": self.cached,
@@ -152,8 +167,13 @@ class PhastSweep:
         if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
             self._clear_stamps(cuda.memset_d8_async, lane.stream)
             self.gen = 1
-        positions, dists = self.hierarchy.upward(source, self._dist, self._scratch)
-        count = self.seeds = int(positions.size)
+        h, k = self.hierarchy, self.host_levels
+        positions, dists = h.upward(source, self._dist, self._scratch)
+        self.seeds = int(positions.size)
+        if k:
+            assert self._top_scratch is not None
+            positions, dists = h.top_seeds(k, positions, dists, self._top_scratch)
+        count = int(positions.size)
         self.h_seed_pos[:count] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
         # (that one is a true distance): it is no seed.
@@ -168,7 +188,8 @@ class PhastSweep:
             lane.d_key,
             lane.d_ctrl,
             self.d_order,
-            self.d_level_ptr,
+            # the sweep starts at level k: its level_ptr[0] is position level_ptr[k]
+            self.d_level_ptr if k == 0 else np.uintp(int(self.d_level_ptr) + 4 * k),
             self.d_down_ptr,
             self.d_down_pos,
             self.d_down_w,
@@ -180,10 +201,20 @@ class PhastSweep:
             self.d_seed_d,
             np.int32(count),
             np.uint32(self.gen),
-            np.int32(self.hierarchy.levels),
-            np.int32(self.small),
-            np.int32(self.staged),
+            np.int32(h.levels - k),
+            np.int32(self.small - k),
+            np.int32(self.staged - k),
             np.int32(s.config.relax.lanes),
             np.int32(self.nap_ns),
             shared_size=self.smem,
         )
+
+
+def host_levels(level_ptr: np.ndarray, down_ptr: np.ndarray, most: int, edges: int) -> int:
+    """How many of the first ``most`` levels the host sweeps (:attr:`PhastSweep.host_level_edges`):
+    the leading levels whose in-edges number at most ``edges`` each."""
+    if edges <= 0:
+        return 0
+    per_level = np.diff(np.asarray(down_ptr)[np.asarray(level_ptr[: most + 1])])
+    over = np.flatnonzero(per_level > edges)
+    return int(over[0]) if over.size else int(most)
