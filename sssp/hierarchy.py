@@ -256,6 +256,18 @@ def _upward(
 
 
 @_jit
+def _pull(down_ptr, down_src, down_w, pdist, p):  # pragma: no cover
+    """The least of ``pdist[p]`` and, over position p's downward in-edges, the tail's distance
+    plus the weight: one node's step of a sweep."""
+    best = pdist[p]
+    for j in range(down_ptr[p], down_ptr[p + 1]):
+        du = pdist[down_src[j]]
+        if du != INF and du + down_w[j] < best:
+            best = du + down_w[j]
+    return best
+
+
+@_jit
 def _top_sweep(
     down_ptr, down_src, down_w, top, seed_v, seed_d, pd, out_v, out_d
 ):  # pragma: no cover
@@ -273,12 +285,7 @@ def _top_sweep(
             out_d[k] = seed_d[i]
             k += 1
     for p in range(top):
-        best = pd[p]
-        for j in range(down_ptr[p], down_ptr[p + 1]):
-            du = pd[down_src[j]]
-            if du != INF and du + down_w[j] < best:
-                best = du + down_w[j]
-        pd[p] = best
+        best = pd[p] = _pull(down_ptr, down_src, down_w, pd, p)
         if best != INF:
             out_v[k] = p
             out_d[k] = best
@@ -312,12 +319,7 @@ def _sweep(
     for p in range(pdist.size):
         if stop[0] and (p & 4095) == 0:
             return seeds
-        best = pdist[p]
-        for j in range(down_ptr[p], down_ptr[p + 1]):
-            du = pdist[down_src[j]]
-            if du != INF and du + down_w[j] < best:
-                best = du + down_w[j]
-        pdist[p] = best
+        pdist[p] = _pull(down_ptr, down_src, down_w, pdist, p)
     return seeds
 
 

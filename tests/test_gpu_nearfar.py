@@ -533,6 +533,17 @@ def test_phast_zero_weights_unreachable_and_widths():
         assert r.stats["loop"] == "persistent" and "integer weights" in r.stats["loop_fallback"]
 
 
+def _phast_graphs(seed: int) -> tuple[sssp.Graph, ...]:
+    """A grid, a road-like network, and a random graph of 4 000 nodes (its last 50
+    unreachable) with a quarter zero weights and with weights that need 64-bit distances."""
+    rng = np.random.default_rng(seed)
+    n = 4000
+    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
+    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))
+    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
+    return _grid(90, 41), sssp.generate("road", size=20_000, seed=42), zero, wide
+
+
 @pytest.mark.smoke
 @pytest.mark.parametrize("edges", [64, 10**9])
 def test_phast_host_levels_same_answers(monkeypatch, edges):
@@ -545,14 +556,8 @@ def test_phast_host_levels_same_answers(monkeypatch, edges):
     import sssp.gpu.phast
 
     monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "host_level_edges", edges)
-    rng = np.random.default_rng(47)
-    n = 4000
-    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
-    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))
-    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
-    road = sssp.generate("road", size=20_000, seed=42)
     lanes4 = LaunchConfig(KernelConfig(1024, "N", 4), loop="phast")
-    for graph in (_grid(90, 41), road, zero, wide):
+    for graph in _phast_graphs(47):
         sources = [0, 17, graph.n - 1]
         runs = check(
             graph, sources, configs=[PHAST_CONFIGS[0], PHAST_CONFIGS[2], lanes4], repeats=2
@@ -574,13 +579,7 @@ def test_phast_unstaged_edges_same_answers(monkeypatch):
     import sssp.gpu.phast
 
     monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "stage_edges", False)
-    rng = np.random.default_rng(46)
-    n = 4000
-    src, dst = rng.integers(0, n - 50, 16_000), rng.integers(0, n - 50, 16_000)
-    zero = sssp.Graph.from_edges(n, src, dst, rng.integers(0, 4, src.size))
-    wide = sssp.Graph.from_edges(n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
-    road = sssp.generate("road", size=20_000, seed=42)
-    for graph in (_grid(90, 41), road, zero, wide):
+    for graph in _phast_graphs(46):
         sources = [0, 17, graph.n - 1]
         lanes32 = LaunchConfig(KernelConfig(1024, "N", 32), loop="phast")
         configs = [PHAST_CONFIGS[0], PHAST_CONFIGS[2], lanes32]
