@@ -280,8 +280,13 @@ def main() -> int:
                 points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
                 _, stage, nap, host = phast_options(label)
-                kw = {"algorithm": algorithm, "config": cfg, "stage": stage, "nap": nap}
-                kw["host"] = host
+                kw = {
+                    "algorithm": algorithm,
+                    "config": cfg,
+                    "stage": stage,
+                    "nap": nap,
+                    "host": host,
+                }
                 if delta is not None:
                     kw["delta"] = delta
                 try:

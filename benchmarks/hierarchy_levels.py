@@ -124,7 +124,10 @@ def _levels(name: str, graph: sssp.Graph, weight: int, refs: dict, rec: dict, sm
                 **record_fields(rec),
             }
         )
-    med = {k: float(np.median([r[k] for r in per])) for k in COLUMNS[11:14]}
+    med = {
+        k: float(np.median([r[k] for r in per]))
+        for k in ("upward_settled", "cpu_sweep_ms", "nearfar_steps")
+    }
     print(
         f"{name:14s} n {graph.n:8d} weight {weight:3d} levels {h.levels:4d} ({int(small.sum())} "
         f"under {small_at} nodes) edges x{h.edges / max(graph.m, 1):4.2f} build "
