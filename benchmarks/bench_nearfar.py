@@ -101,17 +101,17 @@ default; runs 121-122 labelled the staged points ``+stage``)."""
 NAP = "+nap"
 """A phast label's suffix ``+napN``: the sweep's threads nap up to N ns between two polls of a
 tail not yet published (:attr:`sssp.gpu.phast.PhastSweep.nap_ns`; 0: they never nap)."""
-HOST = "+host"
-"""A phast label's suffix ``+hostN``: the host sweeps the leading levels of at most N in-edges
-each after the upward search, the launch starts below them
-(:attr:`sssp.gpu.phast.PhastSweep.host_level_edges`; 0, the default: none)."""
+CORE = "+core"
+"""A phast label's suffix ``+coreN``: the host keeps the distances between the nodes of the top
+levels of at most N nodes, and the device sweeps only the levels below them
+(:attr:`sssp.gpu.phast.PhastSweep.core_nodes`; 0, the default: none)."""
 
 
 def phast_options(label: str) -> tuple[str, bool, int | None, int | None]:
     """(``label`` without its phast suffixes, whether the top levels' edges are staged, the
-    longest nap or None for the default, the host's levels' edge limit or None for the
-    default): ``+unstaged``, ``+napN`` and ``+hostN`` in any order, last."""
-    stage, nap, host = True, None, None
+    longest nap or None for the default, the core's most nodes or None for the default):
+    ``+unstaged``, ``+napN`` and ``+coreN`` in any order, last."""
+    stage, nap, core = True, None, None
     while True:
         if label.endswith(UNSTAGED):
             label, stage = label.removesuffix(UNSTAGED), False
@@ -120,17 +120,17 @@ def phast_options(label: str) -> tuple[str, bool, int | None, int | None]:
         if plus and ns.isdigit():
             label, nap = head, int(ns)
             continue
-        head, plus, edges = label.rpartition(HOST)
-        if plus and edges.isdigit():
-            label, host = head, int(edges)
+        head, plus, nodes = label.rpartition(CORE)
+        if plus and nodes.isdigit():
+            label, core = head, int(nodes)
             continue
-        return label, stage, nap, host
+        return label, stage, nap, core
 
 
 def config_for(label: str) -> LaunchConfig:
     """The configuration of ``label``: a name of :data:`CONFIGS`, optionally with ``+sN`` for N
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
-    ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`) and ``+hostN`` (:data:`HOST`)
+    ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`) and ``+coreN`` (:data:`CORE`)
     after a phast name."""
     label = phast_options(label)[0]
     base, plus, rho = label.partition("+s")
@@ -157,35 +157,30 @@ def graphs(args: argparse.Namespace):
 
 
 @contextlib.contextmanager
-def _nap(sweep, nap: int | None):
-    """``sweep.nap_ns`` set to ``nap`` (None: left as it is) while the block runs."""
-    default = sweep.nap_ns
+def phast_sweep(label: str):
+    """The phast sweep's options of ``label`` (:func:`phast_options`) set on
+    :class:`sssp.gpu.phast.PhastSweep` while the block runs (the solvers it makes and runs)."""
+    from sssp.gpu.phast import PhastSweep
+
+    _, stage, nap, core = phast_options(label)
+    saved = PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.core_nodes
+    PhastSweep.stage_edges = stage
     if nap is not None:
-        sweep.nap_ns = nap
+        PhastSweep.nap_ns = nap
+    if core is not None:
+        PhastSweep.core_nodes = core
     try:
         yield
     finally:
-        sweep.nap_ns = default
+        PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.core_nodes = saved
 
 
-def measure(
-    graph, sources, refs, stage=True, nap=None, host=None, **kw
-) -> tuple[float, int, int, float, str, int, float, float]:
+def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int, float, float]:
     """(CUDA-event ms, steps, buckets, loop us a step, verified, local nodes, wall ms: medians
-    over ``sources``; the solver's construction in seconds: module, upload, shortcut build).
-    ``stage``, ``nap``, ``host``: the phast sweep's (:func:`phast_options`)."""
-    from sssp.gpu.phast import PhastSweep
-
+    over ``sources``; the solver's construction in seconds: module, upload, shortcut build)."""
     t0 = time.perf_counter()
-    default = PhastSweep.stage_edges, PhastSweep.host_level_edges
-    PhastSweep.stage_edges = stage
-    if host is not None:
-        PhastSweep.host_level_edges = host
-    try:
-        solver = sssp.Solver(graph, backend="gpu", **kw)
-    finally:
-        PhastSweep.stage_edges, PhastSweep.host_level_edges = default
-    with solver, _nap(PhastSweep, nap):
+    solver = sssp.Solver(graph, backend="gpu", **kw)
+    with solver:
         setup_s = time.perf_counter() - t0
         solver.solve(sources[0])
         times, walls, steps, buckets, loop, local = [], [], [], [], [], []
@@ -279,20 +274,14 @@ def main() -> int:
                 delta = scaled_delta(graph, scale)
                 points += [("near-far", scale, delta, label, cfg) for label, cfg in configs.items()]
             for algorithm, scale, delta, label, cfg in points:
-                _, stage, nap, host = phast_options(label)
-                kw = {
-                    "algorithm": algorithm,
-                    "config": cfg,
-                    "stage": stage,
-                    "nap": nap,
-                    "host": host,
-                }
+                kw = {"algorithm": algorithm, "config": cfg}
                 if delta is not None:
                     kw["delta"] = delta
                 try:
-                    ms, steps, buckets, step_us, ok, local, wall, setup = measure(
-                        graph, sources, refs, **kw
-                    )
+                    with phast_sweep(label):
+                        ms, steps, buckets, step_us, ok, local, wall, setup = measure(
+                            graph, sources, refs, **kw
+                        )
                 except Exception as err:  # a point that cannot run is data
                     print(f"{name} {algorithm} {label}: {type(err).__name__}: {err}", flush=True)
                     ms, steps, buckets, step_us, ok, local, wall, setup = (

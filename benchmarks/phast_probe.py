@@ -1,7 +1,7 @@
 """Where a PHAST solve's device time goes: CUDA events around the sweep's launch alone.
 
     python benchmarks/phast_probe.py --graphs-dir G --generated grid-512 --sources 5 \\
-        --configs phast-x4 phast-grid-x32 --out OUT.csv
+        --configs phast-x4 phast-grid-x32 phast-x4+core1024 --out OUT.csv
 
 A solve's ``loop`` time (``bench_nearfar.py``) runs from the event before its first copy to the
 event after the sweep, so it holds the host's upward search and the launches' host calls too.
@@ -17,7 +17,8 @@ launch, in three forms per source:
   so no change of the multiprocessors' shared-memory carveout either).
 
 So ``full - top`` is what the grid's levels add and ``top - empty`` block 0's top levels. Medians
-over the sources, in microseconds; the sweep's levels and top levels beside them.
+over the sources, in microseconds; the sweep's levels and top levels beside them (and the
+core's, with a ``+coreN`` label: ``bench_nearfar.py``'s labels and suffixes).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_nearfar import config_for, graphs  # noqa: E402
+from bench_nearfar import config_for, graphs, phast_sweep  # noqa: E402
 
 import kernels  # noqa: E402
 import sssp  # noqa: E402
@@ -44,6 +45,8 @@ COLUMNS = (
     "levels",
     "top_levels",
     "staged_levels",
+    "core_levels",
+    "core_nodes",
     "full_us",
     "top_us",
     "empty_us",
@@ -84,7 +87,11 @@ class _Timed:
 def probe(graph: sssp.Graph, sources, label: str) -> dict:
     """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label``."""
     refs = {s: dijkstra(graph, s).dist for s in sources}
-    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config_for(label)) as sv:
+    config = config_for(label)
+    with (
+        phast_sweep(label),
+        sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config) as sv,
+    ):
         engine = sv._gpu
         ph = engine._phast
         if ph is None:
@@ -113,6 +120,8 @@ def probe(graph: sssp.Graph, sources, label: str) -> dict:
         "levels": stats["levels"],
         "top_levels": stats["top_levels"],
         "staged_levels": stats["staged_levels"],
+        "core_levels": stats["core_levels"],
+        "core_nodes": stats["core_nodes"],
         **{f"{f}_us": round(float(np.median(got[f])), 1) for f in FORMS},
         "loop_us": round(float(np.median(loop)), 1),
         "gpu_us": round(float(np.median(gpu)), 1),

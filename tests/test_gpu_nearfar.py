@@ -102,8 +102,9 @@ def check(
                         res.pred, cpu[int(s)].pred, err_msg=f"{config} delta {delta}"
                     )
                     assert res.algorithm == "near-far"
-                    if res.stats["loop"] == "phast":  # a step per level, no buckets
-                        assert res.iterations == res.stats["phast"]["levels"]
+                    if res.stats["loop"] == "phast":  # a step per level below the core
+                        ph = res.stats["phast"]
+                        assert res.iterations == ph["levels"] - ph["core_levels"]
                     else:
                         assert res.stats["buckets"] >= 1
                     results.append(res)
@@ -545,17 +546,17 @@ def _phast_graphs(seed: int) -> tuple[sssp.Graph, ...]:
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("edges", [64, 10**9])
-def test_phast_host_levels_same_answers(monkeypatch, edges):
-    """The host sweeping block 0's leading levels after the upward search
-    (``PhastSweep.host_level_edges``: those of at most 64 in-edges each, or every staged level,
-    which on the small graphs leaves the device no level at all): the launch starts below them
-    with their distances as seeds. The same answers and trees on a grid, a road-like network,
-    zero weights with unreachable nodes and 64-bit distances, at 1 and 4 lanes and with the
-    widest top, in the device's levels: the hierarchy's less the host's."""
+@pytest.mark.parametrize("nodes", [64, 4096])
+def test_phast_core_table_same_answers(monkeypatch, nodes):
+    """The core's distances from the host's table (``PhastSweep.core_nodes``: the top levels of
+    at most 64 nodes, or of 4 096, all of the grid and of both random graphs, so the device
+    sweeps no level there and every source is in the core): the launch sweeps the levels below
+    the core with the core's distances as seeds. The same answers and trees on a grid, a
+    road-like network, zero weights with unreachable nodes and 64-bit distances, at 1 and 4
+    lanes and with the widest top, in the device's levels: the hierarchy's less the core's."""
     import sssp.gpu.phast
 
-    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "host_level_edges", edges)
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "core_nodes", nodes)
     lanes4 = LaunchConfig(KernelConfig(1024, "N", 4), loop="phast")
     for graph in _phast_graphs(47):
         sources = [0, 17, graph.n - 1]
@@ -564,10 +565,9 @@ def test_phast_host_levels_same_answers(monkeypatch, edges):
         )
         for r in runs:
             ph = r.stats["phast"]
-            assert r.stats["loop"] == "phast" and 0 < ph["host_levels"] <= ph["staged_levels"]
-            assert r.iterations == ph["levels"] - ph["host_levels"]
-            if edges > graph.m:
-                assert ph["host_levels"] == min(ph["top_levels"], ph["staged_levels"])
+            assert r.stats["loop"] == "phast" and 0 < ph["core_nodes"] <= nodes
+            assert r.iterations == ph["levels"] - ph["core_levels"]
+            assert (ph["core_levels"] == ph["levels"]) == (graph.n <= nodes)
 
 
 @pytest.mark.smoke

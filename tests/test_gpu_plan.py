@@ -1102,25 +1102,40 @@ def test_a_solver_with_shortcuts_relaxes_the_copy_and_walks_the_graph_in_its_tre
     )
 
 
-def _sweep_like_the_kernel(order, level_ptr, down_ptr, down_pos, down_w, seeds, small, top_room):
+def _sweep_like_the_kernel(
+    order, level_ptr, down_ptr, down_pos, down_w, seeds, small, top_room, staged=0
+):
     """What sssp_ph_sweep computes, from the arrays a solver uploads and the seeds it copies:
-    block 0's top levels (every in-edge from a top position), then a level at a time; keys by
-    node (int64, UNREACHABLE for none)."""
+    block 0's top levels (every in-edge from a top position; the first ``staged`` of them read
+    from the copies the kernel stages: the first ``down_ptr[level_ptr[staged]]`` edges and the
+    row offsets of positions up to ``level_ptr[staged]``), then a level at a time; keys by node
+    (int64, UNREACHABLE for none)."""
     n = order.size
     inf = np.iinfo(down_w.dtype).max
     top = int(level_ptr[small])
     assert top <= top_room
+    pst = int(level_ptr[staged])
+    est = int(down_ptr[pst])
+    sptr = down_ptr[: pst + 1].astype(np.int32)  # the kernel keeps them as int
+    spos, sw = down_pos[:est].copy(), down_w[:est].copy()
     pdist = np.full(n, inf, dtype=np.uint64)
     pos, d = seeds
     pdist[pos] = d
     for level in range(level_ptr.size - 1):
         for p in range(level_ptr[level], level_ptr[level + 1]):
-            tails = down_pos[down_ptr[p] : down_ptr[p + 1]]
+            if level < staged:
+                b, e = int(sptr[p]), int(sptr[p + 1])
+                assert 0 <= b <= e <= est
+                tails, weights = spos[b:e], sw[b:e]
+            else:
+                b, e = int(down_ptr[p]), int(down_ptr[p + 1])
+                assert 0 <= b <= e <= down_pos.size
+                tails, weights = down_pos[b:e], down_w[b:e]
             assert np.all(tails < level_ptr[level])  # every tail is on a level swept before
             if level < small:
                 assert np.all(tails < top)
             live = pdist[tails] != inf
-            cand = pdist[tails][live] + down_w[down_ptr[p] : down_ptr[p + 1]][live]
+            cand = pdist[tails][live] + weights[live]
             if cand.size:
                 pdist[p] = min(pdist[p], cand.min())
     out = np.full(n, sssp.UNREACHABLE, dtype=np.int64)
@@ -1256,56 +1271,77 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
         np.testing.assert_array_equal(got, dijkstra(graph, 17).dist)
 
 
-def test_phast_host_levels_start_the_sweep_below_them(fake_driver, monkeypatch):
-    """``PhastSweep.host_level_edges``: the leading levels of at most that many in-edges each
-    (within the staged ones) are swept on the host; the launch gets ``level_ptr`` moved past
-    them, the levels, top levels and staged levels less them, and seeds that hold their
-    distances. Those arrays, swept as the kernel sweeps them, give SciPy's distances. Off (the
-    default) and with nothing staged, the host sweeps none."""
+@pytest.mark.parametrize("nodes", [300, 4096])
+def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nodes):
+    """``PhastSweep.core_nodes``: the host keeps the distances between the nodes of the top
+    levels of at most that many nodes (:func:`sssp.hierarchy.core_table`) and the device only
+    the hierarchy below them: ``level_ptr`` from the core's end, the in-edges below it with
+    their offsets from the first of them; the top and staged levels counted below the core with
+    the core's distances in block 0's shared memory; seeds the core's positions with their
+    distances, then the upward search's below it. Those arrays, swept as the kernel sweeps
+    them (staged edges from the copies it stages), give SciPy's distances from sources below
+    and in the core. A core as large as the graph leaves the device no level to sweep. Off
+    (the default): no core."""
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
-    from sssp.gpu.phast import PhastSweep, host_levels
+    from sssp.gpu.phast import PhastSweep
 
     graph = sssp.generate("road", size=3000, seed=4)
     config = LaunchConfig(loop="phast")
-    assert PhastSweep.host_level_edges == 0
+    assert PhastSweep.core_nodes == 0
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
-        assert solver._phast is not None and solver._phast.host_levels == 0
-    monkeypatch.setattr(PhastSweep, "host_level_edges", 64)
+        assert solver._phast is not None and solver._phast.core.nodes == 0
+    uploaded: list[np.ndarray] = []
+    upload = EngineSolver._upload
+
+    def keep(self, array):
+        uploaded.append(np.array(array, copy=True))  # empty ones too (no copy is made)
+        return upload(self, array)
+
+    monkeypatch.setattr(EngineSolver, "_upload", keep)
+    monkeypatch.setattr(PhastSweep, "core_nodes", nodes)
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
         ph = solver._phast
         assert ph is not None
-        h = ph.hierarchy
-        lp, dp = h.level_ptr, h.down_ptr
-        k = ph.host_levels
-        assert 0 < k <= min(ph.small, ph.staged) and k == host_levels(lp, dp, ph.staged, 64)
-        edges = np.diff(dp[lp])
-        assert np.all(edges[:k] <= 64) and (k == min(ph.small, ph.staged) or edges[k] > 64)
-        assert solver._static_stats()["phast"]["host_levels"] == k
+        h, core = ph.hierarchy, ph.core
+        k, top = core.levels, core.nodes
+        assert 0 < top <= nodes and top == h.level_ptr[k]
+        assert k == h.levels if nodes > graph.n else 0 < k < h.levels
+        first = int(h.down_ptr[top])
+        order, level_ptr, down_ptr, down_pos, down_w = uploaded[-5:]
+        np.testing.assert_array_equal(order, h.order)
+        np.testing.assert_array_equal(level_ptr, h.level_ptr[k:])
+        np.testing.assert_array_equal(down_ptr, h.down_ptr - first)
+        np.testing.assert_array_equal(down_pos, h.down_src[first:])
+        np.testing.assert_array_equal(down_w, h.down_w[first:])
+        lp = h.level_ptr[k:]
+        room = 232448 - 128
+        assert ph.small == kernels.phast_top_levels(np.diff(lp), 4, room - 8 * top - 4, 1024)
+        assert ph.staged <= ph.small and (ph.staged > 0 or k == h.levels)
+        assert ph.smem == kernels.phast_smem_bytes(lp, down_ptr, ph.small, ph.staged, 4) <= room
+        stats = solver._static_stats()["phast"]
+        assert (stats["core_levels"], stats["core_nodes"]) == (k, top)
         solver.h_info[:] = 0
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels - k + 1
-        for source in (0, 1234, 2999):
-            solver.solve(source)
+        for source in (0, 1234, 2999, int(h.order[0]), int(h.order[top - 1])):
+            r = solver.solve(source)
             args = fake_driver.functions["sssp_ph_sweep"].calls[-1][3:]
             a = dict(zip(kernels.PHAST_ARGS, args, strict=True))
-            assert int(a["level_ptr"]) == int(ph.d_level_ptr) + 4 * k
             assert (int(a["levels"]), int(a["small"]), int(a["staged"])) == (
                 h.levels - k,
-                ph.small - k,
-                ph.staged - k,
+                ph.small,
+                ph.staged,
             )
+            assert r.iterations == h.levels - k
             count = int(a["nseeds"])
             seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
-            assert np.count_nonzero(seeds[0] < lp[k]) > 0
+            np.testing.assert_array_equal(seeds[0][:top], np.arange(top))
+            assert np.all(seeds[0][top:] >= top) and count - top == ph.seeds
             got = _sweep_like_the_kernel(
-                h.order, lp[k:], dp, h.down_src, h.down_w.astype(np.int32), seeds,
-                ph.small - k, 232448,
-            )  # fmt: skip
+                order, level_ptr, down_ptr, down_pos, down_w, seeds, ph.small, room, ph.staged
+            )
             np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
-    monkeypatch.setattr(PhastSweep, "stage_edges", False)
-    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
-        assert solver._phast is not None and solver._phast.host_levels == 0
 
 
 def test_phast_shared_memory_rules():

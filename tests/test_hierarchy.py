@@ -2,7 +2,8 @@
 
 PHAST's distances must equal SciPy's and its tree the reference's on any graph with integer
 weights (self-loops, parallel edges, zero weights, unreachable nodes, one node), also when the
-witness searches are cut to nothing (more shortcuts, never a wrong one); every hierarchy edge
+witness searches are cut to nothing (more shortcuts, never a wrong one) and through a core
+table of any size (its distances the graph's); every hierarchy edge
 joins two levels, downward edges from the higher, and weighs a real path's length; a road-like
 graph sweeps in far fewer levels than near-far takes steps; a hierarchy is built once per graph
 and machine (the cache), and a bad cached file is rebuilt, never used.
@@ -23,9 +24,11 @@ from sssp.errors import InvalidArgumentError, InvalidGraphError
 from sssp.hierarchy import (
     ARRAYS,
     CACHE_ENV,
+    CORE_NODES_MAX,
     Hierarchy,
     build_hierarchy,
     cache_dir,
+    core_table,
     hierarchy_for,
     phast,
 )
@@ -73,19 +76,24 @@ def _check_structure(graph: sssp.Graph, h: Hierarchy) -> None:
     seed=st.integers(0, 2**16),
     limits=st.sampled_from([(8, 200), (1, 1), (2, 3)]),
     weight=st.sampled_from([0, 1, 16]),
+    core=st.sampled_from([0, 1, 5, 20, 40]),
 )
-def test_phast_equals_scipy_on_drawn_graphs(n, m, seed, limits, weight):
+def test_phast_equals_scipy_on_drawn_graphs(n, m, seed, limits, weight, core):
     """Self-loops, parallel edges, zero weights, unreachable nodes, one node, witness searches
-    cut short, and any weight of the level in the order: distances equal SciPy's, the tree the
-    reference's."""
+    cut short, any weight of the level in the order, and a core table of none, some or all of
+    the levels: distances equal SciPy's, the tree the reference's, the levels swept those below
+    the core."""
     graph = _random(n, m, seed)
     h = build_hierarchy(graph, hop_limit=limits[0], settle_limit=limits[1], level_weight=weight)
     _check_structure(graph, h)
+    table = core_table(h, core)
+    assert table.nodes <= core and table.nodes == h.level_ptr[table.levels]
+    assert table.levels == h.levels or h.level_ptr[table.levels + 1] > core
     for s in range(min(n, 4)):
-        r = phast(graph, h, s)
+        r = phast(graph, h, s, core=table)
         np.testing.assert_array_equal(r.dist, dijkstra(graph, s).dist)
         np.testing.assert_array_equal(r.pred, near_far(graph, s).pred)
-        assert r.algorithm == "phast" and r.iterations == h.levels
+        assert r.algorithm == "phast" and r.iterations == h.levels - table.levels
         assert r.stats["reached"] == np.count_nonzero(r.dist != sssp.UNREACHABLE)
 
 
@@ -134,30 +142,51 @@ def test_upward_seeds_bound_the_distances_and_leave_the_work_array_clean():
         assert np.all(work == sssp.UNREACHABLE)
 
 
-def test_top_seeds_sweep_the_first_levels_on_the_host():
-    """``Hierarchy.top_seeds(k, ...)``: the upward seeds at ``level_ptr[k]`` and below, as
-    they were, then every reached position above it with its final distance (the CPU sweep's);
-    positions distinct; k = 0 gives the upward seeds back."""
-    graph = sssp.generate("road", size=5_000, seed=8)
+def test_a_core_table_holds_the_core_distances_and_seeds_the_sweep_below_it():
+    """``core_table(h, nodes)``: the most top levels of at most ``nodes`` nodes; its distances
+    the graph's between those nodes (directed, asymmetric weights, some pairs unreachable).
+    The upward search's seeds through it: the core's positions first with their exact
+    distances, then seeds below the core that bound the distances; the work array clean."""
+    rng = np.random.default_rng(12)
+    base = sssp.generate("road", size=3_000, seed=8)
+    src = np.repeat(np.arange(base.n), np.diff(base.indptr))
+    keep = rng.random(src.size) < 0.85
+    graph = sssp.Graph.from_edges(
+        base.n, src[keep], base.indices[keep], rng.integers(0, 1000, int(keep.sum()))
+    )
     h = build_hierarchy(graph)
     work = np.full(graph.n, sssp.UNREACHABLE, dtype=np.int64)
-    scratch, top_scratch = h.scratch(), h.top_scratch()
-    for s in (0, 2_500, 4_999):
-        final = np.empty(graph.n, dtype=np.int64)
-        final[h.position] = phast(graph, h, s).dist
-        up_pos, up_d = (a.copy() for a in h.upward(s, work, scratch))
-        for k in (0, 1, h.levels // 2, h.levels):
-            top = int(h.level_ptr[k])
-            pos, d = h.top_seeds(k, up_pos, up_d, top_scratch)
-            assert np.unique(pos).size == pos.size
-            below = pos >= top
-            keep = up_pos >= top
-            np.testing.assert_array_equal(pos[below], up_pos[keep])
-            np.testing.assert_array_equal(d[below], up_d[keep])
-            assert np.all(pos[~below][:-1] < pos[~below][1:])
-            reached = np.flatnonzero(final[:top] != sssp.UNREACHABLE)
-            np.testing.assert_array_equal(pos[~below], reached)
-            np.testing.assert_array_equal(d[~below], final[reached])
+    assert core_table(h, 0).nodes == 0
+    for nodes in (1, 100, 700):
+        table = core_table(h, nodes)
+        k = table.nodes
+        assert 0 < k <= nodes < h.level_ptr[table.levels + 1]
+        assert table.dist.shape == (k, k) and table.dist.dtype == np.int64
+        for a in (0, k // 2, k - 1):
+            ref = dijkstra(graph, int(h.order[a])).dist
+            np.testing.assert_array_equal(table.dist[a], ref[h.order[:k]])
+        scratch = h.scratch(table)
+        for s in (0, 1_500, 2_999, int(h.order[0])):
+            ref = dijkstra(graph, s).dist
+            positions, dists = h.upward(s, work, scratch)
+            np.testing.assert_array_equal(positions[:k], np.arange(k))
+            np.testing.assert_array_equal(dists[:k], ref[h.order[:k]])
+            below = positions[k:]
+            assert np.all(below >= k) and np.unique(below).size == below.size
+            assert np.all(dists[k:] >= ref[h.order[below]])
+            assert np.all(work == sssp.UNREACHABLE)
+            assert np.all(scratch.head == -1)
+
+
+def test_core_table_refusals():
+    graph = _random(30, 90, 2)
+    h = build_hierarchy(graph)
+    for bad in (-1, CORE_NODES_MAX + 1, 2.5, True, "8"):
+        with pytest.raises(InvalidArgumentError, match="core nodes"):
+            core_table(h, bad)
+    again = build_hierarchy(graph)
+    with pytest.raises(InvalidArgumentError, match="another hierarchy's"):
+        phast(graph, again, 0, core=core_table(h, 30))
 
 
 def test_the_same_hierarchy_on_any_number_of_threads():

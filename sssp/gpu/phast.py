@@ -3,12 +3,13 @@ hierarchy, one dependent step per level (``LaunchConfig(loop="phast")``).
 
 At construction the solver builds the graph's hierarchy on the host (or reads the one an earlier
 build of the same graph left in the cache: :func:`sssp.hierarchy.hierarchy_for`) and uploads it
-by sweep position. Per solve the host runs the Dijkstra over
-the upward edges from the source (a few hundred nodes on a road network, compiled code), copies
-those seeds to the device, and one persistent launch sweeps the levels: the top ones in block 0
-alone, their distances in shared memory, the others by the whole grid with no barrier between
-them (a node waits for its tails' distances to be published). The kernel leaves the
-keys as near-far does, so the engine's predecessor pass and result pass follow unchanged.
+by sweep position, below its core where it keeps a core table (:attr:`PhastSweep.core_nodes`).
+Per solve the host runs the search over the upward edges from the source (a few hundred nodes
+on a road network, compiled code; through the core table, if any), copies those seeds to the
+device, and one persistent launch sweeps the levels: the top ones in block 0 alone, their
+distances in shared memory, the others by the whole grid with no barrier between them (a node
+waits for its tails' distances to be published). The kernel leaves the keys as near-far does,
+so the engine's predecessor pass and result pass follow unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import kernels
 
 from ..cpu.parallel import INF
-from ..hierarchy import Hierarchy, hierarchy_for
+from ..hierarchy import CORE_NODES_MAX, Hierarchy, core_table, hierarchy_for
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
@@ -50,15 +51,18 @@ class PhastSweep:
     faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32 lanes a node (4elt 2 %
     slower)."""
 
-    host_level_edges = 0
-    """The first levels of block 0 that have at most this many in-edges each are swept on the
-    host, right after the upward search (:meth:`sssp.hierarchy.Hierarchy.top_seeds`): their
-    distances go to the device as seeds and the launch starts below them (its ``level_ptr``
-    pointer moved past them; the kernel is unchanged). 0: none, the default until measured on
-    a GPU. Why it may pay: the top of a hierarchy is a chain of tiny levels (cs4: 82 of its 110
-    levels hold at most 32 nodes), each a block barrier of 1.0-1.4 us on the H100 (run 127),
-    while this project's 2-core host sweeps them at about 1.1 ns an in-edge (cs4's 82: 24 000
-    edges, 27 us; COL's 29: 2 650, 3.5 us)."""
+    core_nodes = 0
+    """The most nodes of the hierarchy's top levels whose distances the host takes from a core
+    table (:func:`sssp.hierarchy.core_table`) instead of the device sweeping them: the upward
+    search stops at the core, the core's distances go to the device as seeds, and the device
+    holds and sweeps only the levels below (the kernel is unchanged: it gets ``level_ptr``
+    from the core's end and the edges below it). 0: none, the default until measured on a
+    GPU. Why it may pay: the top of a hierarchy is a chain of small dense levels, each a block
+    barrier of 1.0-1.4 us on the H100 (run 127), and the upward search spends most of its time
+    there; with a core of about 1 000 nodes (8 MiB of table) cs4 keeps 21 of its 110 levels
+    and cti 17 of 92, and this project's 2-core host finds their seeds in 33 and 24 us against
+    48 and 35 without the core (``benchmarks/results/cpu/phast_core.csv``). Capped so that the
+    core's distances leave block 0 room for the sweep's top levels."""
 
     nap_ns = 256
     """The longest nap, in ns, of a thread between two polls of a tail not yet published (its
@@ -81,11 +85,30 @@ class PhastSweep:
         # and is stored as infinity (the kernel adds in 64 bits, so nothing wraps).
         self._inf = inf = min(int(np.iinfo(val).max), int(np.iinfo(np.int64).max))
         down_w = np.minimum(h.down_w, inf).astype(val)
+        func = s.funcs["sweep"]
+        fa = cuda.function_attribute
+        attr = cuda.device_attribute
+        dev = cuda.Device(s.info.ordinal)
+        static = func.get_attribute(fa.SHARED_SIZE_BYTES)
+        room = dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - static
+        width = val.itemsize
+        # The core's distances (and its row offsets, unused) take block 0's shared memory
+        # first: at most a quarter of it.
+        most = min(CORE_NODES_MAX, room // 4 // (width + 4))
+        self.core = core_table(
+            h, self.core_nodes if self.core_nodes <= 0 else min(self.core_nodes, most)
+        )
+        k, nodes = self.core.levels, self.core.nodes
+        first = int(h.down_ptr[nodes])  # the first in-edge below the core
+        # The device's hierarchy starts below the core: level_ptr from the core's end (still
+        # positions of the whole graph), the in-edges of positions below it with their offsets
+        # counted from the first of them (a core position's offsets, below 0, are not read).
+        lp, dp = h.level_ptr[k:], h.down_ptr - first
         self.d_order = s._upload(h.order)
-        self.d_level_ptr = s._upload(h.level_ptr.astype(np.int32))
-        self.d_down_ptr = s._upload(h.down_ptr)
-        self.d_down_pos = s._upload(h.down_src)
-        self.d_down_w = s._upload(down_w)
+        self.d_level_ptr = s._upload(lp.astype(np.int32))
+        self.d_down_ptr = s._upload(dp)
+        self.d_down_pos = s._upload(h.down_src[first:])
+        self.d_down_w = s._upload(down_w[first:])
         # Distances as published (kernels/sssp_phast.cu, "pword"), and for 64-bit distances
         # their generations: every stamp starts at 0, a generation no solve has.
         self.d_pword = s._alloc(8 * h.n)
@@ -99,19 +122,14 @@ class PhastSweep:
         self.h_seed_pos = cuda.pagelocked_empty(h.n, np.int32)
         self.h_seed_d = cuda.pagelocked_empty(h.n, val)
         self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
-        self._scratch = h.scratch()
+        self._scratch = h.scratch(self.core)
         self.gen = 0
-        func = s.funcs["sweep"]
-        fa = cuda.function_attribute
-        attr = cuda.device_attribute
-        dev = cuda.Device(s.info.ordinal)
-        static = func.get_attribute(fa.SHARED_SIZE_BYTES)
-        room = dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - static
         block = kernels.PHAST_BLOCK
         limit = block if s.config.local_limit < 0 else s.config.local_limit
-        lp, dp, width = h.level_ptr, h.down_ptr, val.itemsize
-        # 4 bytes stay for the (empty) staged row offsets.
-        self.small = kernels.phast_top_levels(np.diff(lp), width, room - 4, limit)
+        # The row offsets of the positions above the first swept level stay (none staged).
+        self.small = kernels.phast_top_levels(
+            np.diff(lp), width, room - 4 * (nodes + 1) - width * nodes, limit
+        )
         func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, room)
         # Every block asks for block 0's shared memory, and all must be resident at once (the
         # grid barrier): the most shared memory the multiprocessor can give, not a carveout the
@@ -127,14 +145,11 @@ class PhastSweep:
             budget = min(room, per_sm // fits - 1024 - static)
             self.staged = kernels.phast_staged_levels(lp, dp, self.small, width, budget)
         self.smem = kernels.phast_smem_bytes(lp, dp, self.small, self.staged, width)
-        # The kernel finds the staged edges from its level_ptr[staged], so the host's levels
-        # stay within the staged ones (none where nothing is staged).
-        self.host_levels = host_levels(lp, dp, min(self.small, self.staged), self.host_level_edges)
-        self._top_scratch = h.top_scratch() if self.host_levels else None
         fits = max(1, blocks_per_sm(func, block, self.smem))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.seeds = 0
-        """Seeds of the last solve (nodes the upward search settled and did not stall)."""
+        """Seeds of the last solve below the core (nodes the upward search reached and did not
+        stall)."""
 
     def _clear_stamps(self, memset: Any, *stream: Any) -> None:
         """Every generation stamp back to 0 (at the start, and when the number wraps):
@@ -154,26 +169,25 @@ class PhastSweep:
             "levels": h.levels,
             "top_levels": self.small,
             "staged_levels": self.staged,
-            "host_levels": self.host_levels,
+            "core_levels": self.core.levels,
+            "core_nodes": self.core.nodes,
             "hierarchy_edges": h.edges,
             "hierarchy_seconds": h.seconds,
             "hierarchy_cached": self.cached,
         }
 
     def run(self, lane: _Lane, source: int) -> None:
-        """The upward search from ``source`` on the host, its seeds copied, the sweep queued."""
+        """The upward search from ``source`` on the host (through the core table), its seeds
+        copied, the sweep of the levels below the core queued."""
         s, cuda = self.solver, self.solver.cuda
         self.gen += 1
         if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
             self._clear_stamps(cuda.memset_d8_async, lane.stream)
             self.gen = 1
-        h, k = self.hierarchy, self.host_levels
+        h, k = self.hierarchy, self.core.levels
         positions, dists = h.upward(source, self._dist, self._scratch)
-        self.seeds = int(positions.size)
-        if k:
-            assert self._top_scratch is not None
-            positions, dists = h.top_seeds(k, positions, dists, self._top_scratch)
         count = int(positions.size)
+        self.seeds = count - self.core.nodes
         self.h_seed_pos[:count] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
         # (that one is a true distance): it is no seed.
@@ -188,8 +202,7 @@ class PhastSweep:
             lane.d_key,
             lane.d_ctrl,
             self.d_order,
-            # the sweep starts at level k: its level_ptr[0] is position level_ptr[k]
-            self.d_level_ptr if k == 0 else np.uintp(int(self.d_level_ptr) + 4 * k),
+            self.d_level_ptr,
             self.d_down_ptr,
             self.d_down_pos,
             self.d_down_w,
@@ -202,19 +215,9 @@ class PhastSweep:
             np.int32(count),
             np.uint32(self.gen),
             np.int32(h.levels - k),
-            np.int32(self.small - k),
-            np.int32(self.staged - k),
+            np.int32(self.small),
+            np.int32(self.staged),
             np.int32(s.config.relax.lanes),
             np.int32(self.nap_ns),
             shared_size=self.smem,
         )
-
-
-def host_levels(level_ptr: np.ndarray, down_ptr: np.ndarray, most: int, edges: int) -> int:
-    """How many of the first ``most`` levels the host sweeps (:attr:`PhastSweep.host_level_edges`):
-    the leading levels whose in-edges number at most ``edges`` each."""
-    if edges <= 0:
-        return 0
-    per_level = np.diff(np.asarray(down_ptr)[np.asarray(level_ptr[: most + 1])])
-    over = np.flatnonzero(per_level > edges)
-    return int(over[0]) if over.size else int(most)
