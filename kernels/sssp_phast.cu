@@ -1,8 +1,11 @@
 // ---- PHAST: a contraction hierarchy's sweep, one dependent step per level ---------------------
 // Delling, Goldberg, Nowatzyk and Werneck's PHAST (IPDPS 2011). The host builds a contraction
-// hierarchy once per graph (sssp/hierarchy.py) and, per solve, runs the Dijkstra over the upward
-// edges from the source (a few hundred nodes on a road network): its distances arrive as seeds
-// (position, distance). This kernel sweeps the levels from the top: a node's distance is the
+// hierarchy once per graph (sssp/hierarchy.py) and, per solve, searches the upward edges from the
+// source (a few hundred nodes on a road network): its distances arrive as seeds (position,
+// distance). Where the host keeps a core table (the distances between the nodes of the top
+// levels), the core's distances arrive as seeds too and the arrays below describe only the
+// levels under the core (level_ptr starts at the core's end; down_ptr counts from the first
+// in-edge below it). This kernel sweeps the levels from the top: a node's distance is the
 // least of its seed and, over its downward in-edges (u, v, w) from higher levels, u's distance
 // plus w. The nodes of one level are independent, so a level is one step of the sweep, with no
 // atomics (each node is written once). A node's in-edges are split over a group of lanes (up
