@@ -651,6 +651,30 @@ def test_spt_depth_counts_the_hops_of_every_tree_path(tmp_path):
     assert all(float(r["record_us_per_step"]) == pytest.approx(2.0) for r in rows)
 
 
+def test_phast_core_reports_the_levels_a_core_table_leaves(tmp_path, monkeypatch):
+    """``phast_core.py``: per core size the core's levels and nodes within the bound, the levels
+    left, the table's size, seeds at least the core's nodes, answers checked (exit 0)."""
+    import phast_core
+
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "core.csv"
+    argv = ["grid-40", "--core-nodes", "0", "100", "--searches", "20", "--out", str(out)]
+    assert phast_core.main(argv) == 0
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["core_nodes_max"]) for r in rows] == [0, 100]
+    none, core = rows
+    assert int(none["core_nodes"]) == int(none["core_levels"]) == 0
+    assert int(none["levels_left"]) == int(none["levels"])
+    assert 0 < int(core["core_nodes"]) <= 100 and int(core["core_levels"]) > 0
+    assert int(core["levels_left"]) == int(core["levels"]) - int(core["core_levels"])
+    assert float(core["table_mib"]) == pytest.approx(
+        int(core["core_nodes"]) ** 2 * 8 / 2**20, abs=0.06
+    )
+    assert int(core["seeds_median"]) >= int(core["core_nodes"])
+    assert all(r["verified"] == "yes" for r in rows)
+
+
 def test_bucket_model_counts_waves_buckets_and_hop_rounds(tmp_path):
     import bucket_model
 
