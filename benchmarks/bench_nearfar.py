@@ -104,7 +104,7 @@ tail not yet published (:attr:`sssp.gpu.phast.PhastSweep.nap_ns`; 0: they never 
 CORE = "+core"
 """A phast label's suffix ``+coreN``: the host keeps the distances between the nodes of the top
 levels of at most N nodes, and the device sweeps only the levels below them
-(:attr:`sssp.gpu.phast.PhastSweep.core_nodes`; 0, the default: none)."""
+(``LaunchConfig.core``; 0, the default: none)."""
 
 
 def phast_options(label: str) -> tuple[str, bool, int | None, int | None]:
@@ -132,13 +132,14 @@ def config_for(label: str) -> LaunchConfig:
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
     ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`) and ``+coreN`` (:data:`CORE`)
     after a phast name."""
-    label = phast_options(label)[0]
+    label, _, _, core = phast_options(label)
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
         raise sssp.SSSPError(
             f"unknown configuration {label!r}: use one of {', '.join(CONFIGS)}, +sN"
         )
-    return replace(CONFIGS[base], shortcuts=int(rho)) if plus else CONFIGS[base]
+    config = replace(CONFIGS[base], shortcuts=int(rho)) if plus else CONFIGS[base]
+    return config if core is None else replace(config, core=core)
 
 
 def graphs(args: argparse.Namespace):
@@ -158,21 +159,20 @@ def graphs(args: argparse.Namespace):
 
 @contextlib.contextmanager
 def phast_sweep(label: str):
-    """The phast sweep's options of ``label`` (:func:`phast_options`) set on
-    :class:`sssp.gpu.phast.PhastSweep` while the block runs (the solvers it makes and runs)."""
+    """The phast sweep's options of ``label`` that are no configuration's (:func:`phast_options`:
+    staging, naps) set on :class:`sssp.gpu.phast.PhastSweep` while the block runs (the solvers
+    it makes and runs); ``+coreN`` is the configuration's (:func:`config_for`)."""
     from sssp.gpu.phast import PhastSweep
 
-    _, stage, nap, core = phast_options(label)
-    saved = PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.core_nodes
+    _, stage, nap, _ = phast_options(label)
+    saved = PhastSweep.stage_edges, PhastSweep.nap_ns
     PhastSweep.stage_edges = stage
     if nap is not None:
         PhastSweep.nap_ns = nap
-    if core is not None:
-        PhastSweep.core_nodes = core
     try:
         yield
     finally:
-        PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.core_nodes = saved
+        PhastSweep.stage_edges, PhastSweep.nap_ns = saved
 
 
 def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int, float, float]:

@@ -55,6 +55,9 @@ graph, a step per level (PHAST: integer weights only, otherwise the persistent l
 :mod:`sssp.gpu.phast`); the paper's host-driven relax/min/update kernels."""
 FUSE_LEVELS = ("", " fused", " fused across blocks")
 """The cluster loop's fusion levels (``LaunchConfig.fuse``: 0, 1, 2), as its text shows them."""
+CORE_NODES_MAX = 4096
+"""The most nodes of the phast loop's core table (:attr:`LaunchConfig.core`,
+:func:`sssp.hierarchy.core_table`: 128 MiB of distances on the host)."""
 MIN_BLOCK, MAX_BLOCK = 32, 1024
 SHORTCUT_CHOICES = (0, 4, 8, 16, 32)
 """Shortcut edges per node a configuration may ask for (:attr:`LaunchConfig.shortcuts`; 0: none).
@@ -161,6 +164,12 @@ class LaunchConfig:
         their distance (:func:`sssp.shortcuts.with_shortcuts`, built once per solver): the same
         distances in fewer steps on graphs of high diameter, more edges a step. The predecessor
         tree is built on the graph's own edges. One of :data:`SHORTCUT_CHOICES`; 0: none.
+    core : int
+        Phast loop: the host keeps the distances between the nodes of the hierarchy's top levels
+        of at most this many nodes together (a core table, :func:`sssp.hierarchy.core_table`,
+        built once per solver); a solve's upward search stops there, the core's distances go
+        to the device as seeds, and the device sweeps only the levels below. 0 to
+        :data:`CORE_NODES_MAX`; 0: none.
     """
 
     relax: KernelConfig = DEFAULT_KERNEL
@@ -174,6 +183,7 @@ class LaunchConfig:
     batch_cluster: int = 0
     batch_block: int = 0
     shortcuts: int = 0
+    core: int = 0
 
     def __post_init__(self) -> None:
         for name in KERNELS:
@@ -211,6 +221,16 @@ class LaunchConfig:
             raise ConfigError(
                 f"shortcuts apply to the persistent and cluster loops, not loop {self.loop!r}"
             )
+        if (
+            not isinstance(self.core, int)
+            or isinstance(self.core, bool)
+            or not 0 <= self.core <= CORE_NODES_MAX
+        ):
+            raise ConfigError(
+                f"core {self.core!r} is invalid: use an integer from 0 to {CORE_NODES_MAX}"
+            )
+        if self.core and self.loop != "phast":
+            raise ConfigError(f"core applies to the phast loop, not loop {self.loop!r}")
         if not isinstance(self.fuse, int) or not 0 <= self.fuse < len(FUSE_LEVELS):
             raise ConfigError(f"fuse must be True, False, 0, 1 or 2, got {self.fuse!r}")
         if self.fuse and self.loop != "cluster":
@@ -239,6 +259,8 @@ class LaunchConfig:
             opts["fuse"] = int(self.fuse)
         if self.shortcuts:
             opts["shortcuts"] = self.shortcuts
+        if self.core:
+            opts["core"] = self.core
         for name in ("batch_cluster", "batch_block"):  # many sources: stored when chosen
             if getattr(self, name):
                 opts[name] = getattr(self, name)
@@ -260,6 +282,7 @@ class LaunchConfig:
             batch_cluster=int(opts.get("batch_cluster", 0)),
             batch_block=int(opts.get("batch_block", 0)),
             shortcuts=int(opts.get("shortcuts", 0)),
+            core=int(opts.get("core", 0)),
         )
 
     @classmethod
@@ -292,6 +315,8 @@ class LaunchConfig:
             text += f" blocks/SM={self.blocks_per_sm or 'max'} local<={self.local_limit}"
         elif self.loop == "phast":
             text += f" local<={self.local_limit}"
+            if self.core:
+                text += f" core<={self.core}"
         elif self.loop == "cluster":
             text += f" cluster>={self.cluster or 'fit'}" + FUSE_LEVELS[int(self.fuse)]
         if self.shortcuts:

@@ -52,6 +52,7 @@ import numba
 import numpy as np
 import platformdirs
 
+from .config import CORE_NODES_MAX
 from .contraction import HOP_LIMIT, LEVEL_WEIGHT, SETTLE_LIMIT, SIM_HOPS, SIM_SETTLE, contract
 from .cpu.parallel import INF, _jit, run_stoppable
 from .errors import InvalidArgumentError, InvalidGraphError
@@ -82,9 +83,6 @@ CACHE_ENV = "SSSP_HIERARCHY_CACHE"
 _LAYOUT = 2
 """The cached files' layout and contraction rules: a change of either bumps it (2: the level
 weighs :data:`~sssp.contraction.LEVEL_WEIGHT` in a node's priority)."""
-
-CORE_NODES_MAX = 4096
-"""The most nodes of a :func:`core_table` (128 MiB of distances)."""
 
 log = logging.getLogger(__name__)
 

@@ -396,7 +396,7 @@ def _pick(
 
         scale = 1.0 if choice is None or choice.delta_scale is None else choice.delta_scale
         if wide_beyond(graph, choice, source):
-            config, scale = replace(config, loop="wide", shortcuts=0), WIDE_DELTA_SCALE
+            config, scale = replace(config, loop="wide", shortcuts=0, core=0), WIDE_DELTA_SCALE
             detail += WIDE_DETAIL
         delta = scaled_delta(graph, scale)
         detail += f"; near-far, delta {delta} ({scale:g} x the default rule)"
@@ -462,7 +462,7 @@ def resolve_config(
     """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
     choice, config, source, detail = _lookup(graph, device, algorithm, variant, db, provider)
     if algorithm == "near-far" and wide_beyond(graph, choice, source):
-        config = replace(config, loop="wide", shortcuts=0)
+        config = replace(config, loop="wide", shortcuts=0, core=0)
         detail += WIDE_DETAIL
     return config, source, detail
 

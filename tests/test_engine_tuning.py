@@ -411,6 +411,7 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
         "algorithm": "near-far",
         "delta_scale": 2.0,
         "shortcuts": 0,  # a record made before shortcuts has none
+        "core": 0,  # nor a core table (the phast loop's only)
     }
     assert class_search.previous_point(best, "crauser") is None  # not in Crauser's space
     crauser = class_search.to_best(search_result(5.0), H200)
@@ -540,7 +541,8 @@ def test_cluster_points_go_last_from_786k_nodes():
     assert not falls_back[0] and falls_back == sorted(falls_back)
     across = [i for i, p in enumerate(nearfar) if p["fuse"] == 2]
     assert across and max(across) < falls_back.index(True)
-    assert [p["loop"] for p in small if p.get("algorithm") == "near-far"][:2] == [
+    assert [p["loop"] for p in small if p.get("algorithm") == "near-far"][:3] == [
+        "phast",
         "phast",
         "cluster",
     ]
@@ -551,8 +553,8 @@ def test_shortcut_points_follow_the_first_near_far_point_of_high_diameter_classe
         high = class_search.start_points(algorithm, GraphClass("393k", "deg2", "highdiam"))
         low = class_search.start_points(algorithm, GraphClass("393k", "deg2"))
         nearfar = [p for p in high if class_search.choice(p, algorithm)[0] == "near-far"]
-        assert nearfar[0]["loop"] == "phast"  # the sweep leads (test_phast_point...)
-        nearfar = nearfar[1:]
+        assert [p["loop"] for p in nearfar[:2]] == ["phast", "phast"]  # (test_phast_point...)
+        nearfar = nearfar[2:]
         assert [p["shortcuts"] for p in nearfar[:3]] == [0, 16, 16]
         assert {p["loop"] for p in nearfar[1:3]} == {"cluster", "persistent"}
         assert all(class_search.to_config(p).shortcuts == 16 for p in nearfar[1:3])
@@ -590,6 +592,33 @@ def test_phast_point_leads_high_diameter_classes():
     assert grid != point and class_search.to_config(grid).local_limit == 0
     crauser = class_search.canonical({**point, "algorithm": "crauser"})
     assert crauser["loop"] == "persistent" and crauser["delta_scale"] == 1
+
+
+def test_the_phast_point_with_a_core_table_follows_the_plain_one():
+    """High-diameter classes measure the sweep without and with a core table of up to 1 024
+    nodes, in that order, both canonical points of both spaces; a core means nothing to another
+    loop (such a point collapses to its plain one, its configuration has none), and it round-
+    trips through a record's options and a configuration."""
+    core = class_search.PHAST_CORE_WARM_START
+    assert core == {**class_search.PHAST_WARM_START, "core": 1024}
+    assert class_search.PHAST_WARM_START["core"] == 0
+    config = class_search.to_config(core)
+    assert config.loop == "phast" and config.core == 1024 and "core<=1024" in str(config)
+    assert class_search.from_config(config) == {
+        k: v for k, v in core.items() if k not in ("algorithm", "delta_scale", "cluster", "fuse")
+        and (k != "shortcuts")
+    }  # fmt: skip
+    assert LaunchConfig.from_parts(config.as_dict(), config.options()) == config
+    assert "core" not in class_search.to_config(class_search.PHAST_WARM_START).options()
+    for algorithm in ("auto", "near-far"):
+        high = class_search.start_points(algorithm, GraphClass("49k", "deg2", "highdiam"))
+        phast = [p for p in high if p["loop"] == "phast"]
+        assert [p["core"] for p in phast] == [0, 1024]
+        assert all(p["core"] == 0 for p in high if p["loop"] != "phast")
+        low = class_search.start_points(algorithm, GraphClass("49k", "deg2"))
+        assert all(p["core"] == 0 for p in low)
+    cluster = class_search.canonical({**core, "loop": "cluster"})
+    assert cluster["core"] == 0 and class_search.to_config(cluster).core == 0
 
 
 def test_a_phast_record_reads_back_as_its_point_and_configuration():

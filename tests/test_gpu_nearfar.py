@@ -547,22 +547,20 @@ def _phast_graphs(seed: int) -> tuple[sssp.Graph, ...]:
 
 @pytest.mark.smoke
 @pytest.mark.parametrize("nodes", [64, 4096])
-def test_phast_core_table_same_answers(monkeypatch, nodes):
-    """The core's distances from the host's table (``PhastSweep.core_nodes``: the top levels of
+def test_phast_core_table_same_answers(nodes):
+    """The core's distances from the host's table (``LaunchConfig.core``: the top levels of
     at most 64 nodes, or of 4 096, all of the grid and of both random graphs, so the device
     sweeps no level there and every source is in the core): the launch sweeps the levels below
     the core with the core's distances as seeds. The same answers and trees on a grid, a
-    road-like network, zero weights with unreachable nodes and 64-bit distances, at 1 and 4
-    lanes and with the widest top, in the device's levels: the hierarchy's less the core's."""
-    import sssp.gpu.phast
-
-    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "core_nodes", nodes)
-    lanes4 = LaunchConfig(KernelConfig(1024, "N", 4), loop="phast")
+    road-like network, zero weights with unreachable nodes and 64-bit distances, with block 0's
+    top levels at 1 lane, the widest top at 4 and none (every level below the core a grid step)
+    at 32, in the device's levels: the hierarchy's less the core's."""
+    configs = [
+        LaunchConfig(KernelConfig(1024, "N", lanes), loop="phast", local_limit=limit, core=nodes)
+        for lanes, limit in ((1, -1), (4, 32768), (32, 0))
+    ]
     for graph in _phast_graphs(47):
-        sources = [0, 17, graph.n - 1]
-        runs = check(
-            graph, sources, configs=[PHAST_CONFIGS[0], PHAST_CONFIGS[2], lanes4], repeats=2
-        )
+        runs = check(graph, [0, 17, graph.n - 1], configs=configs, repeats=2)
         for r in runs:
             ph = r.stats["phast"]
             assert r.stats["loop"] == "phast" and 0 < ph["core_nodes"] <= nodes

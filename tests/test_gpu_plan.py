@@ -1273,7 +1273,7 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
 
 @pytest.mark.parametrize("nodes", [300, 4096])
 def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nodes):
-    """``PhastSweep.core_nodes``: the host keeps the distances between the nodes of the top
+    """``LaunchConfig.core``: the host keeps the distances between the nodes of the top
     levels of at most that many nodes (:func:`sssp.hierarchy.core_table`) and the device only
     the hierarchy below them: ``level_ptr`` from the core's end, the in-edges below it with
     their offsets from the first of them; the top and staged levels counted below the core with
@@ -1281,15 +1281,14 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
     distances, then the upward search's below it. Those arrays, swept as the kernel sweeps
     them (staged edges from the copies it stages), give SciPy's distances from sources below
     and in the core. A core as large as the graph leaves the device no level to sweep. Off
-    (the default): no core."""
+    (the default): no core. The core's distances take at most a quarter of block 0's shared
+    memory."""
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
-    from sssp.gpu.phast import PhastSweep
 
     graph = sssp.generate("road", size=3000, seed=4)
-    config = LaunchConfig(loop="phast")
-    assert PhastSweep.core_nodes == 0
-    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+    assert LaunchConfig(loop="phast").core == 0
+    with EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="phast")) as solver:
         assert solver._phast is not None and solver._phast.core.nodes == 0
     uploaded: list[np.ndarray] = []
     upload = EngineSolver._upload
@@ -1299,13 +1298,13 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
         return upload(self, array)
 
     monkeypatch.setattr(EngineSolver, "_upload", keep)
-    monkeypatch.setattr(PhastSweep, "core_nodes", nodes)
+    config = LaunchConfig(loop="phast", core=nodes)
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
         ph = solver._phast
         assert ph is not None
         h, core = ph.hierarchy, ph.core
         k, top = core.levels, core.nodes
-        assert 0 < top <= nodes and top == h.level_ptr[k]
+        assert 0 < top <= min(nodes, 232320 // 4 // 8) and top == h.level_ptr[k]
         assert k == h.levels if nodes > graph.n else 0 < k < h.levels
         first = int(h.down_ptr[top])
         order, level_ptr, down_ptr, down_pos, down_w = uploaded[-5:]

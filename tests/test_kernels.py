@@ -341,6 +341,25 @@ def test_cluster_layout_prefers_the_graph_in_shared_memory():
         kernels.EngineParams(32, 32, False, "out", 8, False, 3)
 
 
+def test_phast_core_configuration():
+    """``LaunchConfig.core``: the phast loop's only, 0 to ``CORE_NODES_MAX``, stored in the
+    options when set (a record without it has none) and shown in the text."""
+    from sssp.config import CORE_NODES_MAX, ConfigError, LaunchConfig
+
+    cfg = LaunchConfig(loop="phast", core=1024)
+    assert cfg.options()["core"] == 1024 and "core<=1024" in str(cfg)
+    assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
+    plain = LaunchConfig(loop="phast")
+    assert "core" not in plain.options() and "core" not in str(plain)
+    assert LaunchConfig.from_parts(plain.as_dict(), {"loop": "phast"}).core == 0
+    assert LaunchConfig(loop="phast", core=CORE_NODES_MAX).core == CORE_NODES_MAX
+    for bad in (-1, CORE_NODES_MAX + 1, 1.0, "8", True, None):
+        with pytest.raises(ConfigError, match="core .* is invalid"):
+            LaunchConfig(loop="phast", core=bad)
+    with pytest.raises(ConfigError, match="core applies to the phast loop"):
+        LaunchConfig(loop="cluster", core=512)
+
+
 def test_cluster_loop_configuration():
     import numpy as np
 

@@ -80,6 +80,12 @@ SHORTCUTS = (0, 8, 16, 32)
 (``LaunchConfig.shortcuts``). On the CPU reference 8, 16 and 32 a node cut the steps of the
 record's meshes and roads about 1.9x, 2.7x and 3.8x for 1.6-3.4, 2.6-6.7 and 4.5-13 times the
 edges (``benchmarks/results/cpu/shortcut_steps.csv``); what that costs a step is the device's."""
+CORE_CHOICES = (0, 512, 1024, 2048)
+"""Phast loop: the most nodes of the hierarchy's top levels whose distances the host keeps in a
+core table (``LaunchConfig.core``; 0: none). On this project's 2-core host a core of up to
+1 024 nodes left 7-33 of the record's 32-110 levels to sweep and shortened the upward search on
+most graphs; beyond 2 048 its rows cost more host time than the levels they remove are likely
+to save (``benchmarks/results/cpu/phast_core.csv``). What the levels cost is the device's."""
 AUTO_SPACE: dict[str, tuple] = {
     **SPACE,
     "loop": (*SPACE["loop"], "cluster", "wide", "phast"),
@@ -88,9 +94,11 @@ AUTO_SPACE: dict[str, tuple] = {
     "cluster": CLUSTER_CHOICES,
     "fuse": FUSE_CHOICES,
     "shortcuts": SHORTCUTS,
+    "core": CORE_CHOICES,
 }
 """The space of ``algorithm="auto"``: :data:`SPACE` plus the cluster, wide and phast loops, the
-algorithm, near-far's Δ scale, the cluster's size and its fusion, and shortcut edges."""
+algorithm, near-far's Δ scale, the cluster's size and its fusion, shortcut edges and the phast
+loop's core table."""
 
 
 def space_for(algorithm: str) -> dict[str, tuple]:
@@ -104,6 +112,7 @@ def space_for(algorithm: str) -> dict[str, tuple]:
             "cluster": CLUSTER_CHOICES,
             "fuse": FUSE_CHOICES,
             "shortcuts": SHORTCUTS,
+            "core": CORE_CHOICES,
         }
     return SPACE
 
@@ -115,8 +124,8 @@ def canonical(p: dict) -> dict:
     names no shortcuts has none); the cluster loop has no blocks per multiprocessor, no
     block-local limit and fixed lanes (``kernels.CLUSTER_LANES``, its predecessor pass), the wide
     loop runs its own kernels (block size, L1, lanes and block-local limit mean nothing to it),
-    the phast loop too and has no Δ, and the cluster's size and fusion mean nothing to the other
-    loops."""
+    the phast loop too and has no Δ, the cluster's size and fusion mean nothing to the other
+    loops, and a core table nothing but to the phast loop."""
     q = dict(p)
     nearfar = q.get("algorithm", "near-far" if "delta_scale" in q else None) == "near-far"
     if nearfar:
@@ -143,6 +152,8 @@ def canonical(p: dict) -> dict:
     if "delta_scale" in q or "shortcuts" in q:
         takes = nearfar and q["loop"] in ("persistent", "cluster")
         q["shortcuts"] = int(q.get("shortcuts", 0)) if takes else 0
+    if "core" in q and q["loop"] != "phast":
+        q["core"] = 0
     return q
 
 
@@ -165,12 +176,13 @@ def to_config(p: dict) -> LaunchConfig:
         cluster=int(p.get("cluster", 0)),
         fuse=int(p.get("fuse", 0)) if p["loop"] == "cluster" else 0,
         shortcuts=int(p.get("shortcuts", 0)) if p["loop"] in ("persistent", "cluster") else 0,
+        core=int(p.get("core", 0)) if p["loop"] == "phast" else 0,
     )
 
 
 def from_config(c: LaunchConfig) -> dict:
     """Inverse of :func:`to_config` (the cluster's size and fusion only for the cluster loop,
-    shortcuts only where there are some)."""
+    shortcuts and a core table only where there are some)."""
     point = {
         "loop": c.loop,
         "block_size": c.relax.block_size,
@@ -184,6 +196,8 @@ def from_config(c: LaunchConfig) -> dict:
         point["fuse"] = int(c.fuse)
     if c.shortcuts:
         point["shortcuts"] = c.shortcuts
+    if c.core:
+        point["core"] = c.core
     return point
 
 
@@ -295,7 +309,7 @@ for high-diameter classes (:func:`start_points`); not measured on a GPU when the
 
 PHAST_WARM_START = canonical(
     {**DEFAULT_POINT, "loop": "phast", "algorithm": "near-far", "delta_scale": 1, "cluster": 0,
-     "fuse": 0, "shortcuts": 0, "local_limit": 2048, "lanes": 4}
+     "fuse": 0, "shortcuts": 0, "core": 0, "local_limit": 2048, "lanes": 4}
 )  # fmt: skip
 """Near-far's answer by a contraction hierarchy's sweep (``sssp.gpu.phast``), block 0 sweeping the
 top levels of up to 2 048 nodes (the space's ``local_limit``; 0 leaves every level to the grid),
@@ -305,6 +319,13 @@ a node's in-edges over up to 4 lanes. It comes first for high-diameter classes
 (``benchmarks/results/cpu/hierarchy_levels.csv``). 4 lanes rather than 1: 10-40 % less GPU time
 on every mesh measured (H100, runs 122 and 134, ``benchmarks/results/h200/README.md``), where
 a search of 4 trials never reached another lane count."""
+
+PHAST_CORE_WARM_START = {**PHAST_WARM_START, "core": 1024}
+"""The phast point with a core table of up to 1 024 nodes (:data:`CORE_CHOICES`): it follows
+the phast point for high-diameter classes (:func:`start_points`), so every such search measures
+the sweep both ways. On this project's 2-core host the core left cs4 21 of its 110 levels, cti
+17 of 92, road-1M 33 of 106, and cut their upward searches from 51, 37 and 47 us to 28, 21 and
+38 (``benchmarks/results/cpu/phast_core.csv``); not measured on a GPU when it was added."""
 
 
 WIDE_WARM_START = tuple(
@@ -354,7 +375,8 @@ def wide_first(graph_class: GraphClass | None) -> bool:
 
 def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``.
-    For a high-diameter class the phast point (:data:`PHAST_WARM_START`) leads and the shortcut
+    For a high-diameter class the phast points (:data:`PHAST_WARM_START`, then
+    :data:`PHAST_CORE_WARM_START`) lead and the shortcut
     points (:data:`SHORTCUT_WARM_START`) follow the first near-far point after it; for a class of :func:`wide_first`, the wide loop's points lead the warm start;
     from :data:`CLUSTER_LAST_NODES` nodes on the cluster loop's come last, except those fused
     across blocks (:func:`score` fails a point whose loop falls back to another; fuse=2 runs across
@@ -362,17 +384,19 @@ def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[
     nearfar = list(NEARFAR_WARM_START)
     if graph_class is not None and graph_class.diameter == "highdiam":
         nearfar[1:1] = SHORTCUT_WARM_START
-        nearfar[:0] = [PHAST_WARM_START]
+        nearfar[:0] = [PHAST_WARM_START, PHAST_CORE_WARM_START]
     if _nodes(graph_class) >= CLUSTER_LAST_NODES:
         nearfar.sort(key=lambda p: p["loop"] == "cluster" and p["fuse"] != 2)
     if wide_first(graph_class):
         nearfar[:0] = WIDE_WARM_START
+    nearfar = [{"core": 0, **p} for p in nearfar]  # a core table only where a point names one
     if algorithm == "auto":  # the default, then near-far's (a budget smaller than the list still
         # measures the cluster loop), then Crauser's
         phased = [
-            {**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0, "shortcuts": 0}
+            {**p, "algorithm": "crauser", "delta_scale": 1, "cluster": 0, "fuse": 0,
+             "shortcuts": 0, "core": 0}
             for p in (DEFAULT_POINT, *WARM_START)
-        ]
+        ]  # fmt: skip
         return [phased[0], *nearfar, *phased[1:]]
     if algorithm == "near-far":
         return [{k: v for k, v in p.items() if k != "algorithm"} for p in nearfar]
@@ -394,6 +418,8 @@ def previous_point(record: BestRecord, algorithm: str) -> dict | None:
         point.setdefault("fuse", 0)
     if "shortcuts" in space:
         point.setdefault("shortcuts", 0)
+    if "core" in space:
+        point.setdefault("core", 0)
     if set(point) != set(space) or any(point[k] not in space[k] for k in space):
         return None
     if "algorithm" not in space and record.options.get("algorithm", algorithm) != algorithm:

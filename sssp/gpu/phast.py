@@ -3,7 +3,7 @@ hierarchy, one dependent step per level (``LaunchConfig(loop="phast")``).
 
 At construction the solver builds the graph's hierarchy on the host (or reads the one an earlier
 build of the same graph left in the cache: :func:`sssp.hierarchy.hierarchy_for`) and uploads it
-by sweep position, below its core where it keeps a core table (:attr:`PhastSweep.core_nodes`).
+by sweep position, below its core where it keeps a core table (``LaunchConfig.core``).
 Per solve the host runs the search over the upward edges from the source (a few hundred nodes
 on a road network, compiled code; through the core table, if any), copies those seeds to the
 device, and one persistent launch sweeps the levels: the top ones in block 0 alone, their
@@ -21,7 +21,7 @@ import numpy as np
 import kernels
 
 from ..cpu.parallel import INF
-from ..hierarchy import CORE_NODES_MAX, Hierarchy, core_table, hierarchy_for
+from ..hierarchy import Hierarchy, core_table, hierarchy_for
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
@@ -51,19 +51,6 @@ class PhastSweep:
     faster a thread a node on the record's 7 meshes and COL, 2-4 % at 32 lanes a node (4elt 2 %
     slower)."""
 
-    core_nodes = 0
-    """The most nodes of the hierarchy's top levels whose distances the host takes from a core
-    table (:func:`sssp.hierarchy.core_table`) instead of the device sweeping them: the upward
-    search stops at the core, the core's distances go to the device as seeds, and the device
-    holds and sweeps only the levels below (the kernel is unchanged: it gets ``level_ptr``
-    from the core's end and the edges below it). 0: none, the default until measured on a
-    GPU. Why it may pay: the top of a hierarchy is a chain of small dense levels, each a block
-    barrier of 1.0-1.4 us on the H100 (run 127), and the upward search spends most of its time
-    there; with a core of about 1 000 nodes (8 MiB of table) cs4 keeps 21 of its 110 levels
-    and cti 17 of 92, and this project's 2-core host finds their seeds in 33 and 24 us against
-    48 and 35 without the core (``benchmarks/results/cpu/phast_core.csv``). Capped so that the
-    core's distances leave block 0 room for the sweep's top levels."""
-
     nap_ns = 256
     """The longest nap, in ns, of a thread between two polls of a tail not yet published (its
     naps double from 32 ns): a thread that waits for a level far above its own polls less
@@ -92,12 +79,14 @@ class PhastSweep:
         static = func.get_attribute(fa.SHARED_SIZE_BYTES)
         room = dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - static
         width = val.itemsize
-        # The core's distances (and its row offsets, unused) take block 0's shared memory
-        # first: at most a quarter of it.
-        most = min(CORE_NODES_MAX, room // 4 // (width + 4))
-        self.core = core_table(
-            h, self.core_nodes if self.core_nodes <= 0 else min(self.core_nodes, most)
-        )
+        # The core table (LaunchConfig.core): the core's distances (and its row offsets,
+        # unused) take block 0's shared memory first, at most a quarter of it. Why it may pay:
+        # the top of a hierarchy is a chain of small dense levels, each a block barrier of
+        # 1.0-1.4 us on the H100 (run 127), and the upward search spends most of its time
+        # there; at 1 024 nodes (8 MiB of table) cs4 keeps 21 of its 110 levels and cti 17 of
+        # 92, their seeds found in 28 and 21 us on this project's 2-core host against 51 and
+        # 37 without (benchmarks/results/cpu/phast_core.csv). Not yet measured on a GPU.
+        self.core = core_table(h, min(s.config.core, room // 4 // (width + 4)))
         k, nodes = self.core.levels, self.core.nodes
         first = int(h.down_ptr[nodes])  # the first in-edge below the core
         # The device's hierarchy starts below the core: level_ptr from the core's end (still
