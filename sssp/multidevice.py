@@ -478,24 +478,21 @@ def _device_rows(solver: Any, device: int, options: dict[str, Any]) -> _OnDevice
     else:
         if mode == "explicit":
             config, source = solver.config, ConfigSource.EXPLICIT
-        elif mode == "auto":
+        elif mode in ("auto", "tuned"):
             from .tuned import resolve_choice
 
-            algorithm, delta, config, source, detail = resolve_choice(
-                graph, device_info(device), variant=variant, db=db
+            # this device's records (as the solver read its own: resolve_pick)
+            asked = "auto" if mode == "auto" else solver.request.algorithm or algorithm
+            algorithm, picked, config, source, detail = resolve_choice(
+                graph, device_info(device), algorithm=asked, variant=variant, db=db
             )
-        elif mode == "tuned":
-            from .tuned import resolve_config
-
-            config, source, detail = resolve_config(
-                graph, device_info(device), algorithm=algorithm, variant=variant, db=db
-            )
+            delta = picked if solver.request.delta is None else solver.request.delta
         else:
             config, source = LaunchConfig.default(), ConfigSource.DEFAULT
         gpu_options = dict(solver._gpu_options)
         if delta is not None:
             gpu_options["delta"] = delta
-        elif mode == "auto":
+        elif mode in ("auto", "tuned"):  # this device's pick takes none
             gpu_options.pop("delta", None)
         gpu = make_solver(
             graph,

@@ -192,16 +192,29 @@ class Solver:
 
             if config is not None:
                 self.config, self.config_source = config, ConfigSource.EXPLICIT
-            elif algorithm == "auto":
+            elif algorithm == "auto" or tuned:
                 from .tuned import resolve_pick
 
+                # An explicit algorithm reads its own records, under the same rules as "auto"
+                # (a phast pick's hierarchy and diameter class), with the record's Δ unless
+                # the caller gave one.
                 resolved = resolve_pick(
-                    graph, device_info(device), variant=variant, db=db, hierarchy=hierarchy
+                    graph,
+                    device_info(device),
+                    algorithm=algorithm,
+                    variant=variant,
+                    db=db,
+                    hierarchy=hierarchy,
                 )
                 pick = resolved.now
-                algorithm, delta, self.config, self.config_source, self.config_detail = (
+                picked, picked_delta, self.config, self.config_source, self.config_detail = (
                     pick.as_tuple()
                 )
+                if delta is None:
+                    delta = picked_delta
+                elif picked_delta is not None:
+                    self.config_detail += f"; delta {delta} as given"
+                algorithm = picked
                 self.algorithm, self.delta = algorithm, delta
                 if pick.hierarchy is not None:  # read from the cache for the phast pick
                     gpu_options = {**gpu_options, "hierarchy": pick.hierarchy}
@@ -210,12 +223,6 @@ class Solver:
 
                     build = BackgroundBuild(graph, resolved.cache)
                     self._waiting = (resolved.waiting, build)
-            elif tuned:
-                from .tuned import resolve_config
-
-                self.config, self.config_source, self.config_detail = resolve_config(
-                    graph, device_info(device), algorithm=algorithm, variant=variant, db=db
-                )
             else:
                 self.config, self.config_source = LaunchConfig.default(), ConfigSource.DEFAULT
             log.info(
@@ -524,8 +531,9 @@ class Solver:
 
         options = dict(self._gpu_options)
         options.pop("delta", None)
-        if pick.delta is not None:
-            options["delta"] = pick.delta
+        delta = pick.delta if self.request.delta is None else self.request.delta  # the caller's
+        if delta is not None:
+            options["delta"] = delta
         try:
             new = make_solver(
                 self.graph,
@@ -544,7 +552,7 @@ class Solver:
                 self._gpu.config_detail = self.config_detail
             return
         old, self._gpu = self._gpu, new
-        self.algorithm, self.delta, self.config = pick.algorithm, pick.delta, pick.config
+        self.algorithm, self.delta, self.config = pick.algorithm, delta, pick.config
         self.config_detail = pick.detail + "; its contraction hierarchy built in the background"
         new.config_detail = self.config_detail
         self._gpu_options = options

@@ -264,19 +264,28 @@ def resolve_choice(
     graph: Graph,
     device: DeviceInfo,
     *,
+    algorithm: str = "auto",
     variant: str = "successors",
     db: str | None = None,
     provider: ConfigProvider | None = None,
     hierarchy: str = "cached",
 ) -> tuple[str, float | None, LaunchConfig, ConfigSource, str]:
     """(algorithm, near-far's Δ or None, configuration, where it came from, detail) for
-    ``graph`` on ``device`` from the ``"auto"`` records; Crauser OUT with the default
-    configuration when there is none. ``provider``: ask this one only (default: every
-    provider of :func:`providers`, first answer wins). ``hierarchy``: when a pick on the phast
-    loop runs (:data:`HIERARCHY_CHOICES`; here ``"auto"`` reads as ``"cached"``: nothing is
-    built in the background for a caller that cannot switch later, :func:`resolve_pick`)."""
+    ``graph`` on ``device`` from the records of ``algorithm`` (``"auto"``: the records name
+    the algorithm; Crauser OUT with the default configuration when there is none; another
+    algorithm keeps itself, with the default configuration where nothing is stored).
+    ``provider``: ask this one only (default: every provider of :func:`providers`, first
+    answer wins). ``hierarchy``: when a pick on the phast loop runs (:data:`HIERARCHY_CHOICES`;
+    here ``"auto"`` reads as ``"cached"``: nothing is built in the background for a caller
+    that cannot switch later, :func:`resolve_pick`)."""
     return resolve_pick(
-        graph, device, variant=variant, db=db, provider=provider, hierarchy=hierarchy
+        graph,
+        device,
+        algorithm=algorithm,
+        variant=variant,
+        db=db,
+        provider=provider,
+        hierarchy=hierarchy,
     ).now.as_tuple()
 
 
@@ -334,25 +343,31 @@ def resolve_pick(
     graph: Graph,
     device: DeviceInfo,
     *,
+    algorithm: str = "auto",
     variant: str = "successors",
     db: str | None = None,
     provider: ConfigProvider | None = None,
     hierarchy: str = "cached",
 ) -> Resolved:
-    """The ``"auto"`` records' pick for ``graph`` on ``device`` under the ``hierarchy`` rule
-    (:data:`HIERARCHY_CHOICES`). Only a pick on the phast loop looks at the cache (hashing the
-    graph's arrays, :func:`sssp.hierarchy.cache_path`); such a pick from a record of the other
-    diameter class (the nearest stored one) is not taken at all: its fallback runs."""
+    """The pick of ``algorithm``'s records (``"auto"``: the records name the algorithm) for
+    ``graph`` on ``device`` under the ``hierarchy`` rule (:data:`HIERARCHY_CHOICES`), with
+    near-far's Δ from the record's scale. Only a pick on the phast loop looks at the cache
+    (hashing the graph's arrays, :func:`sssp.hierarchy.cache_path`); such a pick from a record
+    of the other diameter class (the nearest stored one) is not taken at all: its fallback
+    runs. With no record, ``"auto"`` runs Crauser OUT and another algorithm itself, on the
+    default configuration."""
     check_hierarchy(hierarchy)
-    choice, config, source, detail = _lookup(graph, device, "auto", variant, db, provider)
-    pick = _pick(graph, choice, config, source, detail)
+    choice, config, source, detail = _lookup(graph, device, algorithm, variant, db, provider)
+    default = "crauser" if algorithm == "auto" else algorithm
+    pick = _pick(graph, choice, config, source, detail, default)
     if choice is None or pick.config.loop != "phast":
         return Resolved(pick)
     mine = graph.graph_class().diameter
     if choice.graph_class is not None and choice.graph_class.diameter != mine:
         # A nearest record of the other diameter class: its pick's gain (few levels against
         # many near-far steps) is that class's, not this graph's.
-        return Resolved(_fallback(graph, choice, source, detail + OTHER_DIAMETER.format(mine)))
+        why = OTHER_DIAMETER.format(mine)
+        return Resolved(_fallback(graph, choice, source, detail + why, default))
     if hierarchy == "build":
         return Resolved(pick)
     from .hierarchy import cache_path, read_cached
@@ -370,7 +385,7 @@ def resolve_pick(
     else:
         why = "not in the cache yet: a background process builds it, used once there"
     now = _fallback(graph, choice, source, detail + f"; the pick is the phast loop, whose "
-                    f"contraction hierarchy of this graph is {why}")  # fmt: skip
+                    f"contraction hierarchy of this graph is {why}", default)  # fmt: skip
     waiting = pick if hierarchy == "auto" and path is not None else None
     return Resolved(now, waiting, path if waiting is not None else None)
 
@@ -387,9 +402,11 @@ def _pick(
     config: LaunchConfig,
     source: ConfigSource,
     detail: str,
+    default: str = "crauser",
 ) -> Pick:
-    """A provider's answer (or none: Crauser OUT, default) as what runs, Δ resolved."""
-    algorithm = choice.algorithm if choice is not None else "crauser"
+    """A provider's answer (or none: ``default``, on the default configuration) as what runs,
+    Δ resolved."""
+    algorithm = choice.algorithm if choice is not None else default
     delta = None
     if algorithm == "near-far":
         from .cpu.nearfar import scaled_delta
@@ -405,13 +422,15 @@ def _pick(
     return Pick(algorithm, delta, config, source, detail)
 
 
-def _fallback(graph: Graph, choice: TunedChoice, source: ConfigSource, detail: str) -> Pick:
+def _fallback(
+    graph: Graph, choice: TunedChoice, source: ConfigSource, detail: str, default: str
+) -> Pick:
     """What runs instead of ``choice``'s phast pick: its stored fallback, or (records without
-    one) the default configuration with Crauser OUT."""
+    one) the default configuration with ``default``'s algorithm (Crauser OUT for ``"auto"``)."""
     fb = choice.fallback
     if fb is None:
         detail += "; the record stores no fallback: the default configuration runs"
-        return Pick("crauser", None, LaunchConfig.default(), source, detail)
+        return _pick(graph, None, LaunchConfig.default(), source, detail, default)
     measured = "" if fb.wall_ms is None else f", {fb.wall_ms:.3g} ms in the search"
     detail += f"; meanwhile the search's best on another loop runs ({fb.config}{measured})"
     stand_in = replace(
@@ -459,11 +478,12 @@ def resolve_config(
     db: str | None = None,
     provider: ConfigProvider | None = None,
 ) -> tuple[LaunchConfig, ConfigSource, str]:
-    """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``."""
-    choice, config, source, detail = _lookup(graph, device, algorithm, variant, db, provider)
-    if algorithm == "near-far" and wide_beyond(graph, choice, source):
-        config = replace(config, loop="wide", shortcuts=0, core=0)
-        detail += WIDE_DETAIL
+    """(configuration, where it came from, a human-readable detail) for ``graph`` on ``device``:
+    :func:`resolve_choice`'s for ``algorithm`` without its Δ (a near-far caller wants that
+    too: :func:`resolve_choice`)."""
+    _, _, config, source, detail = resolve_choice(
+        graph, device, algorithm=algorithm, variant=variant, db=db, provider=provider
+    )
     return config, source, detail
 
 

@@ -390,6 +390,48 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
     assert solver.algorithm == "near-far"
 
 
+def test_an_explicit_near_far_solver_takes_its_records_delta_unless_given(tmp_path, monkeypatch):
+    """``Solver(algorithm="near-far", tuned=True)``: the near-far records' pick with its Δ scale
+    (a tuned configuration measured at 4 x the rule is not run at 1 x), and a Δ the caller gives
+    wins over the record's (the detail says so)."""
+    import sssp
+    import sssp.gpu
+    from sssp.cpu.nearfar import default_delta
+    from sssp.solve import Solver
+
+    graph = sssp.generate("random", size="98k", degree=2, seed=0)
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    point = {**class_search.from_config(SEARCHED), "delta_scale": 4}
+    with Store(url, seed=False) as store:
+        store.put_best(
+            class_search.to_best(search_result(5.0, algorithm="near-far", point=point), H200)
+        )
+    seen: dict = {}
+
+    class FakeGPU:
+        config_detail = ""
+
+        def __init__(self, g, **kw):
+            seen.clear()
+            seen.update(kw)
+
+        def close(self):
+            pass
+
+    info = DeviceInfo(
+        0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
+    )
+    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
+    monkeypatch.setattr(sssp.gpu, "device_info", lambda device=0: info)
+    monkeypatch.setattr(sssp.gpu, "make_solver", FakeGPU)
+    with Solver(graph, algorithm="near-far", tuned=True, db=url) as solver:
+        assert seen["algorithm"] == "near-far" and seen["config"] == SEARCHED
+        assert seen["delta"] == 4 * default_delta(graph) == solver.delta
+    with Solver(graph, algorithm="near-far", tuned=True, db=url, delta=7) as solver:
+        assert seen["delta"] == 7 == solver.delta and seen["config"] == SEARCHED
+        assert "delta 7 as given" in solver.config_detail
+
+
 def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
     """After a kernel change the stored best of a class (older kernels) is measured second, so
     a small re-tuning budget still compares it with the default on the new kernels; a record

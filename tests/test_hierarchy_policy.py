@@ -162,6 +162,40 @@ def test_a_phast_pick_of_the_other_diameter_class_is_not_taken(cache, road):
     assert resolve_pick(low, INFO, provider=bare, hierarchy="build").now.algorithm == "crauser"
 
 
+def test_an_explicit_algorithm_reads_its_records_under_the_same_rules(cache, road):
+    """``resolve_pick(algorithm="near-far")`` (``Solver(algorithm="near-far", tuned=True)``):
+    a phast pick of the other diameter class runs its fallback there too, the hierarchy rule
+    holds as for ``"auto"``, and a record without a fallback, or no record at all, keeps
+    near-far (with the default rule's Δ), never Crauser."""
+    from sssp.cpu.nearfar import default_delta, scaled_delta
+
+    low = sssp.generate("random", size=2000, degree=2, seed=3)
+    provider = _Provider(tuned_for=GraphClass("24k", "deg2", "highdiam"))
+    r = resolve_pick(low, INFO, algorithm="near-far", provider=provider, hierarchy="build")
+    assert r.now.config == FALLBACK.config and r.now.algorithm == "near-far"
+    assert r.now.delta == scaled_delta(low, FALLBACK.delta_scale)
+    assert "another diameter class" in r.now.detail
+    r = resolve_pick(road, INFO, algorithm="near-far", provider=_Provider(), hierarchy="never")
+    assert r.now.config == FALLBACK.config and "hierarchy='never'" in r.now.detail
+    bare = resolve_pick(
+        road, INFO, algorithm="near-far", provider=_Provider(None), hierarchy="never"
+    )
+    assert bare.now.algorithm == "near-far" and bare.now.config == LaunchConfig.default()
+    assert bare.now.delta == default_delta(road)
+
+    class _Nothing:
+        def lookup(self, query):
+            return None
+
+        def state(self, db):
+            return None
+
+    for algorithm in ("near-far", "crauser-inout"):
+        none = resolve_pick(road, INFO, algorithm=algorithm, provider=_Nothing())
+        assert none.now.algorithm == algorithm and none.now.config == LaunchConfig.default()
+    assert resolve_pick(road, INFO, provider=_Nothing()).now.algorithm == "crauser"
+
+
 def test_a_background_build_fills_the_cache_once(cache, road):
     """The build runs in a process of its own and leaves the hierarchy ``hierarchy_for`` would
     build; a second build of the same graph is not started while the first runs; the input and

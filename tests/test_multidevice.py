@@ -318,13 +318,21 @@ def fake_gpus(monkeypatch):
         made.append(gpu)
         return gpu
 
-    def resolve_config(graph, info, *, algorithm, variant, db):
-        return LaunchConfig.default(), ConfigSource.TUNED_EXACT, f"record of device {info.ordinal}"
+    def resolve_pick(graph, info, *, algorithm, variant, db, hierarchy="cached"):
+        detail = f"record of device {info.ordinal}"
+        pick = sssp.tuned.Pick(
+            algorithm, None, LaunchConfig.default(), ConfigSource.TUNED_EXACT, detail
+        )
+        return sssp.tuned.Resolved(pick)
+
+    def resolve_choice(graph, info, **kw):
+        return resolve_pick(graph, info, **kw).now.as_tuple()
 
     monkeypatch.setattr(sssp.Solver, "_resolve_backend", staticmethod(lambda b, a: "gpu"))
     monkeypatch.setattr(sssp.gpu, "make_solver", make_solver, raising=False)
     monkeypatch.setattr(sssp.gpu, "device_info", lambda d=0: types.SimpleNamespace(ordinal=d))
-    monkeypatch.setattr(sssp.tuned, "resolve_config", resolve_config)
+    monkeypatch.setattr(sssp.tuned, "resolve_pick", resolve_pick)
+    monkeypatch.setattr(sssp.tuned, "resolve_choice", resolve_choice)
     monkeypatch.setattr(sssp.gpu.device, "device_count", lambda: 2)
     monkeypatch.setattr(
         sssp.gpu.device, "activate", lambda d=0: active.setdefault(d, threading.get_ident())
