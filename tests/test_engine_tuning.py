@@ -335,37 +335,30 @@ def test_shipped_h200_records_choose_per_class():
     assert by_class[GraphClass("786k", "deg20")]["loop"] == "wide"
 
 
-def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
-    """solve(tuned=True) on a GPU: the class's pick reaches the GPU solver (algorithm and Δ),
-    and the result says why. The device is replaced by a stand-in that records its arguments."""
+@pytest.fixture
+def stand_in_gpu(monkeypatch):
+    """The device replaced by a stand-in: the Solver takes the GPU backend of an H200, and its
+    GPU solver records the arguments it was made with (the dict returned, cleared each time)."""
     import numpy as np
 
-    import sssp
     import sssp.gpu
-    from sssp.cpu.nearfar import default_delta
     from sssp.result import SSSPResult
     from sssp.solve import Solver
 
-    graph = sssp.generate("random", size="98k", degree=2, seed=0)
-    url = f"sqlite:///{tmp_path / 't.sqlite'}"
-    point = {**class_search.from_config(SEARCHED), "algorithm": "near-far", "delta_scale": 64}
-    with Store(url, seed=False) as store:
-        store.put_best(
-            class_search.to_best(search_result(5.0, algorithm="auto", point=point), H200)
-        )
-    seen = {}
+    seen: dict = {}
 
     class FakeGPU:
-        def __init__(self, g, **kw):
-            seen.update(kw)
-
         config_detail = ""  # set by the Solver, reported in stats as the engines do
 
+        def __init__(self, g, **kw):
+            seen.clear()
+            seen.update(kw)
+            self.n = g.n
+
         def solve(self, s, **kw):
-            n = graph.n
             return SSSPResult(
-                np.zeros(n, np.int64),
-                np.full(n, -1, np.int32),
+                np.zeros(self.n, np.int64),
+                np.full(self.n, -1, np.int32),
                 s,
                 seen["algorithm"],
                 "successors",
@@ -383,6 +376,30 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
     monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
     monkeypatch.setattr(sssp.gpu, "device_info", lambda device=0: info)
     monkeypatch.setattr(sssp.gpu, "make_solver", FakeGPU)
+    return seen
+
+
+def _store_pick(tmp_path, algorithm: str, point: dict) -> str:
+    """A database holding one best record of ``algorithm`` (the H200's) at ``point``; its URL."""
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.put_best(
+            class_search.to_best(search_result(5.0, algorithm=algorithm, point=point), H200)
+        )
+    return url
+
+
+def test_solver_runs_the_pick_and_says_why(tmp_path, stand_in_gpu):
+    """solve(tuned=True) on a GPU: the class's pick reaches the GPU solver (algorithm and Δ),
+    and the result says why. The device is replaced by a stand-in that records its arguments."""
+    import sssp
+    from sssp.cpu.nearfar import default_delta
+    from sssp.solve import Solver
+
+    graph = sssp.generate("random", size="98k", degree=2, seed=0)
+    point = {**class_search.from_config(SEARCHED), "algorithm": "near-far", "delta_scale": 64}
+    url = _store_pick(tmp_path, "auto", point)
+    seen = stand_in_gpu
     with Solver(graph, tuned=True, db=url) as solver:
         res = solver.solve(0)
     assert seen["algorithm"] == "near-far" and seen["delta"] == 64 * default_delta(graph)
@@ -390,40 +407,19 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, monkeypatch):
     assert solver.algorithm == "near-far"
 
 
-def test_an_explicit_near_far_solver_takes_its_records_delta_unless_given(tmp_path, monkeypatch):
+def test_an_explicit_near_far_solver_takes_its_records_delta_unless_given(tmp_path, stand_in_gpu):
     """``Solver(algorithm="near-far", tuned=True)``: the near-far records' pick with its Δ scale
     (a tuned configuration measured at 4 x the rule is not run at 1 x), and a Δ the caller gives
     wins over the record's (the detail says so)."""
     import sssp
-    import sssp.gpu
     from sssp.cpu.nearfar import default_delta
     from sssp.solve import Solver
 
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
-    url = f"sqlite:///{tmp_path / 't.sqlite'}"
-    point = {**class_search.from_config(SEARCHED), "delta_scale": 4}
-    with Store(url, seed=False) as store:
-        store.put_best(
-            class_search.to_best(search_result(5.0, algorithm="near-far", point=point), H200)
-        )
-    seen: dict = {}
-
-    class FakeGPU:
-        config_detail = ""
-
-        def __init__(self, g, **kw):
-            seen.clear()
-            seen.update(kw)
-
-        def close(self):
-            pass
-
-    info = DeviceInfo(
-        0, "NVIDIA H200", "GPU-1234", (9, 0), 132, 143 << 30, "580", "13.0", "0000:00:00.0"
+    url = _store_pick(
+        tmp_path, "near-far", {**class_search.from_config(SEARCHED), "delta_scale": 4}
     )
-    monkeypatch.setattr(Solver, "_resolve_backend", staticmethod(lambda backend, algorithm: "gpu"))
-    monkeypatch.setattr(sssp.gpu, "device_info", lambda device=0: info)
-    monkeypatch.setattr(sssp.gpu, "make_solver", FakeGPU)
+    seen = stand_in_gpu
     with Solver(graph, algorithm="near-far", tuned=True, db=url) as solver:
         assert seen["algorithm"] == "near-far" and seen["config"] == SEARCHED
         assert seen["delta"] == 4 * default_delta(graph) == solver.delta

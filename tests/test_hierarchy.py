@@ -46,6 +46,16 @@ def _random(n: int, m: int, seed: int, low: int = 0, high: int = 9) -> sssp.Grap
     )
 
 
+def _one_way(base: sssp.Graph, keep: float, low: int, seed: int) -> sssp.Graph:
+    """``base``'s edges, each kept with probability ``keep`` (some then one way only) and
+    weighed anew from ``low`` to 999 (each direction its own weight)."""
+    rng = np.random.default_rng(seed)
+    src = np.repeat(np.arange(base.n), np.diff(base.indptr))
+    kept = rng.random(src.size) < keep
+    weights = rng.integers(low, 1000, int(kept.sum()))
+    return sssp.Graph.from_edges(base.n, src[kept], base.indices[kept], weights)
+
+
 def _check_structure(graph: sssp.Graph, h: Hierarchy) -> None:
     """The sweep order is a permutation grouped by level, top first, ``position`` its inverse;
     downward edges come from a higher level, upward edges go to one (ends by position); each
@@ -147,13 +157,7 @@ def test_a_core_table_holds_the_core_distances_and_seeds_the_sweep_below_it():
     the graph's between those nodes (directed, asymmetric weights, some pairs unreachable).
     The upward search's seeds through it: the core's positions first with their exact
     distances, then seeds below the core that bound the distances; the work array clean."""
-    rng = np.random.default_rng(12)
-    base = sssp.generate("road", size=3_000, seed=8)
-    src = np.repeat(np.arange(base.n), np.diff(base.indptr))
-    keep = rng.random(src.size) < 0.85
-    graph = sssp.Graph.from_edges(
-        base.n, src[keep], base.indices[keep], rng.integers(0, 1000, int(keep.sum()))
-    )
+    graph = _one_way(sssp.generate("road", size=3_000, seed=8), 0.85, 0, 12)
     h = build_hierarchy(graph)
     work = np.full(graph.n, sssp.UNREACHABLE, dtype=np.int64)
     assert core_table(h, 0).nodes == 0
@@ -208,13 +212,7 @@ def test_the_same_hierarchy_on_any_number_of_threads():
 
 def test_directed_asymmetric_weights():
     """Each direction has its own weight, and some edges one direction only."""
-    rng = np.random.default_rng(11)
-    base = sssp.generate("grid", size=900, seed=1)
-    src = np.repeat(np.arange(base.n), np.diff(base.indptr))
-    keep = rng.random(src.size) < 0.8
-    graph = sssp.Graph.from_edges(
-        base.n, src[keep], base.indices[keep], rng.integers(1, 1000, int(keep.sum()))
-    )
+    graph = _one_way(sssp.generate("grid", size=900, seed=1), 0.8, 1, 11)
     h = build_hierarchy(graph)
     for s in (0, 450, 899):
         np.testing.assert_array_equal(phast(graph, h, s).dist, dijkstra(graph, s).dist)
