@@ -7,13 +7,13 @@ Per solve the host searches the upward edges from the source for the sweep's see
 device then sweeps every level, one dependent step each (:mod:`sssp.hierarchy`). A core table
 (:func:`sssp.hierarchy.core_table`) holds the distances between the nodes of the hierarchy's
 top levels: the search stops at the core, the core's distances come from the table, and the
-device sweeps only the levels below (``sssp.gpu.phast.PhastSweep.core_nodes``). Per graph (the
-record's graph and weights, ``result_path.build``; its hierarchy from the cache,
-``sssp.hierarchy.hierarchy_for``) and per ``--core-nodes`` value (0: no core): the core's
-levels and nodes, the levels left, the table's build seconds and MiB, and over ``--searches``
-random sources the search's median and 90th percentile microseconds and median seeds (the
-core's positions, then those below it), on one core of this host. Every answer of a PHAST
-solve through the table is checked against SciPy's on ``--sources`` sources.
+device sweeps only the levels below (``LaunchConfig.core``). Per graph (the record's graph and
+weights, ``result_path.build``; its hierarchy from the cache, ``sssp.hierarchy.hierarchy_for``)
+and per ``--core-nodes`` value (0: no core): the core's levels and nodes, the levels left, the
+table's build seconds, type and MiB, and over ``--searches`` random sources the search's median
+and 90th percentile microseconds and median seeds (the core's positions, then those below it),
+on one core of this host. Every answer of a PHAST solve through the table is checked against
+SciPy's on ``--sources`` sources.
 
 Host times only: what the levels left cost on the device is for the device to measure.
 """
@@ -46,6 +46,7 @@ COLUMNS = (
     "core_nodes",
     "levels_left",
     "table_s",
+    "table_dtype",
     "table_mib",
     "search_us_median",
     "search_us_p90",
@@ -94,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
                 "core_nodes": table.nodes,
                 "levels_left": h.levels - table.levels,
                 "table_s": round(table.seconds, 3),
-                "table_mib": round(table.dist.nbytes / 2**20, 1),
+                "table_dtype": str(table.dist.dtype),
+                "table_mib": round(table.dist.nbytes / 2**20, 2),
                 "search_us_median": round(float(np.median(us)), 1),
                 "search_us_p90": round(float(np.percentile(us, 90)), 1),
                 "seeds_median": int(np.median(seeds)),

@@ -668,8 +668,9 @@ def test_phast_core_reports_the_levels_a_core_table_leaves(tmp_path, monkeypatch
     assert int(none["levels_left"]) == int(none["levels"])
     assert 0 < int(core["core_nodes"]) <= 100 and int(core["core_levels"]) > 0
     assert int(core["levels_left"]) == int(core["levels"]) - int(core["core_levels"])
+    assert core["table_dtype"] == "int32"  # a grid's distances fit
     assert float(core["table_mib"]) == pytest.approx(
-        int(core["core_nodes"]) ** 2 * 8 / 2**20, abs=0.06
+        int(core["core_nodes"]) ** 2 * 4 / 2**20, abs=0.006
     )
     assert int(core["seeds_median"]) >= int(core["core_nodes"])
     assert all(r["verified"] == "yes" for r in rows)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import sssp
 from sssp.contraction import LEVEL_WEIGHT
 from sssp.cpu.nearfar import near_far
+from sssp.cpu.parallel import INF
 from sssp.cpu.reference import dijkstra
 from sssp.errors import InvalidArgumentError, InvalidGraphError
 from sssp.hierarchy import (
@@ -165,10 +166,10 @@ def test_a_core_table_holds_the_core_distances_and_seeds_the_sweep_below_it():
         table = core_table(h, nodes)
         k = table.nodes
         assert 0 < k <= nodes < h.level_ptr[table.levels + 1]
-        assert table.dist.shape == (k, k) and table.dist.dtype == np.int64
+        assert table.dist.shape == (k, k) and table.dist.dtype == np.int32  # small distances
         for a in (0, k // 2, k - 1):
-            ref = dijkstra(graph, int(h.order[a])).dist
-            np.testing.assert_array_equal(table.dist[a], ref[h.order[:k]])
+            ref = dijkstra(graph, int(h.order[a])).dist[h.order[:k]]
+            np.testing.assert_array_equal(table.dist[a], np.where(ref == INF, -1, ref))
         scratch = h.scratch(table)
         for s in (0, 1_500, 2_999, int(h.order[0])):
             ref = dijkstra(graph, s).dist
@@ -180,6 +181,19 @@ def test_a_core_table_holds_the_core_distances_and_seeds_the_sweep_below_it():
             assert np.all(dists[k:] >= ref[h.order[below]])
             assert np.all(work == sssp.UNREACHABLE)
             assert np.all(scratch.head == -1)
+
+
+def test_a_core_table_of_long_distances_keeps_64_bits():
+    """Distances past int32 stay int64 in the table, -1 where there is no path, the answers
+    exact."""
+    base = _one_way(sssp.generate("grid", size=400, seed=2), 0.9, 1, 3)
+    src = np.repeat(np.arange(base.n), np.diff(base.indptr))
+    graph = sssp.Graph.from_edges(base.n, src, base.indices, base.weights.astype(np.int64) << 28)
+    h = build_hierarchy(graph)
+    table = core_table(h, 200)
+    assert table.dist.dtype == np.int64 and table.dist.max() >= 2**31
+    for s in (0, 399, int(h.order[0])):
+        np.testing.assert_array_equal(phast(graph, h, s, core=table).dist, dijkstra(graph, s).dist)
 
 
 def test_core_table_refusals():
