@@ -324,8 +324,8 @@ PHAST_CORE_WARM_START = {**PHAST_WARM_START, "core": 1024}
 """The phast point with a core table of up to 1 024 nodes (:data:`CORE_CHOICES`): it follows
 the phast point for high-diameter classes (:func:`start_points`), so every such search measures
 the sweep both ways. On this project's 2-core host the core left cs4 21 of its 110 levels, cti
-17 of 92, road-1M 33 of 106, and cut their upward searches from 51, 37 and 47 us to 28, 21 and
-38 (``benchmarks/results/cpu/phast_core.csv``); not measured on a GPU when it was added."""
+17 of 92, road-1M 33 of 106, and cut their upward searches from 51, 37 and 47 us to 28, 20 and
+32 (``benchmarks/results/cpu/phast_core_int32.csv``); not measured on a GPU when it was added."""
 
 
 WIDE_WARM_START = tuple(

@@ -83,9 +83,9 @@ class PhastSweep:
         # unused) take block 0's shared memory first, at most a quarter of it. Why it may pay:
         # the top of a hierarchy is a chain of small dense levels, each a block barrier of
         # 1.0-1.4 us on the H100 (run 127), and the upward search spends most of its time
-        # there; at 1 024 nodes (8 MiB of table) cs4 keeps 21 of its 110 levels and cti 17 of
-        # 92, their seeds found in 28 and 21 us on this project's 2-core host against 51 and
-        # 37 without (benchmarks/results/cpu/phast_core.csv). Not yet measured on a GPU.
+        # there; at 1 024 nodes (4 MiB of table) cs4 keeps 21 of its 110 levels and cti 17 of
+        # 92, their seeds found in 28 and 20 us on this project's 2-core host against 51 and
+        # 37 without (benchmarks/results/cpu/phast_core_int32.csv). Not yet measured on a GPU.
         self.core = core_table(h, min(s.config.core, room // 4 // (width + 4)))
         k, nodes = self.core.levels, self.core.nodes
         first = int(h.down_ptr[nodes])  # the first in-edge below the core
