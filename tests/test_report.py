@@ -465,6 +465,12 @@ def test_engine2_records_get_their_own_table():
     )
     (row,) = report.engine_table_data([nf]).rows
     assert row[4] == "cluster x16 fused"
+    phast = LaunchConfig(KernelConfig(1024, "N", 4), loop="phast", local_limit=2048, core=1024)
+    nf = dataclasses.replace(
+        nf, config=phast, tuned_config=phast, options={**phast.options(), "algorithm": "near-far"}
+    )
+    (row,) = report.engine_table_data([nf]).rows
+    assert row[4] == "phast core<=1024" and row[7:9] == (report.MISSING, report.MISSING)
 
 
 # -- reports a reader opens: tidy CSV, a LaTeX document that compiles, HTML with figures ----------

@@ -504,10 +504,13 @@ def _loop_cells(c: LaunchConfig) -> tuple[str, str, str, str, str]:
     """(loop, relax, settle, blocks per SM, block-local limit) of an engine-2 configuration. The
     last two belong to the persistent loop only ("-" elsewhere); the cluster loop shows its
     size ("cluster x16": at least 16 blocks; "cluster": the fewest that hold the graph) and
-    "fused" when its blocks run local rounds on bands of the graph."""
+    "fused" when its blocks run local rounds on bands of the graph; the phast loop its core
+    table ("phast core<=1024": the distances of the top levels of up to 1 024 nodes)."""
     loop = f"cluster x{c.cluster}" if c.loop == "cluster" and c.cluster else c.loop
     if c.loop == "cluster" and c.fuse:
         loop += " fused"
+    if c.core:
+        loop += f" core<={c.core}"
     persistent = c.loop == "persistent"
     return (
         loop,
