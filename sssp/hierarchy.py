@@ -137,6 +137,21 @@ class Hierarchy:
         higher level has a lower index)."""
         return np.repeat(np.arange(self.levels, dtype=np.int32), np.diff(self.level_ptr))
 
+    @functools.cached_property
+    def search_arrays(self) -> tuple[np.ndarray, ...]:
+        """What the compiled search and sweep read, in their order: the upward edges
+        (``up_ptr``, ``up_dst``, ``up_w``), the downward ones (``down_ptr``, ``down_src``,
+        ``down_w``) and :attr:`sweep_level`."""
+        return (
+            self.up_ptr,
+            self.up_dst,
+            self.up_w,
+            self.down_ptr,
+            self.down_src,
+            self.down_w,
+            self.sweep_level,
+        )
+
     def scratch(self, core: CoreTable | None = None) -> UpwardScratch:
         """Fresh work arrays of an upward search (:meth:`upward`), which stops at ``core``'s
         levels where one is given."""
@@ -155,23 +170,12 @@ class Hierarchy:
         not reach it), then the seeds below the core: a sweep of the levels below the core
         from these seeds gives every distance."""
         count = _upward(
-            self.up_ptr,
-            self.up_dst,
-            self.up_w,
-            self.down_ptr,
-            self.down_src,
-            self.down_w,
-            self.sweep_level,
+            self.search_arrays,
             scratch.core_levels,
             scratch.table,
             int(self.position[source]),
             dist,
-            scratch.head,
-            scratch.next,
-            scratch.out_v,
-            scratch.out_d,
-            scratch.entry_v,
-            scratch.entry_d,
+            scratch.work,
         )
         return scratch.out_v[:count], scratch.out_d[:count]
 
@@ -239,29 +243,13 @@ class UpwardScratch:
         self.out_d = np.empty(n, dtype=np.int64)
         self.entry_v = np.empty(k, dtype=np.int32)
         self.entry_d = np.empty(k, dtype=np.int64)
+        self.work = (self.head, self.next, self.out_v, self.out_d, self.entry_v, self.entry_d)
+        """The arrays above in the order of the compiled search (:func:`_upward`)."""
 
 
 # -- compiled parts -------------------------------------------------------------------------------
 @_jit
-def _upward(
-    up_ptr,
-    up_dst,
-    up_w,
-    down_ptr,
-    down_src,
-    down_w,
-    sweep_level,
-    core_levels,
-    table,
-    source,
-    dist,
-    head,
-    nxt,
-    out_v,
-    out_d,
-    entry_v,
-    entry_d,
-):  # pragma: no cover
+def _upward(arrays, core_levels, table, source, dist, work):  # pragma: no cover
     """The search from position ``source`` over the upward edges, a level at a time from the
     source's up (:meth:`Hierarchy.upward`), on ``dist`` (all INF on entry, and again on
     return). Every upward edge climbs at least one level, so once the levels below a node's are
@@ -279,7 +267,10 @@ def _upward(
     holds them), the stalled nodes into the back of ``out_v``; returns K plus the seeds'
     count. The search handles the levels below the first ``core_levels`` only: the core nodes
     it reaches go to ``entry_v``/``entry_d``, and :func:`_through_core` gives the core's
-    distances into ``out_d[:K]``. A source in the core takes its table row."""
+    distances into ``out_d[:K]``. A source in the core takes its table row. ``arrays``:
+    :attr:`Hierarchy.search_arrays`; ``work``: :attr:`UpwardScratch.work`."""
+    up_ptr, up_dst, up_w, down_ptr, down_src, down_w, sweep_level = arrays
+    head, nxt, out_v, out_d, entry_v, entry_d = work
     k = table.shape[0]
     if source < k:
         for c in range(k):
@@ -372,49 +363,14 @@ def _pull(down_ptr, down_src, down_w, pdist, p):  # pragma: no cover
 
 
 @_jit
-def _sweep(
-    up_ptr,
-    up_dst,
-    up_w,
-    down_ptr,
-    down_src,
-    down_w,
-    sweep_level,
-    core_levels,
-    table,
-    start,
-    pdist,
-    head,
-    nxt,
-    out_v,
-    out_d,
-    entry_v,
-    entry_d,
-    stop,
-):  # pragma: no cover
+def _sweep(arrays, core_levels, table, start, pdist, work, stop):  # pragma: no cover
     """PHAST from position ``start`` into ``pdist`` (by position, all INF on entry; its size is
     the positions swept, so a prefix of the hierarchy closed under upward edges sweeps alone):
     the upward search (:func:`_upward`), then the sweep below the core. Returns the seeds'
     count (the core's positions included)."""
-    seeds = _upward(
-        up_ptr,
-        up_dst,
-        up_w,
-        down_ptr,
-        down_src,
-        down_w,
-        sweep_level,
-        core_levels,
-        table,
-        start,
-        pdist,
-        head,
-        nxt,
-        out_v,
-        out_d,
-        entry_v,
-        entry_d,
-    )
+    seeds = _upward(arrays, core_levels, table, start, pdist, work)
+    out_v, out_d = work[2], work[3]
+    down_ptr, down_src, down_w = arrays[3], arrays[4], arrays[5]
     for i in range(seeds):
         pdist[out_v[i]] = out_d[i]
     for p in range(table.shape[0], pdist.size):
@@ -425,44 +381,26 @@ def _sweep(
 
 
 @_jit
-def _core_rows(
-    up_ptr, up_dst, up_w, down_ptr, down_src, down_w, sweep_level, table, stop
-):  # pragma: no cover
+def _core_rows(arrays, table, stop):  # pragma: no cover
     """:func:`core_table`'s distances: row ``a`` of ``table`` (K x K) a PHAST solve from
     position ``a`` over positions ``0 .. K-1`` alone (the core is closed under upward edges,
     and a core node's downward in-edges come from the core)."""
     k = table.shape[0]
+    sweep_level = arrays[6]
+    work = (
+        np.full(sweep_level[k - 1] + 1, -1, np.int32),
+        np.empty(k, np.int32),
+        np.empty(k, np.int32),
+        np.empty(k, np.int64),
+        np.empty(0, np.int32),
+        np.empty(0, np.int64),
+    )
     none = np.empty((0, 0), np.int64)
-    head = np.full(sweep_level[k - 1] + 1, -1, np.int32)
-    nxt = np.empty(k, np.int32)
-    out_v = np.empty(k, np.int32)
-    out_d = np.empty(k, np.int64)
-    entries = np.empty(0, np.int32)
-    entry_d = np.empty(0, np.int64)
     pdist = np.full(k, INF, np.int64)
     for a in range(k):
         if stop[0]:
             return
-        _sweep(
-            up_ptr,
-            up_dst,
-            up_w,
-            down_ptr,
-            down_src,
-            down_w,
-            sweep_level,
-            0,
-            none,
-            a,
-            pdist,
-            head,
-            nxt,
-            out_v,
-            out_d,
-            entries,
-            entry_d,
-            stop,
-        )
+        _sweep(arrays, 0, none, a, pdist, work, stop)
         table[a] = pdist
         pdist[:] = INF
 
@@ -770,13 +708,7 @@ def core_table(hierarchy: Hierarchy, nodes: int) -> CoreTable:
     if k:
         run_stoppable(
             _core_rows,
-            h.up_ptr,
-            h.up_dst,
-            h.up_w,
-            h.down_ptr,
-            h.down_src,
-            h.down_w,
-            h.sweep_level,
+            h.search_arrays,
             table,
             size=k * (k + int(h.down_ptr[k])),
         )
@@ -815,23 +747,12 @@ def phast(
     t0 = time.perf_counter()
     seeds = run_stoppable(
         _sweep,
-        h.up_ptr,
-        h.up_dst,
-        h.up_w,
-        h.down_ptr,
-        h.down_src,
-        h.down_w,
-        h.sweep_level,
+        h.search_arrays,
         sc.core_levels,
         sc.table,
         int(h.position[s]),
         pdist,
-        sc.head,
-        sc.next,
-        sc.out_v,
-        sc.out_d,
-        sc.entry_v,
-        sc.entry_d,
+        sc.work,
         size=graph.n + graph.m,
     )
     k = sc.table.shape[0]
