@@ -735,6 +735,9 @@ class _Driver:
     def memset_d8(self, buf, byte, nbytes) -> None:
         pass
 
+    def memset_d32_async(self, buf, word, count, stream=None) -> None:
+        pass
+
     def memcpy_dtod(self, dst, src, nbytes) -> None:
         self.copies.append(nbytes)
 
@@ -1271,8 +1274,8 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
         np.testing.assert_array_equal(got, dijkstra(graph, 17).dist)
 
 
-@pytest.mark.parametrize("nodes", [300, 4096])
-def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nodes):
+@pytest.mark.parametrize(("nodes", "wide"), [(300, False), (4096, False), (300, True)])
+def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nodes, wide):
     """``LaunchConfig.core``: the host keeps the distances between the nodes of the top
     levels of at most that many nodes (:func:`sssp.hierarchy.core_table`) and the device only
     the hierarchy below them: ``level_ptr`` from the core's end, the in-edges below it with
@@ -1280,13 +1283,21 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
     the core's distances in block 0's shared memory; seeds the core's positions with their
     distances, then the upward search's below it. Those arrays, swept as the kernel sweeps
     them (staged edges from the copies it stages), give SciPy's distances from sources below
-    and in the core. A core as large as the graph leaves the device no level to sweep. Off
-    (the default): no core. The core's distances take at most a quarter of block 0's shared
+    and in the core, and from a source in a component of its own, which reaches no core node
+    (the kernel's infinity for them: with 64-bit distances, ``wide``, every bit set, past
+    int64's). A core as large as the graph leaves the device no level to sweep. Off (the
+    default): no core. The core's distances take at most a quarter of block 0's shared
     memory."""
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
 
-    graph = sssp.generate("road", size=3000, seed=4)
+    road = sssp.generate("road", size=3000, seed=4)
+    tails = np.concatenate(
+        (np.repeat(np.arange(3000), np.diff(road.indptr)), np.arange(3000, 3099))
+    )
+    heads = np.concatenate((road.indices, np.arange(3001, 3100)))  # a path of its own
+    weights = np.concatenate((road.weights, np.full(99, 7))).astype(np.int64) << (33 if wide else 0)
+    graph = sssp.Graph.from_edges(3100, tails, heads, weights)
     assert LaunchConfig(loop="phast").core == 0
     with EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="phast")) as solver:
         assert solver._phast is not None and solver._phast.core.nodes == 0
@@ -1304,7 +1315,8 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
         assert ph is not None
         h, core = ph.hierarchy, ph.core
         k, top = core.levels, core.nodes
-        assert 0 < top <= min(nodes, 232320 // 4 // 8) and top == h.level_ptr[k]
+        width = 8 if wide else 4  # the distances' bytes
+        assert 0 < top <= min(nodes, 232320 // 4 // (width + 4)) and top == h.level_ptr[k]
         assert k == h.levels if nodes > graph.n else 0 < k < h.levels
         first = int(h.down_ptr[top])
         order, level_ptr, down_ptr, down_pos, down_w = uploaded[-5:]
@@ -1315,15 +1327,17 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
         np.testing.assert_array_equal(down_w, h.down_w[first:])
         lp = h.level_ptr[k:]
         room = 232448 - 128
-        assert ph.small == kernels.phast_top_levels(np.diff(lp), 4, room - 8 * top - 4, 1024)
+        rest = room - (width + 4) * top - 4
+        assert ph.small == kernels.phast_top_levels(np.diff(lp), width, rest, 1024)
         assert ph.staged <= ph.small and (ph.staged > 0 or k == h.levels)
-        assert ph.smem == kernels.phast_smem_bytes(lp, down_ptr, ph.small, ph.staged, 4) <= room
+        assert ph.smem == kernels.phast_smem_bytes(lp, down_ptr, ph.small, ph.staged, width) <= room
         stats = solver._static_stats()["phast"]
         assert (stats["core_levels"], stats["core_nodes"]) == (k, top)
         solver.h_info[:] = 0
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels - k + 1
-        for source in (0, 1234, 2999, int(h.order[0]), int(h.order[top - 1])):
+        assert solver.val_dtype == (np.uint64 if wide else np.uint32)
+        for source in (0, 1234, 2999, int(h.order[0]), int(h.order[top - 1]), 3050):
             r = solver.solve(source)
             args = fake_driver.functions["sssp_ph_sweep"].calls[-1][3:]
             a = dict(zip(kernels.PHAST_ARGS, args, strict=True))

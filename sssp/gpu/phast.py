@@ -71,6 +71,7 @@ class PhastSweep:
         # (all of int64 for 64-bit distances): a weight past it can give no finite distance
         # and is stored as infinity (the kernel adds in 64 bits, so nothing wraps).
         self._inf = inf = min(int(np.iinfo(val).max), int(np.iinfo(np.int64).max))
+        self._no_path = np.iinfo(val).max  # the kernel's infinity (every bit set)
         down_w = np.minimum(h.down_w, inf).astype(val)
         func = s.funcs["sweep"]
         fa = cuda.function_attribute
@@ -181,6 +182,10 @@ class PhastSweep:
         # A seed past the distance type's infinity is never the top of a shortest up-down path
         # (that one is a true distance): it is no seed.
         self.h_seed_d[:count] = np.minimum(dists, self._inf)
+        k_nodes = self.core.nodes
+        if k_nodes:  # a core node the source does not reach: the kernel's infinity, which for
+            # 64-bit distances lies past int64's
+            self.h_seed_d[:k_nodes][dists[:k_nodes] == INF] = self._no_path
         cuda.memcpy_htod_async(self.d_seed_pos, self.h_seed_pos[:count], lane.stream)
         cuda.memcpy_htod_async(self.d_seed_d, self.h_seed_d[:count], lane.stream)
         grid, block = self.grid
