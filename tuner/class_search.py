@@ -325,7 +325,9 @@ PHAST_CORE_WARM_START = {**PHAST_WARM_START, "core": 1024}
 the phast point for high-diameter classes (:func:`start_points`), so every such search measures
 the sweep both ways. On this project's 2-core host the core left cs4 21 of its 110 levels, cti
 17 of 92, road-1M 33 of 106, and cut their upward searches from 51, 37 and 47 us to 28, 20 and
-32 (``benchmarks/results/cpu/phast_core_int32.csv``); not measured on a GPU when it was added."""
+32 (``benchmarks/results/cpu/phast_core_int32.csv``); on an H100 (run 138) the wall time of
+cs4, cti, COL, grid-512 and the 1M road-like graph fell up to 1.48x, that of the 2-D meshes
+did not (``benchmarks/results/h200/README.md``): a class's search decides."""
 
 
 WIDE_WARM_START = tuple(

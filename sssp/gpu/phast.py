@@ -86,7 +86,9 @@ class PhastSweep:
         # 1.0-1.4 us on the H100 (run 127), and the upward search spends most of its time
         # there; at 1 024 nodes (4 MiB of table) cs4 keeps 21 of its 110 levels and cti 17 of
         # 92, their seeds found in 28 and 20 us on this project's 2-core host against 51 and
-        # 37 without (benchmarks/results/cpu/phast_core_int32.csv). Not yet measured on a GPU.
+        # 37 without (benchmarks/results/cpu/phast_core_int32.csv). On an H100 (run 138) cs4's
+        # sweep kernel fell from 181 to 87 us and its wall time 1.48x; the 2-D meshes gained
+        # nothing (benchmarks/results/h200/README.md). The tuner measures it per class.
         self.core = core_table(h, min(s.config.core, room // 4 // (width + 4)))
         k, nodes = self.core.levels, self.core.nodes
         first = int(h.down_ptr[nodes])  # the first in-edge below the core
