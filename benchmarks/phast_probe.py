@@ -19,6 +19,13 @@ launch, in three forms per source:
 So ``full - top`` is what the grid's levels add and ``top - empty`` block 0's top levels. Medians
 over the sources, in microseconds; the sweep's levels and top levels beside them (and the
 core's, with a ``+coreN`` label: ``bench_nearfar.py``'s labels and suffixes).
+
+The host's side of a ``full`` solve, by ``time.perf_counter``: ``search_us`` the upward search
+(:meth:`sssp.hierarchy.Hierarchy.upward`), ``to_launch_us`` from the call of ``solve`` until the
+sweep's launch call began (the checks, the first copies' calls and the search),
+``launch_call_us`` the launch call itself, ``after_us`` from its return until ``solve``
+returned (the later passes' calls, the wait for the device and the result). Where the device
+waits for the host, ``loop_us`` is about ``to_launch_us + launch_call_us`` plus the sweep.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +46,7 @@ import sssp  # noqa: E402
 from sssp.cpu.reference import dijkstra  # noqa: E402
 
 FORMS = ("full", "top", "empty", "again")
+HOST = ("search", "to_launch", "launch_call", "after")
 COLUMNS = (
     "graph",
     "n",
@@ -54,6 +63,7 @@ COLUMNS = (
     "loop_us",
     "gpu_us",
     "wall_us",
+    *(f"{h}_us" for h in HOST),
     "verified",
 )
 
@@ -66,6 +76,7 @@ class _Timed:
         self.func, self.cuda = func, cuda
         self.before, self.after = cuda.Event(), cuda.Event()
         self.form = "full"
+        self.called = self.returned = 0.0  # the host's clock around the last launch call
 
     def prepared_async_call(self, grid, block, stream, *args, **kw):
         named = dict(zip(kernels.PHAST_ARGS, args, strict=True))
@@ -76,7 +87,9 @@ class _Timed:
         if self.form == "again":
             self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
         self.before.record(stream)
+        self.called = time.perf_counter()
         self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
+        self.returned = time.perf_counter()
         self.after.record(stream)
 
     def microseconds(self) -> float:
@@ -98,16 +111,33 @@ def probe(graph: sssp.Graph, sources, label: str) -> dict:
             raise sssp.SSSPError(f"{label} does not run the phast loop on this graph")
         timed = _Timed(engine.funcs["sweep"], engine.cuda)
         engine.funcs["sweep"] = timed
+        searches: list[float] = []
+        upward = ph.hierarchy.upward
+
+        def timed_upward(*a, **kw):
+            t = time.perf_counter()
+            got = upward(*a, **kw)
+            searches.append(time.perf_counter() - t)
+            return got
+
+        object.__setattr__(ph.hierarchy, "upward", timed_upward)  # this instance only
         sv.solve(sources[0])  # the module's first launch
         got: dict[str, list[float]] = {f: [] for f in FORMS}
         loop, gpu, wall = [], [], []
+        host: dict[str, list[float]] = {h: [] for h in HOST}
         ok = True
         for s in sources:
             for form in FORMS:
                 timed.form = form
+                t_call = time.perf_counter()
                 r = sv.solve(s)
+                t_back = time.perf_counter()
                 got[form].append(timed.microseconds())
                 if form == "full":
+                    host["search"].append(searches[-1])
+                    host["to_launch"].append(timed.called - t_call)
+                    host["launch_call"].append(timed.returned - timed.called)
+                    host["after"].append(t_back - timed.returned)
                     ok &= bool(np.array_equal(r.dist, refs[s]))
                     loop.append(1e6 * r.timings["loop"])
                     gpu.append(1e6 * r.timings["gpu"])
@@ -126,6 +156,7 @@ def probe(graph: sssp.Graph, sources, label: str) -> dict:
         "loop_us": round(float(np.median(loop)), 1),
         "gpu_us": round(float(np.median(gpu)), 1),
         "wall_us": round(float(np.median(wall)), 1),
+        **{f"{h}_us": round(1e6 * float(np.median(host[h])), 1) for h in HOST},
         "verified": "yes" if ok else "no",
     }
 
