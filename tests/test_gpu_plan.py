@@ -1203,7 +1203,11 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             assert a["key"] == solver.d_key and a["ctrl"] == solver.d_ctrl
             # 32-bit distances: the stamp is the published word's upper half, no array of its own
             assert a["pgen"] is a["pword"] == ph.d_pword and a["seed_gen"] == ph.d_seed_gen
-            seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
+            seeds = tuple(a.copy() for a in ph.sent_seeds())
+            # One copy: the distances, then the positions right after them
+            assert seeds[0].size == seeds[1].size == count
+            assert int(a["seed_d"]) == int(ph.d_seeds)
+            assert int(a["seed_pos"]) == int(ph.d_seeds) + seeds[1].nbytes
             got = _sweep_like_the_kernel(
                 order, level_ptr, down_ptr, down_pos, down_w, seeds, ph.small, room
             )
@@ -1266,8 +1270,8 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
         args = fake_driver.functions["sssp_ph_sweep"].calls[-1][3:]
         a = dict(zip(kernels.PHAST_ARGS, args, strict=True))
         assert int(a["small"]) == ph.small and int(a["staged"]) == ph.staged
-        count = int(a["nseeds"])
-        seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
+        seeds = tuple(a.copy() for a in ph.sent_seeds())
+        assert seeds[0].size == int(a["nseeds"])
         got = _sweep_like_the_kernel(
             h.order, lp, dp, h.down_src, h.down_w.astype(np.int32), seeds, ph.small, 232448
         )
@@ -1348,7 +1352,7 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
             )
             assert r.iterations == h.levels - k
             count = int(a["nseeds"])
-            seeds = (ph.h_seed_pos[:count].copy(), ph.h_seed_d[:count].copy())
+            seeds = tuple(a.copy() for a in ph.sent_seeds())
             np.testing.assert_array_equal(seeds[0][:top], np.arange(top))
             assert np.all(seeds[0][top:] >= top) and count - top == ph.seeds
             got = _sweep_like_the_kernel(

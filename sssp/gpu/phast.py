@@ -109,10 +109,11 @@ class PhastSweep:
         self.d_seed_gen = s._alloc(4 * (h.n + 1))
         self._clear_stamps(cuda.memset_d8)
         self.d_seed_val = s._alloc(val.itemsize * h.n)
-        self.d_seed_pos = s._alloc(4 * h.n)
-        self.d_seed_d = s._alloc(val.itemsize * h.n)
-        self.h_seed_pos = cuda.pagelocked_empty(h.n, np.int32)
-        self.h_seed_d = cuda.pagelocked_empty(h.n, val)
+        # A solve's seeds go in one copy: their distances, then their positions right after
+        # the last of them (the kernel gets both addresses), in one page-locked buffer.
+        self.d_seeds = s._alloc((val.itemsize + 4) * h.n)
+        self.h_seeds = cuda.pagelocked_empty((val.itemsize + 4) * h.n, np.uint8)
+        self._seeds_of = (val, 0)  # (distance type, count) of the last solve's seeds
         self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
         self._scratch = h.scratch(self.core)
         self.gen = 0
@@ -168,6 +169,14 @@ class PhastSweep:
             "hierarchy_cached": self.cached,
         }
 
+    def sent_seeds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, distances): the last solve's seeds as its copy sends them, views of the
+        page-locked buffer."""
+        val, count = self._seeds_of
+        at = val.itemsize * count
+        seed_d = self.h_seeds[:at].view(val)
+        return self.h_seeds[at : at + 4 * count].view(np.int32), seed_d
+
     def run(self, lane: _Lane, source: int) -> None:
         """The upward search from ``source`` on the host (through the core table), its seeds
         copied, the sweep of the levels below the core queued."""
@@ -180,16 +189,18 @@ class PhastSweep:
         positions, dists = h.upward(source, self._dist, self._scratch)
         count = int(positions.size)
         self.seeds = count - self.core.nodes
-        self.h_seed_pos[:count] = positions
+        self._seeds_of = (self._seeds_of[0], count)
+        seed_pos, seed_d = self.sent_seeds()
+        seed_pos[:] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
         # (that one is a true distance): it is no seed.
-        self.h_seed_d[:count] = np.minimum(dists, self._inf)
+        np.minimum(dists, self._inf, out=seed_d, casting="unsafe")
         k_nodes = self.core.nodes
         if k_nodes:  # a core node the source does not reach: the kernel's infinity, which for
             # 64-bit distances lies past int64's
-            self.h_seed_d[:k_nodes][dists[:k_nodes] == INF] = self._no_path
-        cuda.memcpy_htod_async(self.d_seed_pos, self.h_seed_pos[:count], lane.stream)
-        cuda.memcpy_htod_async(self.d_seed_d, self.h_seed_d[:count], lane.stream)
+            seed_d[:k_nodes][dists[:k_nodes] == INF] = self._no_path
+        at = seed_d.nbytes  # the positions' offset in both buffers
+        cuda.memcpy_htod_async(self.d_seeds, self.h_seeds[: at + seed_pos.nbytes], lane.stream)
         grid, block = self.grid
         s.funcs["sweep"].prepared_async_call(
             grid,
@@ -206,8 +217,8 @@ class PhastSweep:
             self.d_pgen,
             self.d_seed_gen,
             self.d_seed_val,
-            self.d_seed_pos,
-            self.d_seed_d,
+            np.uintp(int(self.d_seeds) + at),
+            self.d_seeds,
             np.int32(count),
             np.uint32(self.gen),
             np.int32(h.levels - k),
