@@ -75,6 +75,9 @@ PHAST_CONFIGS = [
 the top levels of up to 1 024 nodes (one pass each) a thread a node; none (every level a grid
 step) with up to 32 lanes a node; and those of up to 32 768 (several passes a level, as far as
 their distances fit its shared memory) with up to 4."""
+PHAST_CORE_CONFIG = LaunchConfig(loop="phast", core=1024)
+"""The sweep below a core table of up to 1 024 nodes (on these tests' tiny graphs every node is
+in the core: the launch sweeps no level)."""
 
 
 def check(
@@ -218,7 +221,9 @@ def test_step_and_bucket_counts_near_the_reference():
 
 @pytest.mark.smoke
 @pytest.mark.parametrize(
-    "config", CONFIGS + CLUSTER_CONFIGS + SHORTCUT_CONFIGS + PHAST_CONFIGS, ids=str
+    "config",
+    [*CONFIGS, *CLUSTER_CONFIGS, *SHORTCUT_CONFIGS, *PHAST_CONFIGS, PHAST_CORE_CONFIG],
+    ids=str,
 )
 def test_source_without_out_edges_and_one_node(config):
     graph = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
