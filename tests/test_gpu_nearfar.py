@@ -706,3 +706,19 @@ def test_phast_many_sources():
         one = sv.solve(2500)
         assert one.stats["loop"] == "phast"
         check_against(dijkstra(graph, 2500).dist, one)
+
+
+def test_phast_many_sources_while_the_device_lags():
+    """Sweeps with trees queued one after another on a graph whose sweep, tree and result
+    passes take the device longer than the host's search: the host writes the next source's
+    seeds while earlier copies still wait in the stream (each into a buffer whose copy has
+    run), and every row equals SciPy's, every tree the reference's."""
+    graph = sssp.generate("road", size=120_000, seed=48)
+    rng = np.random.default_rng(48)
+    sources = [int(s) for s in rng.choice(graph.n, 12, replace=False)]
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=PHAST_CONFIGS[0]) as sv:
+        r = sv.solve_many(sources, return_predecessors=True)
+        assert "batch kernel" not in r.stats["batch"]
+        for i, s in enumerate(sources):
+            np.testing.assert_array_equal(r.dist[i], dijkstra(graph, s).dist)
+            np.testing.assert_array_equal(r.pred[i], near_far(graph, s).pred)

@@ -1278,6 +1278,62 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
         np.testing.assert_array_equal(got, dijkstra(graph, 17).dist)
 
 
+def test_phast_seed_buffers_are_reused_only_after_their_copy(fake_driver):
+    """Many sources queue sweep after sweep without waiting for the device: a solve's seeds
+    are written into one of two page-locked buffers in turn, and into one whose copy was
+    queued only after that copy's event has been waited for, so a queued copy never sends the
+    next source's seeds; each copy sends the seeds of its own sweep (distances, then
+    positions)."""
+    from sssp.gpu.engine import EngineSolver
+
+    log: list[tuple] = []
+    guards: dict = {}  # event -> (the buffer, the bytes its copy sent)
+
+    class Event:
+        def record(self, stream=None) -> None:
+            log.append(("record", self))
+            last = [e for e in log if e[0] == "copy"][-1]
+            guards[self] = (last[1], last[2])
+
+        def synchronize(self) -> None:
+            log.append(("wait", self))
+            buf, sent = guards[self]  # not written since its copy was queued
+            np.testing.assert_array_equal(buf[: sent.size], sent)
+
+        def time_since(self, other) -> float:
+            return 0.25
+
+    def copy(buf, array, stream=None) -> None:
+        log.append(("copy", array.base if array.base is not None else array, array.copy()))
+
+    fake_driver.Event = Event
+    fake_driver.memcpy_htod_async = copy
+    graph = sssp.generate("road", size=3000, seed=4)
+    with EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="phast")) as solver:
+        ph = solver._phast
+        assert ph is not None
+        lane = solver._lane0
+        sent = []
+        for source in (0, 1234, 2999, 7):
+            del log[:]
+            ph.run(lane, source)
+            copies = [e for e in log if e[0] == "copy"]
+            assert len(copies) == 1  # one copy a sweep
+            pos, d = ph.sent_seeds()
+            np.testing.assert_array_equal(
+                copies[0][2], np.concatenate((d.view(np.uint8), pos.view(np.uint8)))
+            )
+            sent.append((copies[0][1], [e for e in log if e[0] == "wait"], log.index(copies[0])))
+            records = [e for e in log if e[0] == "record"]
+            assert len(records) == 1 and log.index(records[0]) > log.index(copies[0])
+            sent[-1] = (*sent[-1], records[0][1])
+        bufs = [b for b, *_ in sent]
+        assert bufs[0] is bufs[2] and bufs[1] is bufs[3] and bufs[0] is not bufs[1]
+        assert sent[0][1] == [] and sent[1][1] == []  # fresh buffers: nothing to wait for
+        for j in (2, 3):  # the wait for the copy two sweeps back, before the buffer is written
+            assert [e[1] for e in sent[j][1]] == [sent[j - 2][3]]
+
+
 @pytest.mark.parametrize(("nodes", "wide"), [(300, False), (4096, False), (300, True)])
 def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nodes, wide):
     """``LaunchConfig.core``: the host keeps the distances between the nodes of the top

@@ -110,10 +110,17 @@ class PhastSweep:
         self._clear_stamps(cuda.memset_d8)
         self.d_seed_val = s._alloc(val.itemsize * h.n)
         # A solve's seeds go in one copy: their distances, then their positions right after
-        # the last of them (the kernel gets both addresses), in one page-locked buffer.
+        # the last of them (the kernel gets both addresses), from one of two page-locked
+        # buffers in turn. Many sources queue sweep after sweep without waiting (the engine's
+        # chunks), so a buffer is written again only once its copy has run (its event): the
+        # host searches for the next source while the device sweeps for this one.
         self.d_seeds = s._alloc((val.itemsize + 4) * h.n)
-        self.h_seeds = cuda.pagelocked_empty((val.itemsize + 4) * h.n, np.uint8)
-        self._seeds_of = (val, 0)  # (distance type, count) of the last solve's seeds
+        self._h_seeds = [
+            cuda.pagelocked_empty((val.itemsize + 4) * h.n, np.uint8) for _ in range(2)
+        ]
+        self._copied = [cuda.Event(), cuda.Event()]
+        self._queued = [False, False]  # whether the buffer's copy was queued (its event recorded)
+        self._last = (1, val, 0)  # (buffer, distance type, count) of the last solve's seeds
         self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
         self._scratch = h.scratch(self.core)
         self.gen = 0
@@ -172,10 +179,9 @@ class PhastSweep:
     def sent_seeds(self) -> tuple[np.ndarray, np.ndarray]:
         """(positions, distances): the last solve's seeds as its copy sends them, views of the
         page-locked buffer."""
-        val, count = self._seeds_of
-        at = val.itemsize * count
-        seed_d = self.h_seeds[:at].view(val)
-        return self.h_seeds[at : at + 4 * count].view(np.int32), seed_d
+        i, val, count = self._last
+        buf, at = self._h_seeds[i], val.itemsize * count
+        return buf[at : at + 4 * count].view(np.int32), buf[:at].view(val)
 
     def run(self, lane: _Lane, source: int) -> None:
         """The upward search from ``source`` on the host (through the core table), its seeds
@@ -189,7 +195,10 @@ class PhastSweep:
         positions, dists = h.upward(source, self._dist, self._scratch)
         count = int(positions.size)
         self.seeds = count - self.core.nodes
-        self._seeds_of = (self._seeds_of[0], count)
+        i = 1 - self._last[0]
+        if self._queued[i]:  # its last copy may still wait behind earlier sweeps
+            self._copied[i].synchronize()
+        self._last = (i, self._last[1], count)
         seed_pos, seed_d = self.sent_seeds()
         seed_pos[:] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
@@ -200,7 +209,9 @@ class PhastSweep:
             # 64-bit distances lies past int64's
             seed_d[:k_nodes][dists[:k_nodes] == INF] = self._no_path
         at = seed_d.nbytes  # the positions' offset in both buffers
-        cuda.memcpy_htod_async(self.d_seeds, self.h_seeds[: at + seed_pos.nbytes], lane.stream)
+        cuda.memcpy_htod_async(self.d_seeds, self._h_seeds[i][: at + seed_pos.nbytes], lane.stream)
+        self._copied[i].record(lane.stream)
+        self._queued[i] = True
         grid, block = self.grid
         s.funcs["sweep"].prepared_async_call(
             grid,
