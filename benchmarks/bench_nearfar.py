@@ -106,15 +106,24 @@ CORE = "+core"
 levels of at most N nodes, and the device sweeps only the levels below them
 (``LaunchConfig.core``; 0, the default: none)."""
 
+EARLY = "+early"
+"""A phast label's suffix: a single solve launches the sweep before the host's upward search
+and writes the seeds into mapped host memory after it
+(:attr:`sssp.gpu.phast.PhastSweep.early_launch`, off by default)."""
 
-def phast_options(label: str) -> tuple[str, bool, int | None, int | None]:
+
+def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool]:
     """(``label`` without its phast suffixes, whether the top levels' edges are staged, the
-    longest nap or None for the default, the core's most nodes or None for the default):
-    ``+unstaged``, ``+napN`` and ``+coreN`` in any order, last."""
-    stage, nap, core = True, None, None
+    longest nap or None for the default, the core's most nodes or None for the default, whether
+    the sweep is launched early): ``+unstaged``, ``+napN``, ``+coreN`` and ``+early`` in any
+    order, last."""
+    stage, nap, core, early = True, None, None, False
     while True:
         if label.endswith(UNSTAGED):
             label, stage = label.removesuffix(UNSTAGED), False
+            continue
+        if label.endswith(EARLY):
+            label, early = label.removesuffix(EARLY), True
             continue
         head, plus, ns = label.rpartition(NAP)
         if plus and ns.isdigit():
@@ -124,7 +133,7 @@ def phast_options(label: str) -> tuple[str, bool, int | None, int | None]:
         if plus and nodes.isdigit():
             label, core = head, int(nodes)
             continue
-        return label, stage, nap, core
+        return label, stage, nap, core, early
 
 
 def config_for(label: str) -> LaunchConfig:
@@ -132,7 +141,7 @@ def config_for(label: str) -> LaunchConfig:
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
     ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`) and ``+coreN`` (:data:`CORE`)
     after a phast name."""
-    label, _, _, core = phast_options(label)
+    label, _, _, core, _ = phast_options(label)
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
         raise sssp.SSSPError(
@@ -160,19 +169,20 @@ def graphs(args: argparse.Namespace):
 @contextlib.contextmanager
 def phast_sweep(label: str):
     """The phast sweep's options of ``label`` that are no configuration's (:func:`phast_options`:
-    staging, naps) set on :class:`sssp.gpu.phast.PhastSweep` while the block runs (the solvers
-    it makes and runs); ``+coreN`` is the configuration's (:func:`config_for`)."""
+    staging, naps, the early launch) set on :class:`sssp.gpu.phast.PhastSweep` while the block
+    runs (the solvers it makes and runs); ``+coreN`` is the configuration's
+    (:func:`config_for`)."""
     from sssp.gpu.phast import PhastSweep
 
-    _, stage, nap, _ = phast_options(label)
-    saved = PhastSweep.stage_edges, PhastSweep.nap_ns
-    PhastSweep.stage_edges = stage
+    _, stage, nap, _, early = phast_options(label)
+    saved = PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.early_launch
+    PhastSweep.stage_edges, PhastSweep.early_launch = stage, early
     if nap is not None:
         PhastSweep.nap_ns = nap
     try:
         yield
     finally:
-        PhastSweep.stage_edges, PhastSweep.nap_ns = saved
+        PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.early_launch = saved
 
 
 def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int, float, float]:

@@ -26,6 +26,8 @@ sweep's launch call began (the checks, the first copies' calls and the search),
 ``launch_call_us`` the launch call itself, ``after_us`` from its return until ``solve``
 returned (the later passes' calls, the wait for the device and the result). Where the device
 waits for the host, ``loop_us`` is about ``to_launch_us + launch_call_us`` plus the sweep.
+With ``+early`` (the sweep launched before the search) the launch comes first, so ``full`` and
+the other forms' events hold the wait for the host's search, and ``to_launch_us`` no search.
 """
 
 from __future__ import annotations

@@ -456,6 +456,7 @@ PHAST_ARGS = (
     "staged",
     "width",
     "nap",
+    "seed_flag",
 )
 """The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
 control words; the hierarchy by sweep position (the node at each position, the levels' first
@@ -467,11 +468,13 @@ last position, says they are out) and this solve's seeds (position, distance); t
 seeds, the generation, the levels, the top levels block 0 sweeps alone and how many of those it
 reads its in-edges of from shared memory (:func:`phast_smem_bytes`); the most lanes that split a
 node's in-edges (1 to 32, a power of two: fewer where a level has more nodes than threads); the
-longest nap in ns between two polls of a tail not yet published (0: none)."""
+longest nap in ns between two polls of a tail not yet published (0: none); null, or host memory
+mapped into the device holding the generation and the count of seeds that the host writes after
+the launch (the seeds then in mapped host memory too)."""
 
 PHAST_KERNELS: dict[str, KernelSpec] = {
     "sweep": KernelSpec(
-        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 13 + "iIiiiii", "resident", "phast-top"
+        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 13 + "iIiiiiiP", "resident", "phast-top"
     ),
     "tree": NEARFAR_KERNELS["tree"],
 }

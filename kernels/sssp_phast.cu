@@ -38,7 +38,10 @@
 //             stored after it with release semantics (read with acquire).
 //   seeds     block 0 copies the seeds of positions below the top to seed_val / seed_gen, then
 //             stamps seed_gen[n] with the generation (release); every other block waits for that
-//             stamp before its first level.
+//             stamp before its first level. With seed_flag (host memory mapped into the device)
+//             the launch came before the host's search: seed_pos / seed_d are mapped host memory
+//             too, and block 0 first waits until seed_flag[0] holds the generation (the host
+//             stores it last), then takes the count from seed_flag[1] instead of nseeds.
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
 // yet), so the engine's tree pass (sssp_nf_tree) and result pass read a PHAST solve as they read
 // a near-far one; ctrl[PHASE] = levels + 1 (the engine reports levels as the steps) and
@@ -53,7 +56,8 @@
         const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w,                    \
         unsigned long long *pword, unsigned int *pgen, unsigned int *seed_gen, sssp_d_t *seed_val, \
         const int *__restrict__ seed_pos, const sssp_d_t *__restrict__ seed_d, int nseeds,        \
-        unsigned int gen, int levels, int small, int staged, int width, int nap
+        unsigned int gen, int levels, int small, int staged, int width, int nap,                  \
+        const unsigned int *seed_flag
 
 #if !SSSP_FLOAT
 __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
@@ -100,6 +104,23 @@ __device__ __forceinline__ unsigned int sssp_ph_acquire(const unsigned int *p) {
 }
 __device__ __forceinline__ void sssp_ph_release(unsigned int *p, unsigned int v) {
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+// Host memory mapped into the device (the seeds a host writes after the launch): loads at system
+// scope, so a poll sees the host's store and the seeds read after it the host's earlier ones.
+__device__ __forceinline__ unsigned int sssp_ph_acquire_sys(const unsigned int *p) {
+    unsigned int v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned int sssp_ph_ld_sys(const unsigned int *p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned long long sssp_ph_ld_sys(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
 }
 
 #if SSSP_DIST_BITS == 32
@@ -222,14 +243,41 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         sssp_d_t *sw = sd + top;
         int *sptr = reinterpret_cast<int *>(sw + est);
         int *spos = sptr + pst + 1;
+        __shared__ int sssp_ph_nseeds;
         for (int p = threadIdx.x; p < top; p += blockDim.x) sd[p] = (sssp_d_t)SSSP_INF_BITS;
+        if (threadIdx.x == 0) {
+            int count = nseeds;
+            if (seed_flag != nullptr) {  // launched before the host's search: wait for its seeds
+                long long polls = 0;
+                unsigned int ns = 32;
+                while (sssp_ph_acquire_sys(seed_flag) != gen) {
+                    if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] || ++polls > (1ll << 22)) {
+                        atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
+                        break;
+                    }
+                    __nanosleep(ns);
+                    if (ns < 1024) ns <<= 1;
+                }
+                count = ((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] ? 0 : (int)sssp_ph_ld_sys(seed_flag + 1);
+            }
+            sssp_ph_nseeds = count;
+        }
         sssp_block_sync();
-        for (int i = threadIdx.x; i < nseeds; i += blockDim.x) {
-            const int p = seed_pos[i];
-            if (p < top) {
-                sd[p] = seed_d[i];
+        const int count = sssp_ph_nseeds;
+        for (int i = threadIdx.x; i < count; i += blockDim.x) {
+            int p;
+            sssp_d_t d;
+            if (seed_flag != nullptr) {
+                p = (int)sssp_ph_ld_sys(reinterpret_cast<const unsigned int *>(seed_pos) + i);
+                d = (sssp_d_t)sssp_ph_ld_sys(seed_d + i);
             } else {
-                seed_val[p] = seed_d[i];
+                p = seed_pos[i];
+                d = seed_d[i];
+            }
+            if (p < top) {
+                sd[p] = d;
+            } else {
+                seed_val[p] = d;
                 seed_gen[p] = gen;
             }
         }

@@ -574,6 +574,31 @@ def test_phast_core_table_same_answers(nodes):
 
 
 @pytest.mark.smoke
+def test_phast_early_launch_same_answers(monkeypatch):
+    """The sweep launched before the host's upward search, its seeds written into mapped host
+    memory after it (``PhastSweep.early_launch``): the same answers and trees on a grid, a
+    road-like network, zero weights with unreachable nodes and 64-bit distances, without a
+    core and with one, and a single solve after many sources (which copy their seeds)."""
+    import sssp.gpu.phast
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "early_launch", True)
+    configs = [PHAST_CONFIGS[0], replace(PHAST_CONFIGS[2], core=512)]
+    for graph in _phast_graphs(49):
+        sources = [0, 17, graph.n - 1]
+        for r in check(graph, sources, configs=configs, repeats=2):
+            assert r.stats["loop"] == "phast"
+    graph = _phast_graphs(49)[1]
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[1]) as sv:
+        assert sv._gpu._phast._flag is not None  # the device maps host memory
+        rows = sv.solve_many([5, 6], return_predecessors=True)
+        one = sv.solve(7)
+        for i, s in enumerate((5, 6)):
+            np.testing.assert_array_equal(rows.dist[i], dijkstra(graph, s).dist)
+        check_against(dijkstra(graph, 7).dist, one)
+        check_tree(graph, one)
+
+
+@pytest.mark.smoke
 def test_phast_unstaged_edges_same_answers(monkeypatch):
     """Block 0 reading its top levels' in-edges from global memory (``PhastSweep.stage_edges``
     off; the other tests stage them, the default): the same answers on a grid, a road-like

@@ -1334,6 +1334,110 @@ def test_phast_seed_buffers_are_reused_only_after_their_copy(fake_driver):
             assert [e[1] for e in sent[j][1]] == [sent[j - 2][3]]
 
 
+class _Mapped(np.ndarray):
+    """A page-locked array mapped into the device, stand-in: ``base.get_device_pointer()``."""
+
+    def __array_finalize__(self, obj) -> None:
+        self.holder = getattr(obj, "holder", None)
+
+    @property
+    def base(self):  # noqa: D401 - pycuda's host allocation
+        return self.holder
+
+
+def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypatch):
+    """``PhastSweep.early_launch`` on a device that maps host memory: a single solve launches
+    the sweep before the upward search, with no seed count and no copy, and points the kernel
+    at the mapped buffer (the distances, the positions at a fixed offset) and its two words;
+    the search then writes the seeds there, the count into the second word and the generation
+    into the first, last. Those seeds sweep to SciPy's distances, from sources below and in
+    the core. A search that fails still releases the launch (count 0) and the error reaches
+    the caller; many sources copy their seeds as before."""
+    from sssp.cpu.reference import dijkstra
+    from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
+
+    fake_driver.DEVICE = {**fake_driver.DEVICE, "CAN_MAP_HOST_MEMORY": 1}
+    pointers = iter(range(0x7000_0000, 0x8000_0000, 0x100_0000))
+
+    def pagelocked_empty(n, dtype, mem_flags=None):
+        arr = np.zeros(n, dtype).view(_Mapped)
+        pointer = next(pointers)
+        arr.holder = SimpleNamespace(get_device_pointer=lambda: pointer)
+        return arr
+
+    fake_driver.pagelocked_empty = pagelocked_empty
+    log: list[str] = []
+    copies: list[int] = []
+    fake_driver.memcpy_htod_async = lambda buf, array, stream=None: copies.append(array.nbytes)
+    monkeypatch.setattr(PhastSweep, "early_launch", True)
+    graph = sssp.generate("road", size=3000, seed=4)
+    with EngineSolver(
+        graph, algorithm="near-far", config=LaunchConfig(loop="phast", core=256)
+    ) as solver:
+        ph = solver._phast
+        assert ph is not None and solver.mapped and ph._flag is not None
+        h = ph.hierarchy
+        sweep = fake_driver.functions["sssp_ph_sweep"]
+        launch = sweep.prepared_async_call
+        sweep.prepared_async_call = lambda *a, **k: (log.append("launch"), launch(*a, **k))
+        upward = h.upward
+
+        def search(*a, **k):
+            log.append("search")
+            return upward(*a, **k)
+
+        object.__setattr__(h, "upward", search)
+        solver.h_info[:] = 0
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 2
+        val = np.dtype(solver.val_dtype).itemsize
+        for source in (0, 1234, int(h.order[0]), 2999):
+            del log[:], copies[:]
+            solver.solve(source)
+            assert log == ["launch", "search"] and copies == [ctrl_bytes := copies[0]]
+            a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
+            assert int(a["nseeds"]) == 0 and int(a["seed_flag"]) == int(ph.d_flag)
+            assert int(a["seed_d"]) == int(ph.d_mapped_d)
+            assert int(a["seed_pos"]) == int(ph.d_mapped_d) + val * h.n == int(ph.d_mapped_pos)
+            assert int(a["seed_flag"]) == int(ph.d_mapped_d) + (val + 4) * h.n
+            pos, d = ph.sent_seeds()
+            assert ph._flag.tolist() == [ph.gen, pos.size] and pos.size > ph.core.nodes - 1
+            np.testing.assert_array_equal(
+                ph._mapped[val * h.n : val * h.n + 4 * pos.size].view(np.int32), pos
+            )
+            k = ph.core.levels
+            lp, first = h.level_ptr[k:], int(h.down_ptr[ph.core.nodes])
+            got = _sweep_like_the_kernel(
+                h.order,
+                lp,
+                h.down_ptr - first,
+                h.down_src[first:],
+                h.down_w[first:].astype(np.int32),
+                (pos.copy(), d.copy()),
+                ph.small,
+                232448,
+            )
+            np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
+        assert ctrl_bytes == solver.ctrl0.nbytes  # the control words' copy, no seeds' copy
+
+        def broken(*a, **k):
+            raise KeyboardInterrupt
+
+        object.__setattr__(h, "upward", broken)
+        with pytest.raises(KeyboardInterrupt):
+            solver.solve(5)
+        assert ph._flag.tolist() == [ph.gen, 0]  # released, no seeds
+        object.__setattr__(h, "upward", upward)
+        del copies[:]
+        for source in (0, 7):  # as the many sources' chunks queue them: on a given lane
+            solver.start(source, solver._lane0)
+            solver.run_phases(solver._lane0)
+            a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
+            assert int(a["seed_flag"]) == 0 and int(a["nseeds"]) == ph.sent_seeds()[0].size
+        assert len(copies) == 4  # the control words and the seeds, each
+
+
 @pytest.mark.parametrize(("nodes", "wide"), [(300, False), (4096, False), (300, True)])
 def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nodes, wide):
     """``LaunchConfig.core``: the host keeps the distances between the nodes of the top

@@ -609,7 +609,7 @@ class EngineSolver(DeviceBuffers):
         elif self._wide is not None:
             self._wide.run(ln)
         elif self._phast is not None:
-            self._phast.run(ln, self._source)
+            self._phast.run(ln, self._source, alone=lane is None)
         elif self.grid_async:  # near-far across the grid: a barrier per bucket
             self._launch(
                 "async",

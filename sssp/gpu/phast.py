@@ -56,6 +56,13 @@ class PhastSweep:
     naps double from 32 ns): a thread that waits for a level far above its own polls less
     often, so those polls leave the L2 to the levels being swept. Not measured yet."""
 
+    early_launch = False
+    """Whether a single solve launches the sweep before the host's upward search, the seeds
+    then written into host memory mapped into the device, which block 0 reads once the host
+    has stored the solve's generation (``seed_flag``, kernels/sssp_phast.cu): the launch's
+    latency and block 0's start then pass while the host searches, and no copy is queued. Many
+    sources always copy (their sweeps queue one behind another). Not measured yet: off."""
+
     def __init__(
         self, solver: EngineSolver, blocks_per_sm: Any, hierarchy: Hierarchy | None = None
     ) -> None:
@@ -120,7 +127,23 @@ class PhastSweep:
         ]
         self._copied = [cuda.Event(), cuda.Event()]
         self._queued = [False, False]  # whether the buffer's copy was queued (its event recorded)
+        self._turn = 0  # the buffer of the next copy
         self._last = (1, val, 0)  # (buffer, distance type, count) of the last solve's seeds
+        # A single solve's seeds written after its launch (early_launch), into host memory
+        # mapped into the device: the distances, the positions, and two words (the generation
+        # the host stores last, the count).
+        self._mapped = self._flag = None
+        if self.early_launch and s.plan.mapped:
+            nbytes = (val.itemsize + 4) * h.n
+            raw = cuda.pagelocked_empty(
+                nbytes + 8, np.uint8, mem_flags=cuda.host_alloc_flags.DEVICEMAP
+            )
+            base = int(raw.base.get_device_pointer())
+            self._mapped, self._flag = raw[:nbytes], raw[nbytes:].view(np.uint32)
+            self._flag[:] = 0  # a generation no solve has
+            self.d_mapped_d = np.uintp(base)
+            self.d_mapped_pos = np.uintp(base + val.itemsize * h.n)
+            self.d_flag = np.uintp(base + nbytes)
         self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
         self._scratch = h.scratch(self.core)
         self.gen = 0
@@ -180,25 +203,53 @@ class PhastSweep:
         """(positions, distances): the last solve's seeds as its copy sends them, views of the
         page-locked buffer."""
         i, val, count = self._last
-        buf, at = self._h_seeds[i], val.itemsize * count
-        return buf[at : at + 4 * count].view(np.int32), buf[:at].view(val)
+        if i == 2:  # the mapped buffer: the distances, then the positions at a fixed offset
+            assert self._mapped is not None
+            buf, at = self._mapped, val.itemsize * self.hierarchy.n
+        else:
+            buf, at = self._h_seeds[i], val.itemsize * count
+        return buf[at : at + 4 * count].view(np.int32), buf[: val.itemsize * count].view(val)
 
-    def run(self, lane: _Lane, source: int) -> None:
+    def run(self, lane: _Lane, source: int, *, alone: bool = False) -> None:
         """The upward search from ``source`` on the host (through the core table), its seeds
-        copied, the sweep of the levels below the core queued."""
-        s, cuda = self.solver, self.solver.cuda
+        sent, the sweep of the levels below the core queued. ``alone``: no other sweep is
+        queued behind this one before the caller waits for it (a single solve), so with
+        :attr:`early_launch` the sweep may be launched before the search."""
+        cuda = self.solver.cuda
         self.gen += 1
         if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
             self._clear_stamps(cuda.memset_d8_async, lane.stream)
             self.gen = 1
-        h, k = self.hierarchy, self.core.levels
-        positions, dists = h.upward(source, self._dist, self._scratch)
-        count = int(positions.size)
-        self.seeds = count - self.core.nodes
-        i = 1 - self._last[0]
+        if alone and self._mapped is not None:
+            self._launch(lane, self.d_mapped_pos, self.d_mapped_d, 0, self.d_flag)
+            flag = self._flag
+            assert flag is not None  # made with the mapped buffer
+            try:
+                flag[1] = self._write_seeds(source, 2)
+            except BaseException:
+                flag[1] = 0  # no seeds: the launch ends, the caller gets the error
+                raise
+            finally:
+                flag[0] = self.gen  # last: the kernel waits for it, then reads the rest
+            return
+        i = self._turn
+        self._turn = 1 - i
         if self._queued[i]:  # its last copy may still wait behind earlier sweeps
             self._copied[i].synchronize()
-        self._last = (i, self._last[1], count)
+        count = self._write_seeds(source, i)
+        at = self._last[1].itemsize * count  # the positions' offset in both buffers
+        cuda.memcpy_htod_async(self.d_seeds, self._h_seeds[i][: at + 4 * count], lane.stream)
+        self._copied[i].record(lane.stream)
+        self._queued[i] = True
+        self._launch(lane, np.uintp(int(self.d_seeds) + at), self.d_seeds, count, np.uintp(0))
+
+    def _write_seeds(self, source: int, buffer: int) -> int:
+        """The upward search from ``source``, its seeds written into ``buffer`` (0, 1: the
+        copies' page-locked buffers; 2: the mapped one); returns their count."""
+        positions, dists = self.hierarchy.upward(source, self._dist, self._scratch)
+        count = int(positions.size)
+        self.seeds = count - self.core.nodes
+        self._last = (buffer, self._last[1], count)
         seed_pos, seed_d = self.sent_seeds()
         seed_pos[:] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
@@ -208,10 +259,10 @@ class PhastSweep:
         if k_nodes:  # a core node the source does not reach: the kernel's infinity, which for
             # 64-bit distances lies past int64's
             seed_d[:k_nodes][dists[:k_nodes] == INF] = self._no_path
-        at = seed_d.nbytes  # the positions' offset in both buffers
-        cuda.memcpy_htod_async(self.d_seeds, self._h_seeds[i][: at + seed_pos.nbytes], lane.stream)
-        self._copied[i].record(lane.stream)
-        self._queued[i] = True
+        return count
+
+    def _launch(self, lane: _Lane, seed_pos: Any, seed_d: Any, count: int, flag: Any) -> None:
+        s = self.solver
         grid, block = self.grid
         s.funcs["sweep"].prepared_async_call(
             grid,
@@ -228,14 +279,15 @@ class PhastSweep:
             self.d_pgen,
             self.d_seed_gen,
             self.d_seed_val,
-            np.uintp(int(self.d_seeds) + at),
-            self.d_seeds,
+            seed_pos,
+            seed_d,
             np.int32(count),
             np.uint32(self.gen),
-            np.int32(h.levels - k),
+            np.int32(self.hierarchy.levels - self.core.levels),
             np.int32(self.small),
             np.int32(self.staged),
             np.int32(s.config.relax.lanes),
             np.int32(self.nap_ns),
+            flag,
             shared_size=self.smem,
         )
