@@ -578,7 +578,8 @@ def test_phast_early_launch_same_answers(monkeypatch):
     """The sweep launched before the host's upward search, its seeds written into mapped host
     memory after it (``PhastSweep.early_launch``): the same answers and trees on a grid, a
     road-like network, zero weights with unreachable nodes and 64-bit distances, without a
-    core and with one, and a single solve after many sources (which copy their seeds)."""
+    core and with one, from a source without out-edges and on one node, and a single solve
+    after many sources (which copy their seeds)."""
     import sssp.gpu.phast
 
     monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "early_launch", True)
@@ -587,6 +588,18 @@ def test_phast_early_launch_same_answers(monkeypatch):
         sources = [0, 17, graph.n - 1]
         for r in check(graph, sources, configs=configs, repeats=2):
             assert r.stats["loop"] == "phast"
+    sink = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
+    one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
+    for config in configs:  # a source without out-edges; one node
+        for g, s, dist in ((sink, 3, None), (one, 0, [0])):
+            with sssp.Solver(g, backend="gpu", algorithm="near-far", config=config) as sv:
+                assert sv._gpu._phast._flag is not None
+                res = sv.solve(s)
+            if dist is None:
+                assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
+            else:
+                assert res.dist.tolist() == dist
+            assert np.all(res.pred == -1)
     graph = _phast_graphs(49)[1]
     with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[1]) as sv:
         assert sv._gpu._phast._flag is not None  # the device maps host memory
