@@ -41,7 +41,9 @@
 //             stamp before its first level. With seed_flag (host memory mapped into the device)
 //             the launch came before the host's search: seed_pos / seed_d are mapped host memory
 //             too, and block 0 first waits until seed_flag[0] holds the generation (the host
-//             stores it last), then takes the count from seed_flag[1] instead of nseeds.
+//             stores it last), then takes the count from seed_flag[1] instead of nseeds; it
+//             stages its edges before that wait, so they load while the host searches. A wait
+//             for the seeds gives up after 10 s of the device's clock (ctrl[ABORT]).
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
 // yet), so the engine's tree pass (sssp_nf_tree) and result pass read a PHAST solve as they read
 // a near-far one; ctrl[PHASE] = levels + 1 (the engine reports levels as the steps) and
@@ -104,6 +106,14 @@ __device__ __forceinline__ unsigned int sssp_ph_acquire(const unsigned int *p) {
 }
 __device__ __forceinline__ void sssp_ph_release(unsigned int *p, unsigned int v) {
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+// The device's clock in ns, and how long a wait for the seeds may take before the sweep gives up
+// (ctrl[ABORT]): long enough for a host that is preempted or collecting garbage mid-search.
+#define SSSP_PH_WAIT_NS 10000000000ull
+__device__ __forceinline__ unsigned long long sssp_ph_clock() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
 }
 // Host memory mapped into the device (the seeds a host writes after the launch): loads at system
 // scope, so a poll sees the host's store and the seeds read after it the host's earlier ones.
@@ -245,13 +255,21 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         int *spos = sptr + pst + 1;
         __shared__ int sssp_ph_nseeds;
         for (int p = threadIdx.x; p < top; p += blockDim.x) sd[p] = (sssp_d_t)SSSP_INF_BITS;
+        // The staged edges first: they need no seed, so with seed_flag they load while the host
+        // searches (the grid cannot start a level before block 0 publishes the top anyway).
+        for (int j = threadIdx.x; j < est; j += blockDim.x) {
+            sw[j] = __ldg(down_w + j);
+            spos[j] = __ldg(down_pos + j);
+        }
+        for (int p = threadIdx.x; p <= pst; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + p);
         if (threadIdx.x == 0) {
             int count = nseeds;
             if (seed_flag != nullptr) {  // launched before the host's search: wait for its seeds
-                long long polls = 0;
+                const unsigned long long t0 = sssp_ph_clock();
                 unsigned int ns = 32;
-                while (sssp_ph_acquire_sys(seed_flag) != gen) {
-                    if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] || ++polls > (1ll << 22)) {
+                for (long long polls = 1; sssp_ph_acquire_sys(seed_flag) != gen; ++polls) {
+                    if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] ||
+                        ((polls & 63) == 0 && sssp_ph_clock() - t0 > SSSP_PH_WAIT_NS)) {
                         atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
                         break;
                     }
@@ -286,12 +304,6 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             __threadfence();
             sssp_ph_release(seed_gen + n, gen);
         }
-        for (int j = threadIdx.x; j < est; j += blockDim.x) {
-            sw[j] = __ldg(down_w + j);
-            spos[j] = __ldg(down_pos + j);
-        }
-        for (int p = threadIdx.x; p <= pst; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + p);
-        sssp_block_sync();
         // A level in passes of blockDim / lanes nodes (block-uniform, so whole warps shuffle).
         for (int l = 0; l < small; ++l) {
             const int b = level_ptr[l], e = level_ptr[l + 1];
@@ -316,10 +328,11 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             key[__ldg(order + p)] = sssp_ph_key(sd[p]);
         }
     } else if (small < levels) {
-        if (threadIdx.x == 0) {
-            long long polls = 0;
-            while (sssp_ph_acquire(seed_gen + n) != gen) {
-                if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] || ++polls > (1ll << 24)) {
+        if (threadIdx.x == 0) {  // block 0 may itself wait for the host (seed_flag): by the clock
+            const unsigned long long t0 = sssp_ph_clock();
+            for (long long polls = 1; sssp_ph_acquire(seed_gen + n) != gen; ++polls) {
+                if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] ||
+                    ((polls & 63) == 0 && sssp_ph_clock() - t0 > SSSP_PH_WAIT_NS)) {
                     atomicExch(ctrl + SSSP_CTRL_ABORT, 1u);
                     break;
                 }

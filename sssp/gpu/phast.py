@@ -146,6 +146,8 @@ class PhastSweep:
             self.d_flag = np.uintp(base + nbytes)
         self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
         self._scratch = h.scratch(self.core)
+        if self._mapped is not None:  # the search compiled (or read from the compile cache)
+            h.upward(0, self._dist, self._scratch)  # now, not while a launch waits for seeds
         self.gen = 0
         block = kernels.PHAST_BLOCK
         limit = block if s.config.local_limit < 0 else s.config.local_limit
