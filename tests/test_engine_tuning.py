@@ -297,9 +297,9 @@ def test_auto_without_records_runs_crauser(tmp_path):
 def test_shipped_h200_records_choose_per_class():
     """The shipped H200 records (tune engine --algorithm auto, this kernel version) cover the 12
     paper classes, the 10 high-diameter ones up to 393k and the 16 large ones (196k-3145k); they
-    choose near-far on the sparse classes and on every high-diameter one (on the cluster loop
-    up to 393k, where the distances fit a cluster's shared memory, on the persistent loop past
-    it), a Crauser criterion on the dense ones, and the wide loop on the low-diameter deg20
+    choose near-far on the sparse classes and on every high-diameter one (the phast loop on the
+    seven searched with it, the cluster loop on the other ones up to 393k, the persistent loop
+    past it), a Crauser criterion on the dense ones, and the wide loop on the low-diameter deg20
     classes from 786k nodes (GAP's scale-22 graphs are 3145k/deg20)."""
     import json
     from importlib import resources
@@ -326,8 +326,21 @@ def test_shipped_h200_records_choose_per_class():
     assert all(algo[GraphClass(s, "deg1000")] != "near-far" for s in ("24k", "49k", "98k"))
     high = {c: o for c, o in by_class.items() if c.diameter == "highdiam"}
     assert all(o["algorithm"] == "near-far" for o in high.values())
+    # Runs 142-146 (the H200 searched again with the phast points): the phast loop with a core
+    # table of up to 1 024 nodes at 4 lanes on the seven classes searched, each with its
+    # fallback on another loop; the others as searched before (the cluster loop up to 393k,
+    # where the distances fit a cluster's shared memory, the persistent loop past it).
+    phast = {
+        GraphClass(s, d, "highdiam")
+        for s, d in (("24k", "deg2"), ("49k", "deg2"), ("49k", "deg20"), ("196k", "deg2"))
+        + (("196k", "deg20"), ("393k", "deg2"), ("786k", "deg2"))
+    }
+    for c in phast:
+        o = by_class[c]
+        assert o["loop"] == "phast" and o["core"] == 1024 and o["fallback.loop"] != "phast"
     small = {"24k", "49k", "98k", "196k", "393k"}
-    assert all((o["loop"] == "cluster") == (c.size in small) for c, o in high.items())
+    others = {c: o for c, o in high.items() if c not in phast}
+    assert all((o["loop"] == "cluster") == (c.size in small) for c, o in others.items())
     for size in ("1572k", "3145k"):  # measured: the wide loop, at 0.5 x the default Δ
         options = by_class[GraphClass(size, "deg20")]
         assert options["loop"] == "wide" and options["delta_scale"] == 0.5
