@@ -109,7 +109,8 @@ levels of at most N nodes, and the device sweeps only the levels below them
 EARLY = "+early"
 """A phast label's suffix: a single solve launches the sweep before the host's upward search
 and writes the seeds into mapped host memory after it
-(:attr:`sssp.gpu.phast.PhastSweep.early_launch`, off by default)."""
+(:attr:`sssp.gpu.phast.PhastSweep.early_launch`); without it, a label turns that off (run 141
+measured it so, before it became the default)."""
 
 
 def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool]:

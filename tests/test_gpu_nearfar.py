@@ -574,15 +574,17 @@ def test_phast_core_table_same_answers(nodes):
 
 
 @pytest.mark.smoke
-def test_phast_early_launch_same_answers(monkeypatch):
+@pytest.mark.parametrize("early", [True, False])
+def test_phast_early_launch_same_answers(monkeypatch, early):
     """The sweep launched before the host's upward search, its seeds written into mapped host
     memory after it (``PhastSweep.early_launch``): the same answers and trees on a grid, a
     road-like network, zero weights with unreachable nodes and 64-bit distances, without a
     core and with one, from a source without out-edges and on one node, and a single solve
-    after many sources (which copy their seeds)."""
+    after many sources (which copy their seeds). Off (the seeds copied before the launch, as
+    on a device that cannot map host memory): the same."""
     import sssp.gpu.phast
 
-    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "early_launch", True)
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "early_launch", early)
     configs = [PHAST_CONFIGS[0], replace(PHAST_CONFIGS[2], core=512)]
     for graph in _phast_graphs(49):
         sources = [0, 17, graph.n - 1]
@@ -593,7 +595,7 @@ def test_phast_early_launch_same_answers(monkeypatch):
     for config in configs:  # a source without out-edges; one node
         for g, s, dist in ((sink, 3, None), (one, 0, [0])):
             with sssp.Solver(g, backend="gpu", algorithm="near-far", config=config) as sv:
-                assert sv._gpu._phast._flag is not None
+                assert (sv._gpu._phast._flag is not None) == early
                 res = sv.solve(s)
             if dist is None:
                 assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
@@ -602,7 +604,7 @@ def test_phast_early_launch_same_answers(monkeypatch):
             assert np.all(res.pred == -1)
     graph = _phast_graphs(49)[1]
     with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[1]) as sv:
-        assert sv._gpu._phast._flag is not None  # the device maps host memory
+        assert (sv._gpu._phast._flag is not None) == early  # the device maps host memory
         rows = sv.solve_many([5, 6], return_predecessors=True)
         one = sv.solve(7)
         for i, s in enumerate((5, 6)):
