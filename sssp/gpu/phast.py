@@ -132,7 +132,8 @@ class PhastSweep:
         self._copied = [cuda.Event(), cuda.Event()]
         self._queued = [False, False]  # whether the buffer's copy was queued (its event recorded)
         self._turn = 0  # the buffer of the next copy
-        self._last = (1, val, 0)  # (buffer, distance type, count) of the last solve's seeds
+        self._val = val
+        self._last = (1, 0)  # (buffer, count) of the last solve's seeds
         # A single solve's seeds written after its launch (early_launch), into host memory
         # mapped into the device: the distances, the positions, and two words (the generation
         # the host stores last, the count).
@@ -208,7 +209,7 @@ class PhastSweep:
     def sent_seeds(self) -> tuple[np.ndarray, np.ndarray]:
         """(positions, distances): the last solve's seeds as its copy sends them, views of the
         page-locked buffer."""
-        i, val, count = self._last
+        (i, count), val = self._last, self._val
         if i == 2:  # the mapped buffer: the distances, then the positions at a fixed offset
             assert self._mapped is not None
             buf, at = self._mapped, val.itemsize * self.hierarchy.n
@@ -243,7 +244,7 @@ class PhastSweep:
         if self._queued[i]:  # its last copy may still wait behind earlier sweeps
             self._copied[i].synchronize()
         count = self._write_seeds(source, i)
-        at = self._last[1].itemsize * count  # the positions' offset in both buffers
+        at = self._val.itemsize * count  # the positions' offset in both buffers
         cuda.memcpy_htod_async(self.d_seeds, self._h_seeds[i][: at + 4 * count], lane.stream)
         self._copied[i].record(lane.stream)
         self._queued[i] = True
@@ -255,7 +256,7 @@ class PhastSweep:
         positions, dists = self.hierarchy.upward(source, self._dist, self._scratch)
         count = int(positions.size)
         self.seeds = count - self.core.nodes
-        self._last = (buffer, self._last[1], count)
+        self._last = (buffer, count)
         seed_pos, seed_d = self.sent_seeds()
         seed_pos[:] = positions
         # A seed past the distance type's infinity is never the top of a shortest up-down path
