@@ -112,19 +112,27 @@ and writes the seeds into mapped host memory after it
 (:attr:`sssp.gpu.phast.PhastSweep.early_launch`); without it, a label turns that off (run 141
 measured it so, before it became the default)."""
 
+DEVICE_SEARCH = "+dsearch"
+"""A phast label's suffix: the sweep's block 0 searches upward from the source itself, no
+search on the host (:attr:`sssp.gpu.phast.PhastSweep.device_search`); without it, the host
+searches."""
 
-def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool]:
+
+def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool, bool]:
     """(``label`` without its phast suffixes, whether the top levels' edges are staged, the
     longest nap or None for the default, the core's most nodes or None for the default, whether
-    the sweep is launched early): ``+unstaged``, ``+napN``, ``+coreN`` and ``+early`` in any
-    order, last."""
-    stage, nap, core, early = True, None, None, False
+    the sweep is launched early, whether the device searches): ``+unstaged``, ``+napN``,
+    ``+coreN``, ``+early`` and ``+dsearch`` in any order, last."""
+    stage, nap, core, early, search = True, None, None, False, False
     while True:
         if label.endswith(UNSTAGED):
             label, stage = label.removesuffix(UNSTAGED), False
             continue
         if label.endswith(EARLY):
             label, early = label.removesuffix(EARLY), True
+            continue
+        if label.endswith(DEVICE_SEARCH):
+            label, search = label.removesuffix(DEVICE_SEARCH), True
             continue
         head, plus, ns = label.rpartition(NAP)
         if plus and ns.isdigit():
@@ -134,7 +142,7 @@ def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool]:
         if plus and nodes.isdigit():
             label, core = head, int(nodes)
             continue
-        return label, stage, nap, core, early
+        return label, stage, nap, core, early, search
 
 
 def config_for(label: str) -> LaunchConfig:
@@ -142,7 +150,7 @@ def config_for(label: str) -> LaunchConfig:
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
     ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`) and ``+coreN`` (:data:`CORE`)
     after a phast name."""
-    label, _, _, core, _ = phast_options(label)
+    label, _, _, core, _, _ = phast_options(label)
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
         raise sssp.SSSPError(
@@ -170,20 +178,32 @@ def graphs(args: argparse.Namespace):
 @contextlib.contextmanager
 def phast_sweep(label: str):
     """The phast sweep's options of ``label`` that are no configuration's (:func:`phast_options`:
-    staging, naps, the early launch) set on :class:`sssp.gpu.phast.PhastSweep` while the block
+    staging, naps, the early launch, the device's search) set on
+    :class:`sssp.gpu.phast.PhastSweep` while the block
     runs (the solvers it makes and runs); ``+coreN`` is the configuration's
     (:func:`config_for`)."""
     from sssp.gpu.phast import PhastSweep
 
-    _, stage, nap, _, early = phast_options(label)
-    saved = PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.early_launch
+    _, stage, nap, _, early, search = phast_options(label)
+    saved = (
+        PhastSweep.stage_edges,
+        PhastSweep.nap_ns,
+        PhastSweep.early_launch,
+        PhastSweep.device_search,
+    )
     PhastSweep.stage_edges, PhastSweep.early_launch = stage, early
+    PhastSweep.device_search = search
     if nap is not None:
         PhastSweep.nap_ns = nap
     try:
         yield
     finally:
-        PhastSweep.stage_edges, PhastSweep.nap_ns, PhastSweep.early_launch = saved
+        (
+            PhastSweep.stage_edges,
+            PhastSweep.nap_ns,
+            PhastSweep.early_launch,
+            PhastSweep.device_search,
+        ) = saved
 
 
 def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int, float, float]:

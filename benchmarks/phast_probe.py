@@ -14,9 +14,12 @@ launch, in three forms per source:
 - ``empty``: ``levels``, ``small`` and ``staged`` cut to 0 (the launch, the seeds' copy to the
   grid positions and nothing else);
 - ``again``: the empty launch twice in a row, the second timed (no other kernel between them,
-  so no change of the multiprocessors' shared-memory carveout either).
+  so no change of the multiprocessors' shared-memory carveout either);
+- ``bare``: the empty launch with no seeds and no search (``source`` -1, no seed count, no
+  mapped flag): the launch and block 0's staging alone.
 
-So ``full - top`` is what the grid's levels add and ``top - empty`` block 0's top levels. Medians
+So ``full - top`` is what the grid's levels add, ``top - empty`` block 0's top levels and,
+with ``+dsearch`` (the device searches upward itself), ``empty - bare`` that search. Medians
 over the sources, in microseconds; the sweep's levels and top levels beside them (and the
 core's, with a ``+coreN`` label: ``bench_nearfar.py``'s labels and suffixes).
 
@@ -28,6 +31,7 @@ returned (the later passes' calls, the wait for the device and the result). Wher
 waits for the host, ``loop_us`` is about ``to_launch_us + launch_call_us`` plus the sweep.
 With ``+early`` (the sweep launched before the search) the launch comes first, so ``full`` and
 the other forms' events hold the wait for the host's search, and ``to_launch_us`` no search.
+With ``+dsearch`` the host does not search (``search_us`` 0).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import kernels  # noqa: E402
 import sssp  # noqa: E402
 from sssp.cpu.reference import dijkstra  # noqa: E402
 
-FORMS = ("full", "top", "empty", "again")
+FORMS = ("full", "top", "empty", "again", "bare")
 HOST = ("search", "to_launch", "launch_call", "after")
 COLUMNS = (
     "graph",
@@ -62,6 +66,7 @@ COLUMNS = (
     "top_us",
     "empty_us",
     "again_us",
+    "bare_us",
     "loop_us",
     "gpu_us",
     "wall_us",
@@ -84,8 +89,10 @@ class _Timed:
         named = dict(zip(kernels.PHAST_ARGS, args, strict=True))
         if self.form == "top":
             named["levels"] = named["small"]
-        elif self.form in ("empty", "again"):
+        elif self.form in ("empty", "again", "bare"):
             named.update(levels=np.int32(0), small=np.int32(0), staged=np.int32(0))
+        if self.form == "bare":
+            named.update(source=np.int32(-1), nseeds=np.int32(0), seed_flag=np.uintp(0))
         if self.form == "again":
             self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
         self.before.record(stream)
@@ -136,7 +143,7 @@ def probe(graph: sssp.Graph, sources, label: str) -> dict:
                 t_back = time.perf_counter()
                 got[form].append(timed.microseconds())
                 if form == "full":
-                    host["search"].append(searches[-1])
+                    host["search"].append(searches[-1] if searches else 0.0)
                     host["to_launch"].append(timed.called - t_call)
                     host["launch_call"].append(timed.returned - timed.called)
                     host["after"].append(t_back - timed.returned)

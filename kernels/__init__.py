@@ -457,6 +457,15 @@ PHAST_ARGS = (
     "width",
     "nap",
     "seed_flag",
+    "source",
+    "up_ptr",
+    "up_pos",
+    "up_w",
+    "slevel",
+    "sdist",
+    "bag",
+    "table",
+    "ncore",
 )
 """The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
 control words; the hierarchy by sweep position (the node at each position, the levels' first
@@ -470,11 +479,21 @@ reads its in-edges of from shared memory (:func:`phast_smem_bytes`); the most la
 node's in-edges (1 to 32, a power of two: fewer where a level has more nodes than threads); the
 longest nap in ns between two polls of a tail not yet published (0: none); null, or host memory
 mapped into the device holding the generation and the count of seeds that the host writes after
-the launch (the seeds then in mapped host memory too)."""
+the launch (the seeds then in mapped host memory too). Then the device's own upward search: the
+source's position (-1: the seeds come from the host, and the rest is unused); the upward edges
+by tail position (offsets, heads' positions, weights in the distance type); each position's
+level counted below the core (negative in it); the search's distances by position (64-bit, all
+ones between solves) and its lists of reached positions (n slots, a level's at its first
+position); the core table in the distance type (infinity: no path) and the core's nodes."""
 
 PHAST_KERNELS: dict[str, KernelSpec] = {
     "sweep": KernelSpec(
-        "sweep", _both("sssp_ph_sweep"), PHAST_ARGS, "P" * 13 + "iIiiiiiP", "resident", "phast-top"
+        "sweep",
+        _both("sssp_ph_sweep"),
+        PHAST_ARGS,
+        "P" * 13 + "iIiiiiiP" + "i" + "P" * 7 + "i",
+        "resident",
+        "phast-top",
     ),
     "tree": NEARFAR_KERNELS["tree"],
 }
@@ -488,23 +507,29 @@ PHAST_BLOCK = 1024
 pass; ``LaunchConfig.local_limit`` may send it wider levels, swept in several passes)."""
 
 
-def phast_smem_bytes(level_ptr, down_ptr, small: int, staged: int, dist_bytes: int) -> int:
+def phast_smem_bytes(
+    level_ptr, down_ptr, small: int, staged: int, dist_bytes: int, counters: int = 0
+) -> int:
     """The sweep's dynamic shared memory: the distances of the top ``small`` levels, then the
-    in-edges of the first ``staged`` levels (weights, row offsets, tails' positions), as
-    kernels/sssp_phast.cu lays them out."""
+    in-edges of the first ``staged`` levels (weights, row offsets, tails' positions), then
+    ``counters`` words (the device's upward search: a count of reached positions per level
+    below the core, and one for the core), as kernels/sssp_phast.cu lays them out."""
     top = int(level_ptr[small])
     pst = int(level_ptr[staged])
     est = int(down_ptr[pst])
-    return dist_bytes * (top + est) + 4 * (pst + 1 + est)
+    return dist_bytes * (top + est) + 4 * (pst + 1 + est + counters)
 
 
-def phast_staged_levels(level_ptr, down_ptr, small: int, dist_bytes: int, smem_bytes: int) -> int:
+def phast_staged_levels(
+    level_ptr, down_ptr, small: int, dist_bytes: int, smem_bytes: int, counters: int = 0
+) -> int:
     """How many of the top ``small`` levels can have their in-edges in shared memory beside the
-    top's distances, within ``smem_bytes`` (:func:`phast_smem_bytes`)."""
+    top's distances (and ``counters`` words), within ``smem_bytes`` (:func:`phast_smem_bytes`)."""
     staged = 0
     while (
         staged < small
-        and phast_smem_bytes(level_ptr, down_ptr, small, staged + 1, dist_bytes) <= smem_bytes
+        and phast_smem_bytes(level_ptr, down_ptr, small, staged + 1, dist_bytes, counters)
+        <= smem_bytes
     ):
         staged += 1
     return staged
@@ -783,6 +808,9 @@ CTRL_PHASE, CTRL_DONE, CTRL_ABORT, CTRL_LIMIT, CTRL_REACHED, CTRL_SORTED = 0, 1,
 flag set by a grid barrier that timed out, the phase limit, (Crauser) the nodes reached, after
 which relax is bounded by the largest carried distance (words 10-13), and whether the rows
 ascend by weight (``sort``), so that the bounded relax may stop at a node's first edge above it."""
+CTRL_SEEDS = 14
+"""PHAST's control word where the device searches upward itself (``source`` of
+:data:`PHAST_ARGS`): the seeds that search found below the core."""
 CTRL_BUCKETS = 4
 """Near-far's control word: the threshold raises (buckets) of the solve."""
 CTRL_BARRIER, CTRL_FINISHED, CTRL_READERS, CTRL_BOUND = 2, 4, 7, 10
@@ -1009,6 +1037,7 @@ def contract_defines() -> dict[str, str]:
         "SSSP_CTRL_FINISHED": str(CTRL_FINISHED),
         "SSSP_CTRL_READERS": str(CTRL_READERS),
         "SSSP_CTRL_BOUND": str(CTRL_BOUND),
+        "SSSP_CTRL_SEEDS": str(CTRL_SEEDS),
         "SSSP_NF_WORDS": str(NEARFAR_WORDS),
         "SSSP_NF_L": str(NF_LIST),
         "SSSP_NF_FAR": str(NF_FAR),

@@ -17,6 +17,7 @@
 #define SSSP_CTRL_FINISHED 4
 #define SSSP_CTRL_READERS 7
 #define SSSP_CTRL_BOUND 10
+#define SSSP_CTRL_SEEDS 14
 #define SSSP_NF_WORDS 16
 #define SSSP_NF_L 0
 #define SSSP_NF_FAR 3

@@ -44,6 +44,16 @@
 //             stores it last), then takes the count from seed_flag[1] instead of nseeds; it
 //             stages its edges before that wait, so they load while the host searches. A wait
 //             for the seeds gives up after 10 s of the device's clock (ctrl[ABORT]).
+//   search    with `source` >= 0 the device searches upward itself, block 0 alone, before its
+//             top levels (no seeds from the host, no copy): the levels from the source's up, one
+//             block barrier each; a level's reached positions (the list `bag` keeps at the
+//             level's first position, its count in shared memory) each stall-checked over their
+//             downward in-edges, and the others seeds that relax their upward edges (atomicMin
+//             on `sdist`, whose 64-bit words are all ones between solves: the first to lower
+//             one lists its position). The core's nodes the search reached are listed at the
+//             front of `bag`; every core distance is the least over them of the entry's
+//             distance plus its table row. Block 0 puts every word it lowered back to all ones
+//             at its end.
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
 // yet), so the engine's tree pass (sssp_nf_tree) and result pass read a PHAST solve as they read
 // a near-far one; ctrl[PHASE] = levels + 1 (the engine reports levels as the steps) and
@@ -59,7 +69,10 @@
         unsigned long long *pword, unsigned int *pgen, unsigned int *seed_gen, sssp_d_t *seed_val, \
         const int *__restrict__ seed_pos, const sssp_d_t *__restrict__ seed_d, int nseeds,        \
         unsigned int gen, int levels, int small, int staged, int width, int nap,                  \
-        const unsigned int *seed_flag
+        const unsigned int *seed_flag, int source, const long long *__restrict__ up_ptr,          \
+        const int *__restrict__ up_pos, const sssp_d_t *__restrict__ up_w,                        \
+        const int *__restrict__ slevel, unsigned long long *sdist, int *bag,                      \
+        const sssp_d_t *__restrict__ table, int ncore
 
 #if !SSSP_FLOAT
 __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
@@ -191,6 +204,99 @@ __device__ __noinline__ sssp_d_t sssp_ph_wait(const unsigned long long *pword, c
     }
 }
 
+// The device's upward search (see "search" above), block 0's threads, after the caller zeroed the
+// `levels` + 1 counters `cnt` and met at a block barrier: the seeds below the top into
+// seed_val / seed_gen, those of the top into `sd`, the core's distances into sd[0, ncore); the
+// seeds' count into ctrl[SEEDS]. A sum past the distance type's largest finite value (64-bit:
+// int64's) reaches nothing, as on the host.
+#define SSSP_PH_NONE 0xFFFFFFFFFFFFFFFFull
+#if SSSP_DIST_BITS == 32
+#define SSSP_PH_CAP 0xFFFFFFFEull
+#else
+#define SSSP_PH_CAP 0x7FFFFFFFFFFFFFFFull
+#endif
+__device__ __noinline__ void sssp_ph_search(int source, int top, int levels, unsigned int gen, const int *level_ptr,
+                                            const long long *__restrict__ down_ptr,
+                                            const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w,
+                                            const long long *__restrict__ up_ptr, const int *__restrict__ up_pos,
+                                            const sssp_d_t *__restrict__ up_w, const int *__restrict__ slevel,
+                                            unsigned long long *sdist, int *bag, const sssp_d_t *__restrict__ table,
+                                            int ncore, int *cnt, sssp_d_t *sd, sssp_d_t *seed_val,
+                                            unsigned int *seed_gen, unsigned int *ctrl) {
+    __shared__ int sssp_ph_found;
+    const int sl = slevel[source];
+    if (sl < 0) {  // a core node: its table row
+        for (int c = threadIdx.x; c < ncore; c += blockDim.x) sd[c] = table[(long long)source * ncore + c];
+        if (threadIdx.x == 0) ctrl[SSSP_CTRL_SEEDS] = 0u;
+        return;
+    }
+    if (threadIdx.x == 0) {
+        sdist[source] = 0ull;
+        bag[level_ptr[sl]] = source;
+        cnt[sl] = 1;
+        sssp_ph_found = 0;
+    }
+    sssp_block_sync();
+    for (int l = sl; l >= 0; --l) {
+        const int m = cnt[l], b = level_ptr[l];
+        for (int i = threadIdx.x; i < m; i += blockDim.x) {
+            const int u = sssp_ldcg(bag + b + i);
+            const unsigned long long d = sssp_ldcg(sdist + u);
+            bool stall = false;
+            const long long de = __ldg(down_ptr + u + 1);
+            for (long long j = __ldg(down_ptr + u); j < de && !stall; ++j) {
+                const unsigned long long dx = sssp_ldcg(sdist + __ldg(down_pos + j));
+                stall = dx != SSSP_PH_NONE && dx + (unsigned long long)__ldg(down_w + j) < d;
+            }
+            if (stall) continue;
+            atomicAdd(&sssp_ph_found, 1);
+            if (u < top) {
+                sd[u] = (sssp_d_t)d;
+            } else {
+                seed_val[u] = (sssp_d_t)d;
+                seed_gen[u] = gen;
+            }
+            const long long ue = __ldg(up_ptr + u + 1);
+            for (long long j = __ldg(up_ptr + u); j < ue; ++j) {
+                const unsigned long long nd = d + (unsigned long long)__ldg(up_w + j);
+                if (nd > SSSP_PH_CAP) continue;
+                const int x = __ldg(up_pos + j);
+                if (atomicMin(sdist + x, nd) == SSSP_PH_NONE) {  // first reached: onto its list
+                    const int lx = __ldg(slevel + x);
+                    if (lx < 0) {
+                        bag[atomicAdd(cnt + levels, 1)] = x;
+                    } else {
+                        bag[level_ptr[lx] + atomicAdd(cnt + lx, 1)] = x;
+                    }
+                }
+            }
+        }
+        sssp_block_sync();
+    }
+    const int entries = cnt[levels];
+    for (int c = threadIdx.x; c < ncore; c += blockDim.x) {
+        unsigned long long best = SSSP_PH_NONE;
+#pragma unroll 4
+        for (int i = 0; i < entries; ++i) {
+            const int e = sssp_ldcg(bag + i);
+            const sssp_d_t t = __ldg(table + (long long)e * ncore + c);
+            const unsigned long long v = sssp_ldcg(sdist + e) + (unsigned long long)t;
+            if (t != (sssp_d_t)SSSP_INF_BITS && v < best) best = v;
+        }
+        sd[c] = best > SSSP_PH_CAP ? (sssp_d_t)SSSP_INF_BITS : (sssp_d_t)best;
+    }
+    if (threadIdx.x == 0) ctrl[SSSP_CTRL_SEEDS] = (unsigned int)sssp_ph_found;
+}
+
+// Every `sdist` word the search lowered back to all ones (block 0, after its last use).
+__device__ __forceinline__ void sssp_ph_forget(int levels, const int *level_ptr, const int *cnt, const int *bag,
+                                               unsigned long long *sdist) {
+    for (int l = 0; l <= levels; ++l) {
+        const int m = cnt[l], b = l < levels ? level_ptr[l] : 0;
+        for (int i = threadIdx.x; i < m; i += blockDim.x) sdist[sssp_ldcg(bag + b + i)] = SSSP_PH_NONE;
+    }
+}
+
 // The least of `best` and, over p's downward in-edges lane, lane + lanes, ..., the tail's distance
 // plus the weight. A lane has four edges' loads in flight before it reads their tails' distances.
 // Edges, row offsets and tails come from global memory (kStaged: from the shared-memory copies
@@ -253,8 +359,12 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         sssp_d_t *sw = sd + top;
         int *sptr = reinterpret_cast<int *>(sw + est);
         int *spos = sptr + pst + 1;
+        int *scnt = spos + est;  // the device's search: its lists' counts
         __shared__ int sssp_ph_nseeds;
         for (int p = threadIdx.x; p < top; p += blockDim.x) sd[p] = (sssp_d_t)SSSP_INF_BITS;
+        if (source >= 0) {
+            for (int l = threadIdx.x; l <= levels; l += blockDim.x) scnt[l] = 0;
+        }
         // The staged edges first: they need no seed, so with seed_flag they load while the host
         // searches (the grid cannot start a level before block 0 publishes the top anyway).
         for (int j = threadIdx.x; j < est; j += blockDim.x) {
@@ -262,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             spos[j] = __ldg(down_pos + j);
         }
         for (int p = threadIdx.x; p <= pst; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + p);
-        if (threadIdx.x == 0) {
+        if (threadIdx.x == 0 && source < 0) {
             int count = nseeds;
             if (seed_flag != nullptr) {  // launched before the host's search: wait for its seeds
                 const unsigned long long t0 = sssp_ph_clock();
@@ -281,7 +391,11 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             sssp_ph_nseeds = count;
         }
         sssp_block_sync();
-        const int count = sssp_ph_nseeds;
+        if (source >= 0) {
+            sssp_ph_search(source, top, levels, gen, level_ptr, down_ptr, down_pos, down_w, up_ptr, up_pos, up_w,
+                           slevel, sdist, bag, table, ncore, scnt, sd, seed_val, seed_gen, ctrl);
+        }
+        const int count = source >= 0 ? 0 : sssp_ph_nseeds;
         for (int i = threadIdx.x; i < count; i += blockDim.x) {
             int p;
             sssp_d_t d;
@@ -362,6 +476,12 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
                 key[__ldg(order + p)] = sssp_ph_key(best);
             }
         }
+    }
+    if (blockIdx.x == 0 && source >= 0) {
+        const int pst = level_ptr[staged];
+        const int est = (int)down_ptr[pst];
+        const int *scnt = reinterpret_cast<const int *>(sd + top + est) + pst + 1 + est;
+        sssp_ph_forget(levels, level_ptr, scnt, bag, sdist);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctrl[SSSP_CTRL_PHASE] = (unsigned int)levels + 1u;

@@ -614,6 +614,51 @@ def test_phast_early_launch_same_answers(monkeypatch, early):
 
 
 @pytest.mark.smoke
+@pytest.mark.parametrize("nodes", [0, 512, 4096])
+def test_phast_device_search_same_answers(monkeypatch, nodes):
+    """The sweep's block 0 searching upward itself (``PhastSweep.device_search``): no core,
+    a core of 512 nodes (entries merged through the table on the device), and one of 4 096
+    (all of the grid and of both random graphs: every source in the core, its table row). The
+    same answers and trees on a grid, a road-like network, zero weights with unreachable nodes
+    (a source among them) and 64-bit distances, at 1 lane with the top in block 0 and at 32
+    with none; from a source without out-edges and on one node; many sources with trees; the
+    search's words put back each solve (a second round on the same solver)."""
+    import sssp.gpu.phast
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "device_search", True)
+    configs = [replace(PHAST_CONFIGS[0], core=nodes), replace(PHAST_CONFIGS[1], core=nodes)]
+    for graph in _phast_graphs(53):
+        sources = [0, 17, graph.n // 2 + 1, graph.n - 1]
+        for r in check(graph, sources, configs=configs, repeats=2):
+            ph = r.stats["phast"]
+            assert r.stats["loop"] == "phast" and ph["device_search"]
+            assert (
+                r.stats["upward_settled"] >= 0 and r.iterations == ph["levels"] - ph["core_levels"]
+            )
+    sink = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
+    one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
+    for config in configs:
+        for g, s, dist in ((sink, 3, None), (one, 0, [0])):
+            with sssp.Solver(g, backend="gpu", algorithm="near-far", config=config) as sv:
+                res = sv.solve(s)
+            if dist is None:
+                assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
+            else:
+                assert res.dist.tolist() == dist
+            assert np.all(res.pred == -1)
+    graph = _phast_graphs(53)[1]
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[0]) as sv:
+        sources = [5, 6, 900, 19_999]
+        rows = sv.solve_many(sources, return_predecessors=True)
+        for i, s in enumerate(sources):
+            np.testing.assert_array_equal(rows.dist[i], dijkstra(graph, s).dist)
+        one_more = sv.solve(7)
+        check_against(dijkstra(graph, 7).dist, one_more)
+        check_tree(graph, one_more)
+        assert one_more.stats["upward_settled"] > 0
+
+
+@pytest.mark.smoke
 def test_phast_unstaged_edges_same_answers(monkeypatch):
     """Block 0 reading its top levels' in-edges from global memory (``PhastSweep.stage_edges``
     off; the other tests stage them, the default): the same answers on a grid, a road-like

@@ -1521,6 +1521,171 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
             np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
 
 
+def _search_like_the_kernel(a, arrays, rng):
+    """What sssp_ph_search computes (the device's upward search), from a launch's arguments
+    ``a`` and the arrays behind its pointers: the seeds (position, distance) it leaves, the
+    core's positions first, as the host's search hands them over. Each level's list is handled
+    in a random order (one of the block's interleavings: a stall check sees what the nodes
+    before it lowered). Also checks that every search word is back to all ones at the end."""
+    lp, dptr, dpos, dw = (
+        arrays[int(a[k])] for k in ("level_ptr", "down_ptr", "down_pos", "down_w")
+    )
+    uptr, upos, uw, slevel = (arrays[int(a[k])] for k in ("up_ptr", "up_pos", "up_w", "slevel"))
+    k, levels, source = int(a["ncore"]), int(a["levels"]), int(a["source"])
+    table = arrays[int(a["table"])].reshape(k, k) if k else np.empty((0, 0), dw.dtype)
+    none, inf = 2**64 - 1, int(np.iinfo(dw.dtype).max)
+    cap = inf - 1 if dw.dtype == np.uint32 else 2**63 - 1
+    n = slevel.size
+    sdist = [none] * n
+    core = np.full(k, inf, dtype=object)
+    seeds: dict[int, int] = {}
+    if slevel[source] < 0:
+        core[:] = [int(t) for t in table[source]]
+    else:
+        lists: list[list[int]] = [[] for _ in range(levels + 1)]
+        sdist[source] = 0
+        lists[slevel[source]].append(source)
+        for level in range(int(slevel[source]), -1, -1):
+            assert len(lists[level]) <= lp[level + 1] - lp[level]  # its slots
+            for u in rng.permutation(lists[level]):
+                d = sdist[u]
+                tails = range(int(dptr[u]), int(dptr[u + 1]))
+                if any(sdist[dpos[j]] != none and sdist[dpos[j]] + int(dw[j]) < d for j in tails):
+                    continue
+                seeds[int(u)] = d
+                for j in range(int(uptr[u]), int(uptr[u + 1])):
+                    x, nd = int(upos[j]), d + int(uw[j])
+                    assert slevel[x] < slevel[u]  # every upward edge climbs
+                    if nd > cap:
+                        continue
+                    if sdist[x] == none:
+                        lists[slevel[x] if slevel[x] >= 0 else levels].append(x)
+                    sdist[x] = min(sdist[x], nd)
+        entries = lists[levels]
+        assert len(entries) <= k and all(0 <= e < k for e in entries)
+        for c in range(k):
+            best = min(
+                (sdist[e] + int(table[e, c]) for e in entries if int(table[e, c]) != inf),
+                default=none,
+            )
+            core[c] = inf if best > cap else best
+        for level_list in lists:  # sssp_ph_forget
+            for x in level_list:
+                sdist[x] = none
+    assert all(v == none for v in sdist)
+    pos = np.array([*range(k), *seeds], dtype=np.int32)
+    d = np.array([*core, *seeds.values()], dtype=np.uint64)
+    return pos, d
+
+
+@pytest.mark.parametrize(("nodes", "wide"), [(0, False), (300, False), (300, True), (4096, False)])
+def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wide):
+    """``PhastSweep.device_search``: the sweep searches upward itself. The solver uploads the
+    upward edges by tail position (weights in the distance type, capped at its infinity), each
+    position's level counted below the core, the core table in the distance type (infinity for
+    no path), makes the search's words (all ones) and lists, and gives block 0's shared memory
+    a count per level below the core and one for the core. A solve sends no seeds (no copy,
+    no mapped buffer), only the source's position. The kernel's search, run over those arrays
+    as it runs (levels from the source's up, each list in any order), then the sweep, gives
+    SciPy's distances, from sources below and in the core, and in a component that reaches
+    no core node; 64-bit distances too (``wide``); many sources launch the same way."""
+    from sssp.cpu.reference import dijkstra
+    from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
+
+    monkeypatch.setattr(PhastSweep, "device_search", True)
+    fake_driver.DEVICE = {**fake_driver.DEVICE, "CAN_MAP_HOST_MEMORY": 1}
+    pointers = iter(range(0x7000_0000, 0x8000_0000, 0x100_0000))
+
+    def pagelocked_empty(n, dtype, mem_flags=None):
+        arr = np.zeros(n, dtype).view(_Mapped)
+        pointer = next(pointers)
+        arr.holder = SimpleNamespace(get_device_pointer=lambda: pointer)
+        return arr
+
+    fake_driver.pagelocked_empty = pagelocked_empty
+    road = sssp.generate("road", size=3000, seed=4)
+    tails = np.concatenate(
+        (np.repeat(np.arange(3000), np.diff(road.indptr)), np.arange(3000, 3099))
+    )
+    heads = np.concatenate((road.indices, np.arange(3001, 3100)))  # a path of its own
+    weights = np.concatenate((road.weights, np.full(99, 7))).astype(np.int64) << (33 if wide else 0)
+    graph = sssp.Graph.from_edges(3100, tails, heads, weights)
+    arrays: dict[int, np.ndarray] = {}
+    upload = EngineSolver._upload
+
+    def keep(self, array):
+        buf = upload(self, array)
+        arrays[int(buf)] = np.array(array, copy=True)
+        return buf
+
+    monkeypatch.setattr(EngineSolver, "_upload", keep)
+    copies: list[int] = []
+    fake_driver.memcpy_htod_async = lambda buf, array, stream=None: copies.append(array.nbytes)
+    rng = np.random.default_rng(7)
+    config = LaunchConfig(loop="phast", core=nodes)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        ph = solver._phast
+        assert ph is not None and ph.searching and ph._mapped is None
+        h, core = ph.hierarchy, ph.core
+        k, top = core.levels, core.nodes
+        width = 8 if wide else 4
+        np.testing.assert_array_equal(arrays[int(ph.d_up_ptr)], h.up_ptr)
+        np.testing.assert_array_equal(arrays[int(ph.d_up_pos)], h.up_dst)
+        up_w = arrays[int(ph.d_up_w)]
+        assert up_w.dtype == solver.val_dtype
+        np.testing.assert_array_equal(up_w, np.minimum(h.up_w, ph._inf))
+        np.testing.assert_array_equal(arrays[int(ph.d_slevel)], h.sweep_level - k)
+        if top:
+            table = arrays[int(ph.d_table)].reshape(top, top)
+            assert table.dtype == solver.val_dtype
+            np.testing.assert_array_equal(table == ph._no_path, core.dist < 0)
+        else:
+            assert int(ph.d_table) == 0
+        assert ph.counters == h.levels - k + 1 and solver._static_stats()["phast"]["device_search"]
+        lp = h.level_ptr[k:]
+        down_ptr = h.down_ptr - int(h.down_ptr[top])
+        assert ph.smem == kernels.phast_smem_bytes(
+            lp, down_ptr, ph.small, ph.staged, width, ph.counters
+        )
+        assert ph.smem - kernels.phast_smem_bytes(lp, down_ptr, ph.small, ph.staged, width) == (
+            4 * ph.counters
+        )
+        solver.h_info[:] = 0
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels - k + 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_SEEDS] = 17
+        sweep = fake_driver.functions["sssp_ph_sweep"]
+        for source in (0, 1234, 2999, int(h.order[0]), int(h.order[max(top, 1) - 1]), 3050):
+            del copies[:]
+            r = solver.solve(source)
+            assert copies == [solver.ctrl0.nbytes]  # the control words only: no seeds
+            a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
+            assert int(a["source"]) == h.position[source] and int(a["seed_flag"]) == 0
+            assert int(a["nseeds"]) == 0 and int(a["ncore"]) == top
+            assert int(a["sdist"]) == int(ph.d_sdist) and int(a["bag"]) == int(ph.d_bag)
+            assert r.stats["upward_settled"] == 17
+            arrays[int(a["sdist"])] = np.full(h.n, 2**64 - 1, np.uint64)
+            seeds = _search_like_the_kernel(a, arrays, rng)
+            got = _sweep_like_the_kernel(
+                h.order,
+                lp,
+                down_ptr,
+                h.down_src[int(h.down_ptr[top]) :],
+                np.minimum(h.down_w[int(h.down_ptr[top]) :], ph._inf).astype(solver.val_dtype),
+                seeds,
+                ph.small,
+                232448,
+                ph.staged,
+            )
+            np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
+        for source in (0, 7):  # as the many sources' chunks queue them: on a given lane
+            solver.start(source, solver._lane0)
+            solver.run_phases(solver._lane0)
+            a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
+            assert int(a["source"]) == h.position[source] and int(a["nseeds"]) == 0
+
+
 def test_phast_shared_memory_rules():
     """``phast_smem_bytes`` counts the kernel's layout; ``phast_staged_levels`` is the most
     levels whose layout fits the budget, never more than the top levels."""

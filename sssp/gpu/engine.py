@@ -753,7 +753,7 @@ class EngineSolver(DeviceBuffers):
                 self.nearfar,
                 bool(self.cluster_lq),
                 self._static_stats(),
-                self._phast.seeds if self._phast is not None else None,
+                self._phast.seeds_of(info) if self._phast is not None else None,
             )
         )
         # Where the host's share of the wall time goes: before the first command was queued

@@ -67,6 +67,14 @@ class PhastSweep:
     0.524, at a core of 2 048 cs4 0.313 -> 0.268, t60k 0.377 -> 0.292; 1.5-29 % more on four)
     and on 11 of 12 of ``phast_probe.py``'s (the search no longer before the launch)."""
 
+    device_search = False
+    """Whether block 0 of the sweep searches upward from the source itself (``source`` of
+    ``kernels.PHAST_ARGS``), before its top levels: no search on the host, no seeds to copy or
+    map, and a solve is a launch (many sources too). The search takes a block barrier per level
+    of the source's upward climb, and the core's distances one pass over the table rows of the
+    core nodes it reached (all of them: the host skips those an earlier one reaches sooner).
+    Not measured yet."""
+
     def __init__(
         self, solver: EngineSolver, blocks_per_sm: Any, hierarchy: Hierarchy | None = None
     ) -> None:
@@ -137,8 +145,25 @@ class PhastSweep:
         # A single solve's seeds written after its launch (early_launch), into host memory
         # mapped into the device: the distances, the positions, and two words (the generation
         # the host stores last, the count).
+        # The device's own upward search (device_search): the upward edges by tail position,
+        # each position's level counted below the core, the search's distances (all ones
+        # between solves) and lists, the core table in the distance type.
+        self.searching = self.device_search
+        if self.searching:
+            self.d_up_ptr = s._upload(h.up_ptr)
+            self.d_up_pos = s._upload(h.up_dst)
+            self.d_up_w = s._upload(np.minimum(h.up_w, inf).astype(val))
+            self.d_slevel = s._upload((h.sweep_level - k).astype(np.int32))
+            self.d_sdist = s._alloc(8 * h.n)
+            cuda.memset_d8(self.d_sdist, 0xFF, 8 * h.n)
+            self.d_bag = s._alloc(4 * h.n)
+            table = self.core.dist.astype(np.int64)
+            none = (table < 0) | (table >= inf)
+            table = np.where(none, 0, table).astype(val)
+            table[none] = self._no_path
+            self.d_table = s._upload(table.reshape(-1)) if nodes else np.uintp(0)
         self._mapped = self._flag = None
-        if self.early_launch and s.plan.mapped:
+        if self.early_launch and s.plan.mapped and not self.searching:
             nbytes = (val.itemsize + 4) * h.n
             raw = cuda.pagelocked_empty(
                 nbytes + 8, np.uint8, mem_flags=cuda.host_alloc_flags.DEVICEMAP
@@ -156,16 +181,18 @@ class PhastSweep:
         self.gen = 0
         block = kernels.PHAST_BLOCK
         limit = block if s.config.local_limit < 0 else s.config.local_limit
+        # The search's counts: one a level below the core, one for the core.
+        self.counters = h.levels - k + 1 if self.searching else 0
         # The row offsets of the positions above the first swept level stay (none staged).
         self.small = kernels.phast_top_levels(
-            np.diff(lp), width, room - 4 * (nodes + 1) - width * nodes, limit
+            np.diff(lp), width, room - 4 * (nodes + 1 + self.counters) - width * nodes, limit
         )
         func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, room)
         # Every block asks for block 0's shared memory, and all must be resident at once (the
         # grid barrier): the most shared memory the multiprocessor can give, not a carveout the
         # driver might choose smaller than the occupancy rule assumed.
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
-        base = kernels.phast_smem_bytes(lp, dp, self.small, 0, width)
+        base = kernels.phast_smem_bytes(lp, dp, self.small, 0, width, self.counters)
         fits = max(1, blocks_per_sm(func, block, base))
         self.staged = 0
         if self.stage_edges:
@@ -173,13 +200,22 @@ class PhastSweep:
             # (the driver keeps 1 KiB a block).
             per_sm = dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
             budget = min(room, per_sm // fits - 1024 - static)
-            self.staged = kernels.phast_staged_levels(lp, dp, self.small, width, budget)
-        self.smem = kernels.phast_smem_bytes(lp, dp, self.small, self.staged, width)
+            self.staged = kernels.phast_staged_levels(
+                lp, dp, self.small, width, budget, self.counters
+            )
+        self.smem = kernels.phast_smem_bytes(lp, dp, self.small, self.staged, width, self.counters)
         fits = max(1, blocks_per_sm(func, block, self.smem))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         self.seeds = 0
         """Seeds of the last solve below the core (nodes the upward search reached and did not
-        stall)."""
+        stall), where the host searched (else the device counts them: :meth:`seeds_of`)."""
+
+    def seeds_of(self, info: np.ndarray) -> int:
+        """The seeds below the core of the solve whose summary words are ``info``
+        (``kernels.RESULT_WORDS``)."""
+        if self.searching:
+            return int(info[kernels.RES_CTRL + kernels.CTRL_SEEDS])
+        return self.seeds
 
     def _clear_stamps(self, memset: Any, *stream: Any) -> None:
         """Every generation stamp back to 0 (at the start, and when the number wraps):
@@ -201,6 +237,7 @@ class PhastSweep:
             "staged_levels": self.staged,
             "core_levels": self.core.levels,
             "core_nodes": self.core.nodes,
+            "device_search": self.searching,
             "hierarchy_edges": h.edges,
             "hierarchy_seconds": h.seconds,
             "hierarchy_cached": self.cached,
@@ -227,6 +264,10 @@ class PhastSweep:
         if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
             self._clear_stamps(cuda.memset_d8_async, lane.stream)
             self.gen = 1
+        if self.searching:  # the device searches: nothing to send
+            null = np.uintp(0)
+            self._launch(lane, null, null, 0, null, int(self.hierarchy.position[source]))
+            return
         if alone and self._mapped is not None:
             self._launch(lane, self.d_mapped_pos, self.d_mapped_d, 0, self.d_flag)
             flag = self._flag
@@ -268,9 +309,24 @@ class PhastSweep:
             seed_d[:k_nodes][dists[:k_nodes] == INF] = self._no_path
         return count
 
-    def _launch(self, lane: _Lane, seed_pos: Any, seed_d: Any, count: int, flag: Any) -> None:
+    def _launch(
+        self, lane: _Lane, seed_pos: Any, seed_d: Any, count: int, flag: Any, source: int = -1
+    ) -> None:
         s = self.solver
         grid, block = self.grid
+        if self.searching:
+            search = (
+                self.d_up_ptr,
+                self.d_up_pos,
+                self.d_up_w,
+                self.d_slevel,
+                self.d_sdist,
+                self.d_bag,
+                self.d_table,
+                np.int32(self.core.nodes),
+            )
+        else:
+            search = (np.uintp(0),) * 7 + (np.int32(0),)
         s.funcs["sweep"].prepared_async_call(
             grid,
             block,
@@ -296,5 +352,7 @@ class PhastSweep:
             np.int32(s.config.relax.lanes),
             np.int32(self.nap_ns),
             flag,
+            np.int32(source),
+            *search,
             shared_size=self.smem,
         )
