@@ -48,7 +48,8 @@
 //             top levels (no seeds from the host, no copy): the levels from the source's up, one
 //             block barrier each; a level's reached positions (the list `bag` keeps at the
 //             level's first position, its count in shared memory) each stall-checked over their
-//             downward in-edges, and the others seeds that relax their upward edges (atomicMin
+//             downward in-edges, and the others seeds that relax their upward edges (a node's
+//             edges split over up to 32 lanes, as a level's size leaves threads; atomicMin
 //             on `sdist`, whose 64-bit words are all ones between solves: the first to lower
 //             one lists its position). The core's nodes the search reached are listed at the
 //             front of `bag`; every core distance is the least over them of the entry's
@@ -238,26 +239,38 @@ __device__ __noinline__ void sssp_ph_search(int source, int top, int levels, uns
     }
     sssp_block_sync();
     for (int l = sl; l >= 0; --l) {
+        // A level's nodes in passes of blockDim / lanes (block-uniform, so whole warps shuffle),
+        // each node's edges split over its group of lanes as the sweep splits them: a level
+        // waits for a few atomics of each node, not for the chain of its longest row.
         const int m = cnt[l], b = level_ptr[l];
-        for (int i = threadIdx.x; i < m; i += blockDim.x) {
-            const int u = sssp_ldcg(bag + b + i);
-            const unsigned long long d = sssp_ldcg(sdist + u);
-            bool stall = false;
-            const long long de = __ldg(down_ptr + u + 1);
-            for (long long j = __ldg(down_ptr + u); j < de && !stall; ++j) {
-                const unsigned long long dx = sssp_ldcg(sdist + __ldg(down_pos + j));
-                stall = dx != SSSP_PH_NONE && dx + (unsigned long long)__ldg(down_w + j) < d;
+        const int lanes = sssp_ph_lanes(m, blockDim.x, 32);
+        const int lane = threadIdx.x & (lanes - 1), per = blockDim.x / lanes;
+        for (int base = 0; base < m; base += per) {
+            const int i = base + threadIdx.x / lanes;
+            const bool live = i < m;
+            const int u = live ? sssp_ldcg(bag + b + i) : 0;
+            const unsigned long long d = live ? sssp_ldcg(sdist + u) : 0ull;
+            int stall = 0;
+            if (live) {
+                const long long de = __ldg(down_ptr + u + 1);
+                for (long long j = __ldg(down_ptr + u) + lane; j < de && !stall; j += lanes) {
+                    const unsigned long long dx = sssp_ldcg(sdist + __ldg(down_pos + j));
+                    stall = dx != SSSP_PH_NONE && dx + (unsigned long long)__ldg(down_w + j) < d;
+                }
             }
-            if (stall) continue;
-            atomicAdd(&sssp_ph_found, 1);
-            if (u < top) {
-                sd[u] = (sssp_d_t)d;
-            } else {
-                seed_val[u] = (sssp_d_t)d;
-                seed_gen[u] = gen;
+            for (int o = lanes >> 1; o > 0; o >>= 1) stall |= __shfl_xor_sync(0xffffffffu, stall, o);
+            if (!live || stall) continue;
+            if (lane == 0) {
+                atomicAdd(&sssp_ph_found, 1);
+                if (u < top) {
+                    sd[u] = (sssp_d_t)d;
+                } else {
+                    seed_val[u] = (sssp_d_t)d;
+                    seed_gen[u] = gen;
+                }
             }
             const long long ue = __ldg(up_ptr + u + 1);
-            for (long long j = __ldg(up_ptr + u); j < ue; ++j) {
+            for (long long j = __ldg(up_ptr + u) + lane; j < ue; j += lanes) {
                 const unsigned long long nd = d + (unsigned long long)__ldg(up_w + j);
                 if (nd > SSSP_PH_CAP) continue;
                 const int x = __ldg(up_pos + j);
