@@ -466,6 +466,7 @@ PHAST_ARGS = (
     "bag",
     "table",
     "ncore",
+    "nlev",
 )
 """The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
 control words; the hierarchy by sweep position (the node at each position, the levels' first
@@ -484,14 +485,15 @@ source's position (-1: the seeds come from the host, and the rest is unused); th
 by tail position (offsets, heads' positions, weights in the distance type); each position's
 level counted below the core (negative in it); the search's distances by position (64-bit, all
 ones between solves) and its lists of reached positions (n slots, a level's at its first
-position); the core table in the distance type (infinity: no path) and the core's nodes."""
+position); the core table in the distance type (infinity: no path), the core's nodes, and the
+hierarchy's levels below the core (what the search's counts cover, whatever ``levels`` is)."""
 
 PHAST_KERNELS: dict[str, KernelSpec] = {
     "sweep": KernelSpec(
         "sweep",
         _both("sssp_ph_sweep"),
         PHAST_ARGS,
-        "P" * 13 + "iIiiiiiP" + "i" + "P" * 7 + "i",
+        "P" * 13 + "iIiiiiiP" + "i" + "P" * 7 + "ii",
         "resident",
         "phast-top",
     ),

@@ -73,7 +73,7 @@
         const unsigned int *seed_flag, int source, const long long *__restrict__ up_ptr,          \
         const int *__restrict__ up_pos, const sssp_d_t *__restrict__ up_w,                        \
         const int *__restrict__ slevel, unsigned long long *sdist, int *bag,                      \
-        const sssp_d_t *__restrict__ table, int ncore
+        const sssp_d_t *__restrict__ table, int ncore, int nlev
 
 #if !SSSP_FLOAT
 __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
@@ -206,7 +206,8 @@ __device__ __noinline__ sssp_d_t sssp_ph_wait(const unsigned long long *pword, c
 }
 
 // The device's upward search (see "search" above), block 0's threads, after the caller zeroed the
-// `levels` + 1 counters `cnt` and met at a block barrier: the seeds below the top into
+// `nlev` + 1 counters `cnt` (`nlev`: the hierarchy's levels below the core, whatever `levels`
+// the sweep is given) and met at a block barrier: the seeds below the top into
 // seed_val / seed_gen, those of the top into `sd`, the core's distances into sd[0, ncore); the
 // seeds' count into ctrl[SEEDS]. A sum past the distance type's largest finite value (64-bit:
 // int64's) reaches nothing, as on the host.
@@ -216,7 +217,7 @@ __device__ __noinline__ sssp_d_t sssp_ph_wait(const unsigned long long *pword, c
 #else
 #define SSSP_PH_CAP 0x7FFFFFFFFFFFFFFFull
 #endif
-__device__ __noinline__ void sssp_ph_search(int source, int top, int levels, unsigned int gen, const int *level_ptr,
+__device__ __noinline__ void sssp_ph_search(int source, int top, int nlev, unsigned int gen, const int *level_ptr,
                                             const long long *__restrict__ down_ptr,
                                             const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w,
                                             const long long *__restrict__ up_ptr, const int *__restrict__ up_pos,
@@ -277,7 +278,7 @@ __device__ __noinline__ void sssp_ph_search(int source, int top, int levels, uns
                 if (atomicMin(sdist + x, nd) == SSSP_PH_NONE) {  // first reached: onto its list
                     const int lx = __ldg(slevel + x);
                     if (lx < 0) {
-                        bag[atomicAdd(cnt + levels, 1)] = x;
+                        bag[atomicAdd(cnt + nlev, 1)] = x;
                     } else {
                         bag[level_ptr[lx] + atomicAdd(cnt + lx, 1)] = x;
                     }
@@ -286,7 +287,7 @@ __device__ __noinline__ void sssp_ph_search(int source, int top, int levels, uns
         }
         sssp_block_sync();
     }
-    const int entries = cnt[levels];
+    const int entries = cnt[nlev];
     for (int c = threadIdx.x; c < ncore; c += blockDim.x) {
         unsigned long long best = SSSP_PH_NONE;
 #pragma unroll 4
@@ -302,10 +303,10 @@ __device__ __noinline__ void sssp_ph_search(int source, int top, int levels, uns
 }
 
 // Every `sdist` word the search lowered back to all ones (block 0, after its last use).
-__device__ __forceinline__ void sssp_ph_forget(int levels, const int *level_ptr, const int *cnt, const int *bag,
+__device__ __forceinline__ void sssp_ph_forget(int nlev, const int *level_ptr, const int *cnt, const int *bag,
                                                unsigned long long *sdist) {
-    for (int l = 0; l <= levels; ++l) {
-        const int m = cnt[l], b = l < levels ? level_ptr[l] : 0;
+    for (int l = 0; l <= nlev; ++l) {
+        const int m = cnt[l], b = l < nlev ? level_ptr[l] : 0;
         for (int i = threadIdx.x; i < m; i += blockDim.x) sdist[sssp_ldcg(bag + b + i)] = SSSP_PH_NONE;
     }
 }
@@ -376,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         __shared__ int sssp_ph_nseeds;
         for (int p = threadIdx.x; p < top; p += blockDim.x) sd[p] = (sssp_d_t)SSSP_INF_BITS;
         if (source >= 0) {
-            for (int l = threadIdx.x; l <= levels; l += blockDim.x) scnt[l] = 0;
+            for (int l = threadIdx.x; l <= nlev; l += blockDim.x) scnt[l] = 0;
         }
         // The staged edges first: they need no seed, so with seed_flag they load while the host
         // searches (the grid cannot start a level before block 0 publishes the top anyway).
@@ -405,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         }
         sssp_block_sync();
         if (source >= 0) {
-            sssp_ph_search(source, top, levels, gen, level_ptr, down_ptr, down_pos, down_w, up_ptr, up_pos, up_w,
+            sssp_ph_search(source, top, nlev, gen, level_ptr, down_ptr, down_pos, down_w, up_ptr, up_pos, up_w,
                            slevel, sdist, bag, table, ncore, scnt, sd, seed_val, seed_gen, ctrl);
         }
         const int count = source >= 0 ? 0 : sssp_ph_nseeds;
@@ -494,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         const int pst = level_ptr[staged];
         const int est = (int)down_ptr[pst];
         const int *scnt = reinterpret_cast<const int *>(sd + top + est) + pst + 1 + est;
-        sssp_ph_forget(levels, level_ptr, scnt, bag, sdist);
+        sssp_ph_forget(nlev, level_ptr, scnt, bag, sdist);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctrl[SSSP_CTRL_PHASE] = (unsigned int)levels + 1u;

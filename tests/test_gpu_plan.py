@@ -1357,6 +1357,8 @@ def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypa
     from sssp.gpu.engine import EngineSolver
     from sssp.gpu.phast import PhastSweep
 
+    monkeypatch.setattr(PhastSweep, "device_search", False)  # the host searches
+
     fake_driver.DEVICE = {**fake_driver.DEVICE, "CAN_MAP_HOST_MEMORY": 1}
     pointers = iter(range(0x7000_0000, 0x8000_0000, 0x100_0000))
 
@@ -1454,6 +1456,9 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
     memory."""
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
+
+    monkeypatch.setattr(PhastSweep, "device_search", False)  # the host searches
 
     road = sssp.generate("road", size=3000, seed=4)
     tails = np.concatenate(
@@ -1531,7 +1536,7 @@ def _search_like_the_kernel(a, arrays, rng):
         arrays[int(a[k])] for k in ("level_ptr", "down_ptr", "down_pos", "down_w")
     )
     uptr, upos, uw, slevel = (arrays[int(a[k])] for k in ("up_ptr", "up_pos", "up_w", "slevel"))
-    k, levels, source = int(a["ncore"]), int(a["levels"]), int(a["source"])
+    k, levels, source = int(a["ncore"]), int(a["nlev"]), int(a["source"])
     table = arrays[int(a["table"])].reshape(k, k) if k else np.empty((0, 0), dw.dtype)
     none, inf = 2**64 - 1, int(np.iinfo(dw.dtype).max)
     cap = inf - 1 if dw.dtype == np.uint32 else 2**63 - 1
@@ -1580,7 +1585,8 @@ def _search_like_the_kernel(a, arrays, rng):
 
 @pytest.mark.parametrize(("nodes", "wide"), [(0, False), (300, False), (300, True), (4096, False)])
 def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wide):
-    """``PhastSweep.device_search``: the sweep searches upward itself. The solver uploads the
+    """``PhastSweep.device_search`` (the default) under a core table: the sweep searches upward
+    itself (without a core the host does, as before). The solver uploads the
     upward edges by tail position (weights in the distance type, capped at its infinity), each
     position's level counted below the core, the core table in the distance type (infinity for
     no path), makes the search's words (all ones) and lists, and gives block 0's shared memory
@@ -1626,7 +1632,16 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
     config = LaunchConfig(loop="phast", core=nodes)
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
         ph = solver._phast
-        assert ph is not None and ph.searching and ph._mapped is None
+        assert ph is not None and ph.searching == (nodes > 0)
+        if not nodes:  # no core: the host searches, the kernel is told no source
+            solver.h_info[:] = 0
+            solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+            solver.solve(5)
+            args = fake_driver.functions["sssp_ph_sweep"].calls[-1][3:]
+            a = dict(zip(kernels.PHAST_ARGS, args, strict=True))
+            assert int(a["source"]) == -1 and int(a["up_ptr"]) == 0 and ph._mapped is not None
+            return
+        assert ph._mapped is None
         h, core = ph.hierarchy, ph.core
         k, top = core.levels, core.nodes
         width = 8 if wide else 4
@@ -1636,12 +1651,9 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
         assert up_w.dtype == solver.val_dtype
         np.testing.assert_array_equal(up_w, np.minimum(h.up_w, ph._inf))
         np.testing.assert_array_equal(arrays[int(ph.d_slevel)], h.sweep_level - k)
-        if top:
-            table = arrays[int(ph.d_table)].reshape(top, top)
-            assert table.dtype == solver.val_dtype
-            np.testing.assert_array_equal(table == ph._no_path, core.dist < 0)
-        else:
-            assert int(ph.d_table) == 0
+        table = arrays[int(ph.d_table)].reshape(top, top)
+        assert table.dtype == solver.val_dtype
+        np.testing.assert_array_equal(table == ph._no_path, core.dist < 0)
         assert ph.counters == h.levels - k + 1 and solver._static_stats()["phast"]["device_search"]
         lp = h.level_ptr[k:]
         down_ptr = h.down_ptr - int(h.down_ptr[top])
@@ -1663,6 +1675,7 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
             a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
             assert int(a["source"]) == h.position[source] and int(a["seed_flag"]) == 0
             assert int(a["nseeds"]) == 0 and int(a["ncore"]) == top
+            assert int(a["nlev"]) == int(a["levels"]) == h.levels - k
             assert int(a["sdist"]) == int(ph.d_sdist) and int(a["bag"]) == int(ph.d_bag)
             assert r.stats["upward_settled"] == 17
             arrays[int(a["sdist"])] = np.full(h.n, 2**64 - 1, np.uint64)

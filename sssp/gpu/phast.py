@@ -67,13 +67,18 @@ class PhastSweep:
     0.524, at a core of 2 048 cs4 0.313 -> 0.268, t60k 0.377 -> 0.292; 1.5-29 % more on four)
     and on 11 of 12 of ``phast_probe.py``'s (the search no longer before the launch)."""
 
-    device_search = False
-    """Whether block 0 of the sweep searches upward from the source itself (``source`` of
-    ``kernels.PHAST_ARGS``), before its top levels: no search on the host, no seeds to copy or
-    map, and a solve is a launch (many sources too). The search takes a block barrier per level
-    of the source's upward climb, and the core's distances one pass over the table rows of the
-    core nodes it reached (all of them: the host skips those an earlier one reaches sooner).
-    Not measured yet."""
+    device_search = True
+    """Whether, under a core table (``LaunchConfig.core``), block 0 of the sweep searches upward
+    from the source itself (``source`` of ``kernels.PHAST_ARGS``) before its top levels: no
+    search on the host, no seeds to copy or map, and a solve is a launch (many sources too). The
+    search takes a block barrier per level of the source's climb to the core, and the core's
+    distances one pass over the table rows of the core nodes it reached (all of them: the host
+    skips those an earlier one reaches sooner). Without a core the host searches (with
+    :attr:`early_launch`): a climb through all of a deep hierarchy's levels, a barrier each, cost
+    more than the host's search (an H100, run 148: cs4 0.56 ms wall with it, 110 levels). Under
+    cores of 1 024 and 2 048 nodes it gave less wall time than the early launch on all 12 points
+    of ``bench_nearfar.py`` (six meshes; cs4 0.428 -> 0.332 ms, fe_body 0.373 -> 0.312, 4elt
+    0.391 -> 0.266, COL 0.526 -> 0.494)."""
 
     def __init__(
         self, solver: EngineSolver, blocks_per_sm: Any, hierarchy: Hierarchy | None = None
@@ -148,7 +153,7 @@ class PhastSweep:
         # The device's own upward search (device_search): the upward edges by tail position,
         # each position's level counted below the core, the search's distances (all ones
         # between solves) and lists, the core table in the distance type.
-        self.searching = self.device_search
+        self.searching = self.device_search and nodes > 0
         if self.searching:
             self.d_up_ptr = s._upload(h.up_ptr)
             self.d_up_pos = s._upload(h.up_dst)
@@ -161,7 +166,7 @@ class PhastSweep:
             none = (table < 0) | (table >= inf)
             table = np.where(none, 0, table).astype(val)
             table[none] = self._no_path
-            self.d_table = s._upload(table.reshape(-1)) if nodes else np.uintp(0)
+            self.d_table = s._upload(table.reshape(-1))
         self._mapped = self._flag = None
         if self.early_launch and s.plan.mapped and not self.searching:
             nbytes = (val.itemsize + 4) * h.n
@@ -324,9 +329,10 @@ class PhastSweep:
                 self.d_bag,
                 self.d_table,
                 np.int32(self.core.nodes),
+                np.int32(self.hierarchy.levels - self.core.levels),
             )
         else:
-            search = (np.uintp(0),) * 7 + (np.int32(0),)
+            search = (np.uintp(0),) * 7 + (np.int32(0), np.int32(0))
         s.funcs["sweep"].prepared_async_call(
             grid,
             block,
