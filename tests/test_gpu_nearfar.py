@@ -617,8 +617,8 @@ def test_phast_early_launch_same_answers(monkeypatch, early):
 @pytest.mark.smoke
 @pytest.mark.parametrize("nodes", [64, 512, 4096])
 def test_phast_device_search_same_answers(monkeypatch, nodes):
-    """The sweep's block 0 searching upward itself (``PhastSweep.device_search``, the default
-    under a core): a core of 64 nodes (a long climb), of 512 (the entries merged through the
+    """The sweep's block 0 searching upward itself (``PhastSweep.device_search``, under a
+    core): a core of 64 nodes (a long climb), of 512 (the entries merged through the
     table on the device), and one of 4 096
     (all of the grid and of both random graphs: every source in the core, its table row). The
     same answers and trees on a grid, a road-like network, zero weights with unreachable nodes

@@ -1585,8 +1585,8 @@ def _search_like_the_kernel(a, arrays, rng):
 
 @pytest.mark.parametrize(("nodes", "wide"), [(0, False), (300, False), (300, True), (4096, False)])
 def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wide):
-    """``PhastSweep.device_search`` (the default) under a core table: the sweep searches upward
-    itself (without a core the host does, as before). The solver uploads the
+    """``PhastSweep.device_search`` under a core table: the sweep searches upward itself
+    (without a core the host does, as before). The solver uploads the
     upward edges by tail position (weights in the distance type, capped at its infinity), each
     position's level counted below the core, the core table in the distance type (infinity for
     no path), makes the search's words (all ones) and lists, and gives block 0's shared memory

@@ -67,18 +67,20 @@ class PhastSweep:
     0.524, at a core of 2 048 cs4 0.313 -> 0.268, t60k 0.377 -> 0.292; 1.5-29 % more on four)
     and on 11 of 12 of ``phast_probe.py``'s (the search no longer before the launch)."""
 
-    device_search = True
+    device_search = False
     """Whether, under a core table (``LaunchConfig.core``), block 0 of the sweep searches upward
     from the source itself (``source`` of ``kernels.PHAST_ARGS``) before its top levels: no
     search on the host, no seeds to copy or map, and a solve is a launch (many sources too). The
     search takes a block barrier per level of the source's climb to the core, and the core's
     distances one pass over the table rows of the core nodes it reached (all of them: the host
-    skips those an earlier one reaches sooner). Without a core the host searches (with
-    :attr:`early_launch`): a climb through all of a deep hierarchy's levels, a barrier each, cost
-    more than the host's search (an H100, run 148: cs4 0.56 ms wall with it, 110 levels). Under
-    cores of 1 024 and 2 048 nodes it gave less wall time than the early launch on all 12 points
-    of ``bench_nearfar.py`` (six meshes; cs4 0.428 -> 0.332 ms, fe_body 0.373 -> 0.312, 4elt
-    0.391 -> 0.266, COL 0.526 -> 0.494)."""
+    skips those an earlier one reaches sooner). Without a core the host always searches (an
+    H100, run 148: a climb through all of cs4's 110 levels on the device, 0.56 ms wall). Off:
+    on H100s, with cores of 1 024 and 2 048 nodes, it gave less wall time than the early launch
+    on all 12 points of ``bench_nearfar.py`` (six meshes; cs4 0.428 -> 0.332 ms, fe_body 0.373
+    -> 0.312), where the host's caches are cold between solves, but more on 5 of 6 meshes of
+    ``phast_probe.py`` (run 149, solves back to back: fe_body 147 -> 153 us, cs4 194 -> 208;
+    4elt 125 -> 108), whose split puts the device's search at 24-84 us (about 3 us a level)
+    against the host's 16-49; and its GPU tests have not yet run to the end."""
 
     def __init__(
         self, solver: EngineSolver, blocks_per_sm: Any, hierarchy: Hierarchy | None = None
