@@ -149,9 +149,6 @@ class PhastSweep:
         self._turn = 0  # the buffer of the next copy
         self._val = val
         self._last = (1, 0)  # (buffer, count) of the last solve's seeds
-        # A single solve's seeds written after its launch (early_launch), into host memory
-        # mapped into the device: the distances, the positions, and two words (the generation
-        # the host stores last, the count).
         # The device's own upward search (device_search): the upward edges by tail position,
         # each position's level counted below the core, the search's distances (all ones
         # between solves) and lists, the core table in the distance type.
@@ -169,6 +166,9 @@ class PhastSweep:
             table = np.where(none, 0, table).astype(val)
             table[none] = self._no_path
             self.d_table = s._upload(table.reshape(-1))
+        # A single solve's seeds written after its launch (early_launch), into host memory
+        # mapped into the device: the distances, the positions, and two words (the generation
+        # the host stores last, the count).
         self._mapped = self._flag = None
         if self.early_launch and s.plan.mapped and not self.searching:
             nbytes = (val.itemsize + 4) * h.n
