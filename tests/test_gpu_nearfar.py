@@ -538,6 +538,24 @@ def test_phast_zero_weights_unreachable_and_widths():
         assert r.stats["loop"] == "persistent" and "integer weights" in r.stats["loop_fallback"]
 
 
+def _check_sink_and_one_node(configs, check_solver=None) -> None:
+    """A source without out-edges and a graph of one node under each of ``configs``: only the
+    source reached, no predecessor; ``check_solver(solver)`` first, where given."""
+    sink = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
+    one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
+    for config in configs:
+        for g, s, dist in ((sink, 3, None), (one, 0, [0])):
+            with sssp.Solver(g, backend="gpu", algorithm="near-far", config=config) as sv:
+                if check_solver is not None:
+                    check_solver(sv)
+                res = sv.solve(s)
+            if dist is None:
+                assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
+            else:
+                assert res.dist.tolist() == dist
+            assert np.all(res.pred == -1)
+
+
 @functools.cache
 def _phast_graphs() -> tuple[sssp.Graph, ...]:
     """A grid, a road-like network, and a random graph of 2 000 nodes (its last 50
@@ -594,18 +612,11 @@ def test_phast_early_launch_same_answers(monkeypatch, early):
         sources = [0, 17, graph.n - 1]
         for r in check(graph, sources, configs=configs, repeats=2):
             assert r.stats["loop"] == "phast"
-    sink = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
-    one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
-    for config in configs:  # a source without out-edges; one node
-        for g, s, dist in ((sink, 3, None), (one, 0, [0])):
-            with sssp.Solver(g, backend="gpu", algorithm="near-far", config=config) as sv:
-                assert (sv._gpu._phast._flag is not None) == early
-                res = sv.solve(s)
-            if dist is None:
-                assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
-            else:
-                assert res.dist.tolist() == dist
-            assert np.all(res.pred == -1)
+
+    def mapped(sv) -> None:
+        assert (sv._gpu._phast._flag is not None) == early
+
+    _check_sink_and_one_node(configs, mapped)
     graph = _phast_graphs()[1]
     with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[1]) as sv:
         assert (sv._gpu._phast._flag is not None) == early  # the device maps host memory
@@ -640,17 +651,7 @@ def test_phast_device_search_same_answers(monkeypatch, nodes):
             assert (
                 r.stats["upward_settled"] >= 0 and r.iterations == ph["levels"] - ph["core_levels"]
             )
-    sink = sssp.Graph.from_edges(4, np.array([0, 1]), np.array([1, 2]), np.array([3, 4]))
-    one = sssp.Graph.from_edges(1, np.array([0]), np.array([0]), np.array([5]))
-    for config in configs:
-        for g, s, dist in ((sink, 3, None), (one, 0, [0])):
-            with sssp.Solver(g, backend="gpu", algorithm="near-far", config=config) as sv:
-                res = sv.solve(s)
-            if dist is None:
-                assert res.dist[3] == 0 and np.all(res.dist[:3] == sssp.UNREACHABLE)
-            else:
-                assert res.dist.tolist() == dist
-            assert np.all(res.pred == -1)
+    _check_sink_and_one_node(configs)
     graph = _phast_graphs()[1]
     with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[0]) as sv:
         sources = [5, 6, 900, 19_999]

@@ -1345,6 +1345,20 @@ class _Mapped(np.ndarray):
         return self.holder
 
 
+def _map_host_memory(fake_driver) -> None:
+    """The stand-in device maps host memory: page-locked arrays with a device pointer each."""
+    fake_driver.DEVICE = {**fake_driver.DEVICE, "CAN_MAP_HOST_MEMORY": 1}
+    pointers = iter(range(0x7000_0000, 0x8000_0000, 0x100_0000))
+
+    def pagelocked_empty(n, dtype, mem_flags=None):
+        arr = np.zeros(n, dtype).view(_Mapped)
+        pointer = next(pointers)
+        arr.holder = SimpleNamespace(get_device_pointer=lambda: pointer)
+        return arr
+
+    fake_driver.pagelocked_empty = pagelocked_empty
+
+
 def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypatch):
     """``PhastSweep.early_launch`` on a device that maps host memory: a single solve launches
     the sweep before the upward search, with no seed count and no copy, and points the kernel
@@ -1359,16 +1373,7 @@ def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypa
 
     monkeypatch.setattr(PhastSweep, "device_search", False)  # the host searches
 
-    fake_driver.DEVICE = {**fake_driver.DEVICE, "CAN_MAP_HOST_MEMORY": 1}
-    pointers = iter(range(0x7000_0000, 0x8000_0000, 0x100_0000))
-
-    def pagelocked_empty(n, dtype, mem_flags=None):
-        arr = np.zeros(n, dtype).view(_Mapped)
-        pointer = next(pointers)
-        arr.holder = SimpleNamespace(get_device_pointer=lambda: pointer)
-        return arr
-
-    fake_driver.pagelocked_empty = pagelocked_empty
+    _map_host_memory(fake_driver)
     log: list[str] = []
     copies: list[int] = []
     fake_driver.memcpy_htod_async = lambda buf, array, stream=None: copies.append(array.nbytes)
@@ -1600,16 +1605,7 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
     from sssp.gpu.phast import PhastSweep
 
     monkeypatch.setattr(PhastSweep, "device_search", True)
-    fake_driver.DEVICE = {**fake_driver.DEVICE, "CAN_MAP_HOST_MEMORY": 1}
-    pointers = iter(range(0x7000_0000, 0x8000_0000, 0x100_0000))
-
-    def pagelocked_empty(n, dtype, mem_flags=None):
-        arr = np.zeros(n, dtype).view(_Mapped)
-        pointer = next(pointers)
-        arr.holder = SimpleNamespace(get_device_pointer=lambda: pointer)
-        return arr
-
-    fake_driver.pagelocked_empty = pagelocked_empty
+    _map_host_memory(fake_driver)
     road = sssp.generate("road", size=3000, seed=4)
     tails = np.concatenate(
         (np.repeat(np.arange(3000), np.diff(road.indptr)), np.arange(3000, 3099))
