@@ -1445,6 +1445,18 @@ def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypa
         assert len(copies) == 4  # the control words and the seeds, each
 
 
+def _road_and_a_path(wide: bool) -> sssp.Graph:
+    """A road-like graph of 3 000 nodes and a path of 100 nodes of its own (no edge between
+    them); ``wide``: weights past 32-bit distances."""
+    road = sssp.generate("road", size=3000, seed=4)
+    tails = np.concatenate(
+        (np.repeat(np.arange(3000), np.diff(road.indptr)), np.arange(3000, 3099))
+    )
+    heads = np.concatenate((road.indices, np.arange(3001, 3100)))
+    weights = np.concatenate((road.weights, np.full(99, 7))).astype(np.int64) << (33 if wide else 0)
+    return sssp.Graph.from_edges(3100, tails, heads, weights)
+
+
 @pytest.mark.parametrize(("nodes", "wide"), [(300, False), (4096, False), (300, True)])
 def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nodes, wide):
     """``LaunchConfig.core``: the host keeps the distances between the nodes of the top
@@ -1465,13 +1477,7 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
 
     monkeypatch.setattr(PhastSweep, "device_search", False)  # the host searches
 
-    road = sssp.generate("road", size=3000, seed=4)
-    tails = np.concatenate(
-        (np.repeat(np.arange(3000), np.diff(road.indptr)), np.arange(3000, 3099))
-    )
-    heads = np.concatenate((road.indices, np.arange(3001, 3100)))  # a path of its own
-    weights = np.concatenate((road.weights, np.full(99, 7))).astype(np.int64) << (33 if wide else 0)
-    graph = sssp.Graph.from_edges(3100, tails, heads, weights)
+    graph = _road_and_a_path(wide)
     assert LaunchConfig(loop="phast").core == 0
     with EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="phast")) as solver:
         assert solver._phast is not None and solver._phast.core.nodes == 0
@@ -1606,13 +1612,7 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
 
     monkeypatch.setattr(PhastSweep, "device_search", True)
     _map_host_memory(fake_driver)
-    road = sssp.generate("road", size=3000, seed=4)
-    tails = np.concatenate(
-        (np.repeat(np.arange(3000), np.diff(road.indptr)), np.arange(3000, 3099))
-    )
-    heads = np.concatenate((road.indices, np.arange(3001, 3100)))  # a path of its own
-    weights = np.concatenate((road.weights, np.full(99, 7))).astype(np.int64) << (33 if wide else 0)
-    graph = sssp.Graph.from_edges(3100, tails, heads, weights)
+    graph = _road_and_a_path(wide)
     arrays: dict[int, np.ndarray] = {}
     upload = EngineSolver._upload
 
