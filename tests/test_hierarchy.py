@@ -32,6 +32,7 @@ from sssp.hierarchy import (
     core_table,
     hierarchy_for,
     phast,
+    upward_labels,
 )
 
 try:
@@ -183,6 +184,60 @@ def test_a_core_table_holds_the_core_distances_and_seeds_the_sweep_below_it():
             assert np.all(scratch.head == -1)
 
 
+@pytest.mark.parametrize("nodes", [0, 1, 100, 700])
+def test_labels_are_the_upward_searches_kept(nodes):
+    """``upward_labels(h, core)``: each position's label holds what the upward search finds
+    before the core: its entries (core nodes, at most one a core node a search from the label's
+    position reaches, by distance) whose table rows give exactly the core's distances that
+    :meth:`Hierarchy.upward` gives, then the same seeds below the core with the same
+    distances; a core node's label is itself at 0. The same labels on one thread and on three;
+    None where they would exceed ``max_items``, judged from a sample before the whole build."""
+    graph = _one_way(sssp.generate("road", size=3_000, seed=8), 0.85, 0, 12)
+    h = build_hierarchy(graph)
+    core = core_table(h, nodes)
+    k = core.nodes
+    labels = upward_labels(h, core, threads=3)
+    assert labels is not None and labels.core is core
+    assert labels.ptr[0] == 0 and labels.ptr[-1] == labels.items and np.all(np.diff(labels.ptr) > 0)
+    one = upward_labels(h, core, threads=1)
+    assert one is not None
+    for name in ("ptr", "pos", "dist", "entries"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(labels, name))
+    work = np.full(graph.n, sssp.UNREACHABLE, dtype=np.int64)
+    scratch = h.scratch(core)
+    table = core.dist.astype(np.int64)
+    for p in (*range(min(k, 3)), k, k + 1, 1_500, 2_999):
+        positions, dists = h.upward(int(h.order[p]), work, scratch)
+        a, b, ne = labels.ptr[p], labels.ptr[p + 1], labels.entries[p]
+        entry_v, entry_d = labels.pos[a : a + ne], labels.dist[a : a + ne]
+        assert np.all(entry_v < k) and np.unique(entry_v).size == ne
+        assert np.all(np.diff(entry_d) >= 0)  # by distance
+        if p < k:
+            assert (ne, entry_v.tolist(), entry_d.tolist()) == (1, [p], [0])
+        core_d = np.full(k, INF, dtype=np.int64)
+        for e, de in zip(entry_v, entry_d, strict=True):
+            core_d = np.minimum(core_d, np.where(table[e] < 0, INF, de + table[e]))
+        np.testing.assert_array_equal(core_d, dists[:k])
+        seed_v, seed_d = labels.pos[a + ne : b].tolist(), labels.dist[a + ne : b].tolist()
+        seeds = dict(zip(seed_v, seed_d, strict=True))
+        assert seeds == dict(zip(positions[k:].tolist(), dists[k:].tolist(), strict=True))
+        assert len(seeds) == b - a - ne
+    if k:
+        assert 0 < labels.entries[k:].mean() < k  # entries dropped through the table
+    assert upward_labels(h, core, max_items=graph.n) is None
+    calls: list[int] = []
+    real = sssp.hierarchy._label_rows
+
+    def counted(*args):
+        calls.append(args[3].size)
+        return real(*args)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sssp.hierarchy, "_label_rows", counted)
+        assert upward_labels(h, core, max_items=graph.n, threads=2) is None
+    assert calls == [64]  # the sample alone
+
+
 def test_a_core_table_of_long_distances_keeps_64_bits():
     """Distances past int32 stay int64 in the table, -1 where there is no path, the answers
     exact."""
@@ -205,6 +260,8 @@ def test_core_table_refusals():
     again = build_hierarchy(graph)
     with pytest.raises(InvalidArgumentError, match="another hierarchy's"):
         phast(graph, again, 0, core=core_table(h, 30))
+    with pytest.raises(InvalidArgumentError, match="another hierarchy's"):
+        upward_labels(again, core_table(h, 30))
 
 
 def test_the_same_hierarchy_on_any_number_of_threads():
@@ -318,3 +375,14 @@ def test_an_unwritable_cache_only_warns(tmp_path, monkeypatch, caplog):
     with caplog.at_level("WARNING", logger="sssp.hierarchy"):
         h, hit = hierarchy_for(graph)
     assert not hit and h.n == 100 and "could not keep the hierarchy" in caplog.text
+
+
+def test_ctrl_c_stops_the_labels(monkeypatch):
+    """The labels' passes run their threads under a stop flag each reads between positions:
+    Ctrl-C during a build raises KeyboardInterrupt well before it would have ended."""
+    import sssp.hierarchy as module
+
+    graph = sssp.generate("road", size=60_000, seed=7)
+    h, _ = hierarchy_for(graph)
+    core = core_table(h, 0)
+    assert_ctrl_c_stops(monkeypatch, module, lambda: upward_labels(h, core, threads=2))
