@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -117,13 +118,31 @@ DEVICE_SEARCH = "+dsearch"
 search on the host (:attr:`sssp.gpu.phast.PhastSweep.device_search`); without it, the host
 searches."""
 
+LABELS = "+labels"
+"""A phast label's suffix: the solver keeps every position's upward search on the device and a
+solve launches from its source's (:attr:`sssp.gpu.phast.PhastSweep.labels`); without it, the
+labels are off."""
 
-def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool, bool]:
-    """(``label`` without its phast suffixes, whether the top levels' edges are staged, the
-    longest nap or None for the default, the core's most nodes or None for the default, whether
-    the sweep is launched early, whether the device searches): ``+unstaged``, ``+napN``,
-    ``+coreN``, ``+early`` and ``+dsearch`` in any order, last."""
-    stage, nap, core, early, search = True, None, None, False, False
+
+class PhastOptions(NamedTuple):
+    """A phast label's parts (:func:`phast_options`)."""
+
+    name: str
+    """The label without its phast suffixes."""
+    stage: bool
+    nap: int | None
+    """The longest nap, or None for the default."""
+    core: int | None
+    """The core's most nodes, or None for the default."""
+    early: bool
+    search: bool
+    labels: bool
+
+
+def phast_options(label: str) -> PhastOptions:
+    """``label``'s phast suffixes, in any order, last: ``+unstaged``, ``+napN``, ``+coreN``,
+    ``+early``, ``+dsearch`` and ``+labels``."""
+    stage, nap, core, early, search, labels = True, None, None, False, False, False
     while True:
         if label.endswith(UNSTAGED):
             label, stage = label.removesuffix(UNSTAGED), False
@@ -134,6 +153,9 @@ def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool, 
         if label.endswith(DEVICE_SEARCH):
             label, search = label.removesuffix(DEVICE_SEARCH), True
             continue
+        if label.endswith(LABELS):
+            label, labels = label.removesuffix(LABELS), True
+            continue
         head, plus, ns = label.rpartition(NAP)
         if plus and ns.isdigit():
             label, nap = head, int(ns)
@@ -142,7 +164,7 @@ def phast_options(label: str) -> tuple[str, bool, int | None, int | None, bool, 
         if plus and nodes.isdigit():
             label, core = head, int(nodes)
             continue
-        return label, stage, nap, core, early, search
+        return PhastOptions(label, stage, nap, core, early, search, labels)
 
 
 def config_for(label: str) -> LaunchConfig:
@@ -150,7 +172,7 @@ def config_for(label: str) -> LaunchConfig:
     shortcut edges per node (``LaunchConfig.shortcuts``), e.g. ``cluster-1024+s16``, or
     ``+unstaged`` (:data:`UNSTAGED`), ``+napN`` (:data:`NAP`) and ``+coreN`` (:data:`CORE`)
     after a phast name."""
-    label, _, _, core, _, _ = phast_options(label)
+    label, core = (o := phast_options(label)).name, o.core
     base, plus, rho = label.partition("+s")
     if base not in CONFIGS or (plus and not rho.isdigit()):
         raise sssp.SSSPError(
@@ -178,32 +200,24 @@ def graphs(args: argparse.Namespace):
 @contextlib.contextmanager
 def phast_sweep(label: str):
     """The phast sweep's options of ``label`` that are no configuration's (:func:`phast_options`:
-    staging, naps, the early launch, the device's search) set on
+    staging, naps, the early launch, the device's search, the labels) set on
     :class:`sssp.gpu.phast.PhastSweep` while the block
     runs (the solvers it makes and runs); ``+coreN`` is the configuration's
     (:func:`config_for`)."""
     from sssp.gpu.phast import PhastSweep
 
-    _, stage, nap, _, early, search = phast_options(label)
-    saved = (
-        PhastSweep.stage_edges,
-        PhastSweep.nap_ns,
-        PhastSweep.early_launch,
-        PhastSweep.device_search,
-    )
-    PhastSweep.stage_edges, PhastSweep.early_launch = stage, early
-    PhastSweep.device_search = search
-    if nap is not None:
-        PhastSweep.nap_ns = nap
+    o = phast_options(label)
+    names = ("stage_edges", "nap_ns", "early_launch", "device_search", "labels")
+    saved = {name: getattr(PhastSweep, name) for name in names}
+    PhastSweep.stage_edges, PhastSweep.early_launch = o.stage, o.early
+    PhastSweep.device_search, PhastSweep.labels = o.search, o.labels
+    if o.nap is not None:
+        PhastSweep.nap_ns = o.nap
     try:
         yield
     finally:
-        (
-            PhastSweep.stage_edges,
-            PhastSweep.nap_ns,
-            PhastSweep.early_launch,
-            PhastSweep.device_search,
-        ) = saved
+        for name, value in saved.items():
+            setattr(PhastSweep, name, value)
 
 
 def measure(graph, sources, refs, **kw) -> tuple[float, int, int, float, str, int, float, float]:

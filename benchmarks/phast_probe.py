@@ -19,7 +19,9 @@ launch, in three forms per source:
   mapped flag): the launch and block 0's staging alone.
 
 So ``full - top`` is what the grid's levels add, ``top - empty`` block 0's top levels and,
-with ``+dsearch`` (the device searches upward itself), ``empty - bare`` that search. Medians
+with ``+dsearch`` (the device searches upward itself), ``empty - bare`` that search; with
+``+labels`` (the source's kept upward search read on the device), ``empty - bare`` reading the
+label and taking the core's distances through the table. Medians
 over the sources, in microseconds; the sweep's levels and top levels beside them (and the
 core's, with a ``+coreN`` label: ``bench_nearfar.py``'s labels and suffixes).
 
@@ -31,7 +33,7 @@ returned (the later passes' calls, the wait for the device and the result). Wher
 waits for the host, ``loop_us`` is about ``to_launch_us + launch_call_us`` plus the sweep.
 With ``+early`` (the sweep launched before the search) the launch comes first, so ``full`` and
 the other forms' events hold the wait for the host's search, and ``to_launch_us`` no search.
-With ``+dsearch`` the host does not search (``search_us`` 0).
+With ``+dsearch`` or ``+labels`` the host does not search (``search_us`` 0).
 """
 
 from __future__ import annotations
@@ -92,7 +94,9 @@ class _Timed:
         elif self.form in ("empty", "again", "bare"):
             named.update(levels=np.int32(0), small=np.int32(0), staged=np.int32(0))
         if self.form == "bare":
-            named.update(source=np.int32(-1), nseeds=np.int32(0), seed_flag=np.uintp(0))
+            named.update(
+                source=np.int32(-1), nseeds=np.int32(0), seed_flag=np.uintp(0), nentries=np.int32(0)
+            )
         if self.form == "again":
             self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
         self.before.record(stream)

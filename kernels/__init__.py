@@ -467,6 +467,7 @@ PHAST_ARGS = (
     "table",
     "ncore",
     "nlev",
+    "nentries",
 )
 """The PHAST sweep's arguments (kernels/sssp_phast.cu, SSSP_PH_ARGS): the engine's keys and
 control words; the hierarchy by sweep position (the node at each position, the levels' first
@@ -486,14 +487,16 @@ by tail position (offsets, heads' positions, weights in the distance type); each
 level counted below the core (negative in it); the search's distances by position (64-bit, all
 ones between solves) and its lists of reached positions (n slots, a level's at its first
 position); the core table in the distance type (infinity: no path), the core's nodes, and the
-hierarchy's levels below the core (what the search's counts cover, whatever ``levels`` is)."""
+hierarchy's levels below the core (what the search's counts cover, whatever ``levels`` is).
+Last, how many of the seeds are a label's entries (``sssp.hierarchy.UpwardLabels``: core nodes
+whose table rows give the core's distances; 0: none, the seeds are the host's search's)."""
 
 PHAST_KERNELS: dict[str, KernelSpec] = {
     "sweep": KernelSpec(
         "sweep",
         _both("sssp_ph_sweep"),
         PHAST_ARGS,
-        "P" * 13 + "iIiiiiiP" + "i" + "P" * 7 + "ii",
+        "P" * 13 + "iIiiiiiP" + "i" + "P" * 7 + "iii",
         "resident",
         "phast-top",
     ),

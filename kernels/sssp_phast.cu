@@ -55,6 +55,10 @@
 //             front of `bag`; every core distance is the least over them of the entry's
 //             distance plus its table row. Block 0 puts every word it lowered back to all ones
 //             at its end.
+//   labels    with `nentries` > 0 the seeds are the source's kept upward search (its label, read
+//             from the device's copy of every position's: no search, no copy): the first
+//             `nentries` are core nodes the search reached, whose table rows give the core's
+//             distances (as the device's search takes them), the others seeds below the core.
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
 // yet), so the engine's tree pass (sssp_nf_tree) and result pass read a PHAST solve as they read
 // a near-far one; ctrl[PHASE] = levels + 1 (the engine reports levels as the steps) and
@@ -73,7 +77,7 @@
         const unsigned int *seed_flag, int source, const long long *__restrict__ up_ptr,          \
         const int *__restrict__ up_pos, const sssp_d_t *__restrict__ up_w,                        \
         const int *__restrict__ slevel, unsigned long long *sdist, int *bag,                      \
-        const sssp_d_t *__restrict__ table, int ncore, int nlev
+        const sssp_d_t *__restrict__ table, int ncore, int nlev, int nentries
 
 #if !SSSP_FLOAT
 __device__ __forceinline__ sssp_key_t sssp_ph_key(sssp_d_t d) {
@@ -217,6 +221,26 @@ __device__ __noinline__ sssp_d_t sssp_ph_wait(const unsigned long long *pword, c
 #else
 #define SSSP_PH_CAP 0x7FFFFFFFFFFFFFFFull
 #endif
+// The core's distances into sd[0, ncore), block 0's threads: the least over `entries` entries
+// (entry(i, e, de): the i-th entry's position e and distance de) of de plus the table's row e.
+template <typename Entry>
+__device__ __forceinline__ void sssp_ph_through_core(int entries, Entry entry, const sssp_d_t *__restrict__ table,
+                                                     int ncore, sssp_d_t *sd) {
+    for (int c = threadIdx.x; c < ncore; c += blockDim.x) {
+        unsigned long long best = SSSP_PH_NONE;
+#pragma unroll 4
+        for (int i = 0; i < entries; ++i) {
+            int e;
+            unsigned long long de;
+            entry(i, e, de);
+            const sssp_d_t t = __ldg(table + (long long)e * ncore + c);
+            const unsigned long long v = de + (unsigned long long)t;
+            if (t != (sssp_d_t)SSSP_INF_BITS && v < best) best = v;
+        }
+        sd[c] = best > SSSP_PH_CAP ? (sssp_d_t)SSSP_INF_BITS : (sssp_d_t)best;
+    }
+}
+
 __device__ __noinline__ void sssp_ph_search(int source, int top, int nlev, unsigned int gen, const int *level_ptr,
                                             const long long *__restrict__ down_ptr,
                                             const int *__restrict__ down_pos, const sssp_d_t *__restrict__ down_w,
@@ -287,18 +311,10 @@ __device__ __noinline__ void sssp_ph_search(int source, int top, int nlev, unsig
         }
         sssp_block_sync();
     }
-    const int entries = cnt[nlev];
-    for (int c = threadIdx.x; c < ncore; c += blockDim.x) {
-        unsigned long long best = SSSP_PH_NONE;
-#pragma unroll 4
-        for (int i = 0; i < entries; ++i) {
-            const int e = sssp_ldcg(bag + i);
-            const sssp_d_t t = __ldg(table + (long long)e * ncore + c);
-            const unsigned long long v = sssp_ldcg(sdist + e) + (unsigned long long)t;
-            if (t != (sssp_d_t)SSSP_INF_BITS && v < best) best = v;
-        }
-        sd[c] = best > SSSP_PH_CAP ? (sssp_d_t)SSSP_INF_BITS : (sssp_d_t)best;
-    }
+    sssp_ph_through_core(cnt[nlev], [&](int i, int &e, unsigned long long &de) {
+        e = sssp_ldcg(bag + i);
+        de = sssp_ldcg(sdist + e);
+    }, table, ncore, sd);
     if (threadIdx.x == 0) ctrl[SSSP_CTRL_SEEDS] = (unsigned int)sssp_ph_found;
 }
 
@@ -410,7 +426,13 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
                            slevel, sdist, bag, table, ncore, scnt, sd, seed_val, seed_gen, ctrl);
         }
         const int count = source >= 0 ? 0 : sssp_ph_nseeds;
-        for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        if (nentries > 0) {  // a label: its entries give the core's distances
+            sssp_ph_through_core(nentries, [&](int i, int &e, unsigned long long &de) {
+                e = __ldg(seed_pos + i);
+                de = (unsigned long long)__ldg(seed_d + i);
+            }, table, ncore, sd);
+        }
+        for (int i = (nentries > 0 ? nentries : 0) + threadIdx.x; i < count; i += blockDim.x) {
             int p;
             sssp_d_t d;
             if (seed_flag != nullptr) {

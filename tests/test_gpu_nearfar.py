@@ -607,6 +607,7 @@ def test_phast_early_launch_same_answers(monkeypatch, early):
 
     monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "early_launch", early)
     monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "device_search", False)  # the host searches
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "labels", False)
     configs = [PHAST_CONFIGS[0], replace(PHAST_CONFIGS[2], core=512)]
     for graph in _phast_graphs():
         sources = [0, 17, graph.n - 1]
@@ -662,6 +663,48 @@ def test_phast_device_search_same_answers(monkeypatch, nodes):
         check_against(dijkstra(graph, 7).dist, one_more)
         check_tree(graph, one_more)
         assert one_more.stats["upward_settled"] > 0
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("nodes", [0, 512, 4096])
+def test_phast_labels_same_answers(monkeypatch, nodes):
+    """Every position's upward search kept on the device (``PhastSweep.labels``): a solve
+    launches the sweep from its source's label, no search and no seeds sent. Without a core
+    (every label climbs to the top), under a core of 512 nodes (the labels' entries merged
+    through the table on the device) and of 4 096 (all of the grid and of both random graphs:
+    every source in the core, its one entry). The same answers and trees on a grid, a
+    road-like network, zero weights with unreachable nodes (a source among them) and 64-bit
+    distances, at 1 lane with the top in block 0 and at 32 with none; from a source without
+    out-edges and on one node; many sources with trees, then a single solve."""
+    import sssp.gpu.phast
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "labels", True)
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "device_search", False)
+    configs = [replace(PHAST_CONFIGS[0], core=nodes), replace(PHAST_CONFIGS[1], core=nodes)]
+    for graph in _phast_graphs():
+        sources = [0, 17, graph.n // 2 + 1, graph.n - 1]
+        for r in check(graph, sources, configs=configs, repeats=2):
+            ph = r.stats["phast"]
+            assert r.stats["loop"] == "phast" and ph["labels"] and ph["label_items"] > 0
+            assert r.iterations == ph["levels"] - ph["core_levels"]
+
+    def labelled(sv) -> None:
+        assert sv._gpu._phast._labels is not None
+
+    _check_sink_and_one_node(configs, labelled)
+    graph = _phast_graphs()[1]
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[0]) as sv:
+        sources = [5, 6, 900, 19_999]
+        rows = sv.solve_many(sources, return_predecessors=True)
+        for i, s in enumerate(sources):
+            np.testing.assert_array_equal(rows.dist[i], dijkstra(graph, s).dist)
+            np.testing.assert_array_equal(rows.pred[i], near_far(graph, s).pred)
+        one_more = sv.solve(7)
+        check_against(dijkstra(graph, 7).dist, one_more)
+        check_tree(graph, one_more)
+        ph = sv._gpu._phast
+        below = ph.hierarchy.position[7] >= ph.core.nodes  # else its label is itself, no seed
+        assert (one_more.stats["upward_settled"] > 0) == below
 
 
 @pytest.mark.smoke
@@ -799,11 +842,14 @@ def test_phast_many_sources():
         check_against(dijkstra(graph, 2500).dist, one)
 
 
-def test_phast_many_sources_while_the_device_lags():
+def test_phast_many_sources_while_the_device_lags(monkeypatch):
     """Sweeps with trees queued one after another on a graph whose sweep, tree and result
     passes take the device longer than the host's search: the host writes the next source's
     seeds while earlier copies still wait in the stream (each into a buffer whose copy has
     run), and every row equals SciPy's, every tree the reference's."""
+    import sssp.gpu.phast
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "labels", False)  # the host searches
     graph = sssp.generate("road", size=120_000, seed=48)
     rng = np.random.default_rng(48)
     sources = [int(s) for s in rng.choice(graph.n, 12, replace=False)]

@@ -1159,6 +1159,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
     from sssp.gpu.phast import PhastSweep
 
     monkeypatch.setattr(PhastSweep, "stage_edges", False)  # staged: the next test
+    monkeypatch.setattr(PhastSweep, "labels", False)  # the host searches
     graph = sssp.generate("road", size=3000, seed=4)
     uploaded: list[np.ndarray] = []
     record = fake_driver.memcpy_htod
@@ -1278,13 +1279,16 @@ def test_phast_staging_fits_beside_the_distances_at_the_same_occupancy(fake_driv
         np.testing.assert_array_equal(got, dijkstra(graph, 17).dist)
 
 
-def test_phast_seed_buffers_are_reused_only_after_their_copy(fake_driver):
+def test_phast_seed_buffers_are_reused_only_after_their_copy(fake_driver, monkeypatch):
     """Many sources queue sweep after sweep without waiting for the device: a solve's seeds
     are written into one of two page-locked buffers in turn, and into one whose copy was
     queued only after that copy's event has been waited for, so a queued copy never sends the
     next source's seeds; each copy sends the seeds of its own sweep (distances, then
     positions)."""
     from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
+
+    monkeypatch.setattr(PhastSweep, "labels", False)  # the host searches
 
     log: list[tuple] = []
     guards: dict = {}  # event -> (the buffer, the bytes its copy sent)
@@ -1372,6 +1376,7 @@ def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypa
     from sssp.gpu.phast import PhastSweep
 
     monkeypatch.setattr(PhastSweep, "device_search", False)  # the host searches
+    monkeypatch.setattr(PhastSweep, "labels", False)
 
     _map_host_memory(fake_driver)
     log: list[str] = []
@@ -1476,6 +1481,7 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
     from sssp.gpu.phast import PhastSweep
 
     monkeypatch.setattr(PhastSweep, "device_search", False)  # the host searches
+    monkeypatch.setattr(PhastSweep, "labels", False)
 
     graph = _road_and_a_path(wide)
     assert LaunchConfig(loop="phast").core == 0
@@ -1611,6 +1617,7 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
     from sssp.gpu.phast import PhastSweep
 
     monkeypatch.setattr(PhastSweep, "device_search", True)
+    monkeypatch.setattr(PhastSweep, "labels", False)  # without a core the host searches
     _map_host_memory(fake_driver)
     graph = _road_and_a_path(wide)
     arrays: dict[int, np.ndarray] = {}
@@ -1693,6 +1700,125 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
             solver.run_phases(solver._lane0)
             a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
             assert int(a["source"]) == h.position[source] and int(a["nseeds"]) == 0
+
+
+def _label_like_the_kernel(a, arrays, base_pos, base_d):
+    """What block 0 takes from a label (``nentries`` > 0, or seeds with none): the launch's
+    seeds read from the uploaded labels at the addresses ``a`` names, the first ``nentries``
+    entries whose table rows give the core's distances (64-bit sums, as the kernel adds), the
+    others seeds. Returns (positions, distances): the core's positions first."""
+    pos_all, d_all = arrays[base_pos], arrays[base_d]
+    w = d_all.dtype.itemsize
+    at = (int(a["seed_pos"]) - base_pos) // 4
+    assert int(a["seed_d"]) - base_d == w * at  # both arrays at the label's first item
+    count, ne, k = int(a["nseeds"]), int(a["nentries"]), int(a["ncore"])
+    pos, d = pos_all[at : at + count], d_all[at : at + count]
+    inf = int(np.iinfo(d_all.dtype).max)
+    cap = inf - 1 if d_all.dtype == np.uint32 else 2**63 - 1
+    core = np.full(k, inf, dtype=object)
+    if ne:
+        table = arrays[int(a["table"])].reshape(k, k)
+        assert np.all(pos[:ne] < k)  # entries are core nodes
+        for c in range(k):
+            best = min(
+                (int(d[i]) + int(table[pos[i], c]) for i in range(ne) if table[pos[i], c] != inf),
+                default=cap + 1,
+            )
+            core[c] = inf if best > cap else best
+    assert np.all(pos[ne:] >= k)  # seeds lie below the core
+    return (
+        np.concatenate((np.arange(k), pos[ne:])).astype(np.int32),
+        np.concatenate((core, d[ne:])).astype(np.uint64),
+    )
+
+
+@pytest.mark.parametrize(("nodes", "wide"), [(0, False), (300, False), (300, True), (4096, False)])
+def test_phast_labels_seed_the_sweep(fake_driver, monkeypatch, nodes, wide):
+    """``PhastSweep.labels``: the solver uploads every position's upward search
+    (:func:`sssp.hierarchy.upward_labels`, distances in the distance type capped at its
+    infinity) and, under a core, the core table in the distance type. A solve searches
+    nothing and sends nothing (no seeds' copy, no mapped buffer): the sweep's seeds point at
+    the source's label on the device, with its count and its entries' count. Those seeds,
+    taken as block 0 takes them (the entries through the table, then the sweep), give SciPy's
+    distances from sources below and in the core and in a component of its own (the other's
+    core nodes unreachable); 64-bit distances too (``wide``); many sources launch the same
+    way. A graph whose
+    labels would exceed the items allowed falls back to the host's search."""
+    from sssp.cpu.reference import dijkstra
+    from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
+
+    monkeypatch.setattr(PhastSweep, "labels", True)
+    monkeypatch.setattr(PhastSweep, "device_search", False)
+    _map_host_memory(fake_driver)
+    graph = _road_and_a_path(wide)
+    arrays: dict[int, np.ndarray] = {}
+    upload = EngineSolver._upload
+
+    def keep(self, array):
+        buf = upload(self, array)
+        arrays[int(buf)] = np.array(array, copy=True)
+        return buf
+
+    monkeypatch.setattr(EngineSolver, "_upload", keep)
+    copies: list[int] = []
+    fake_driver.memcpy_htod_async = lambda buf, array, stream=None: copies.append(array.nbytes)
+    config = LaunchConfig(loop="phast", core=nodes)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        ph = solver._phast
+        assert ph is not None and ph._labels is not None and not ph.host_search
+        assert ph._mapped is None and not hasattr(ph, "_h_seeds")  # nothing to send
+        h, core, lab = ph.hierarchy, ph.core, ph._labels
+        k, top = core.levels, core.nodes
+        assert lab.core is core and lab.ptr[-1] == lab.items == lab.pos.size
+        stats = solver._static_stats()["phast"]
+        assert stats["labels"] and stats["label_items"] == lab.items
+        np.testing.assert_array_equal(arrays[int(ph.d_label_pos)], lab.pos)
+        label_d = arrays[int(ph.d_label_d)]
+        assert label_d.dtype == solver.val_dtype
+        np.testing.assert_array_equal(label_d, np.minimum(lab.dist, ph._inf))
+        if top:
+            table = arrays[int(ph.d_table)].reshape(top, top)
+            np.testing.assert_array_equal(table == ph._no_path, core.dist < 0)
+        lp = h.level_ptr[k:]
+        first = int(h.down_ptr[top])
+        down_w = np.minimum(h.down_w[first:], ph._inf).astype(solver.val_dtype)
+        solver.h_info[:] = 0
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = h.levels - k + 1
+        sweep = fake_driver.functions["sssp_ph_sweep"]
+        sources = [0, 1234, 2999, int(h.order[0]), int(h.order[max(top, 1) - 1]), 3050]
+        for source in sources:
+            del copies[:]
+            r = solver.solve(source)
+            assert copies == [solver.ctrl0.nbytes]  # the control words only: no seeds
+            a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
+            p = int(h.position[source])
+            assert int(a["source"]) == -1 and int(a["seed_flag"]) == 0
+            assert int(a["nseeds"]) == lab.ptr[p + 1] - lab.ptr[p]
+            assert int(a["nentries"]) == lab.entries[p] and int(a["ncore"]) == (
+                top if lab.entries[p] else 0
+            )
+            assert r.stats["upward_settled"] == int(a["nseeds"]) - int(a["nentries"])
+            seeds = _label_like_the_kernel(a, arrays, int(ph.d_label_pos), int(ph.d_label_d))
+            got = _sweep_like_the_kernel(
+                h.order, lp, h.down_ptr - first, h.down_src[first:], down_w, seeds,
+                ph.small, 232448, ph.staged,
+            )  # fmt: skip
+            np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
+        del copies[:]
+        for source in (0, 7):  # as the many sources' chunks queue them: on a given lane
+            solver.start(source, solver._lane0)
+            solver.run_phases(solver._lane0)
+            a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
+            p = int(h.position[source])
+            assert int(a["nseeds"]) == lab.ptr[p + 1] - lab.ptr[p]
+        assert copies == [solver.ctrl0.nbytes] * 2
+    monkeypatch.setattr(sssp.hierarchy, "LABEL_ITEMS_MAX", 100)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        ph = solver._phast
+        assert ph is not None and ph._labels is None and ph.host_search
+        assert not solver._static_stats()["phast"]["labels"]
 
 
 def test_phast_shared_memory_rules():

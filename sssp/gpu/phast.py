@@ -21,7 +21,7 @@ import numpy as np
 import kernels
 
 from ..cpu.parallel import INF
-from ..hierarchy import Hierarchy, core_table, hierarchy_for
+from ..hierarchy import Hierarchy, core_table, hierarchy_for, upward_labels
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
@@ -82,6 +82,20 @@ class PhastSweep:
     4elt 125 -> 108), whose split puts the device's search at 24-84 us (about 3 us a level)
     against the host's 16-49; and its GPU tests have not yet run to the end."""
 
+    labels = True
+    """Whether the solver keeps every position's upward search on the device (its label:
+    :func:`sssp.hierarchy.upward_labels`, built at construction on the host's cores, where the
+    labels hold at most :data:`sssp.hierarchy.LABEL_ITEMS_MAX` items): a solve then launches
+    the sweep with its source's label as the seeds and the core's distances through the table
+    (``nentries`` of ``kernels.PHAST_ARGS``), so neither the host nor the device searches, and
+    no seed is written or copied (many sources too). Measured on an H100 (run 151,
+    ``phast_probe.py``, six meshes and COL under a core of 1 024 nodes, solves back to back):
+    less wall time than the host's search with the early launch on all six (fe_body 204 -> 138
+    us, cs4 258 -> 154, cti 182 -> 123, 4elt 178 -> 97, t60k 181 -> 146, COL 300 -> 284); the
+    label's read and the table merge take 1-5 us of the launch (``empty - bare``) where the host's
+    search took 21-91 us. Where the labels do not fit (a road network of 436 000 nodes without a
+    core) the host searches."""
+
     def __init__(
         self, solver: EngineSolver, blocks_per_sm: Any, hierarchy: Hierarchy | None = None
     ) -> None:
@@ -135,23 +149,11 @@ class PhastSweep:
         self.d_seed_gen = s._alloc(4 * (h.n + 1))
         self._clear_stamps(cuda.memset_d8)
         self.d_seed_val = s._alloc(val.itemsize * h.n)
-        # A solve's seeds go in one copy: their distances, then their positions right after
-        # the last of them (the kernel gets both addresses), from one of two page-locked
-        # buffers in turn. Many sources queue sweep after sweep without waiting (the engine's
-        # chunks), so a buffer is written again only once its copy has run (its event): the
-        # host searches for the next source while the device sweeps for this one.
-        self.d_seeds = s._alloc((val.itemsize + 4) * h.n)
-        self._h_seeds = [
-            cuda.pagelocked_empty((val.itemsize + 4) * h.n, np.uint8) for _ in range(2)
-        ]
-        self._copied = [cuda.Event(), cuda.Event()]
-        self._queued = [False, False]  # whether the buffer's copy was queued (its event recorded)
-        self._turn = 0  # the buffer of the next copy
         self._val = val
         self._last = (1, 0)  # (buffer, count) of the last solve's seeds
         # The device's own upward search (device_search): the upward edges by tail position,
         # each position's level counted below the core, the search's distances (all ones
-        # between solves) and lists, the core table in the distance type.
+        # between solves) and lists.
         self.searching = self.device_search and nodes > 0
         if self.searching:
             self.d_up_ptr = s._upload(h.up_ptr)
@@ -161,16 +163,42 @@ class PhastSweep:
             self.d_sdist = s._alloc(8 * h.n)
             cuda.memset_d8(self.d_sdist, 0xFF, 8 * h.n)
             self.d_bag = s._alloc(4 * h.n)
+        # Every position's upward search kept (labels), their distances capped at the
+        # distance type's infinity as the host's seeds are (the kernel adds in 64 bits).
+        self._labels = None
+        if self.labels and not self.searching:
+            self._labels = upward_labels(h, self.core)
+        if self._labels is not None:
+            self.d_label_pos = s._upload(self._labels.pos)
+            self.d_label_d = s._upload(np.minimum(self._labels.dist, inf).astype(val))
+        # The core table in the distance type (infinity: no path), for the device's search
+        # and for the labels' entries.
+        if nodes and (self.searching or self._labels is not None):
             table = self.core.dist.astype(np.int64)
             none = (table < 0) | (table >= inf)
             table = np.where(none, 0, table).astype(val)
             table[none] = self._no_path
             self.d_table = s._upload(table.reshape(-1))
+        self.host_search = not self.searching and self._labels is None
+        # Where the host searches, a solve's seeds go in one copy: their distances, then their
+        # positions right after the last of them (the kernel gets both addresses), from one of
+        # two page-locked buffers in turn. Many sources queue sweep after sweep without
+        # waiting (the engine's chunks), so a buffer is written again only once its copy has
+        # run (its event): the host searches for the next source while the device sweeps for
+        # this one.
+        if self.host_search:
+            self.d_seeds = s._alloc((val.itemsize + 4) * h.n)
+            self._h_seeds = [
+                cuda.pagelocked_empty((val.itemsize + 4) * h.n, np.uint8) for _ in range(2)
+            ]
+            self._copied = [cuda.Event(), cuda.Event()]
+            self._queued = [False, False]  # whether a buffer's copy was queued (its event)
+            self._turn = 0  # the buffer of the next copy
         # A single solve's seeds written after its launch (early_launch), into host memory
         # mapped into the device: the distances, the positions, and two words (the generation
         # the host stores last, the count).
         self._mapped = self._flag = None
-        if self.early_launch and s.plan.mapped and not self.searching:
+        if self.early_launch and s.plan.mapped and self.host_search:
             nbytes = (val.itemsize + 4) * h.n
             raw = cuda.pagelocked_empty(
                 nbytes + 8, np.uint8, mem_flags=cuda.host_alloc_flags.DEVICEMAP
@@ -181,8 +209,9 @@ class PhastSweep:
             self.d_mapped_d = np.uintp(base)
             self.d_mapped_pos = np.uintp(base + val.itemsize * h.n)
             self.d_flag = np.uintp(base + nbytes)
-        self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
-        self._scratch = h.scratch(self.core)
+        if self.host_search:
+            self._dist = np.full(h.n, INF, dtype=np.int64)  # the upward search's, by position
+            self._scratch = h.scratch(self.core)
         if self._mapped is not None:  # the search compiled (or read from the compile cache)
             h.upward(0, self._dist, self._scratch)  # now, not while a launch waits for seeds
         self.gen = 0
@@ -245,6 +274,9 @@ class PhastSweep:
             "core_levels": self.core.levels,
             "core_nodes": self.core.nodes,
             "device_search": self.searching,
+            "labels": self._labels is not None,
+            "label_items": 0 if self._labels is None else self._labels.items,
+            "label_seconds": 0.0 if self._labels is None else self._labels.seconds,
             "hierarchy_edges": h.edges,
             "hierarchy_seconds": h.seconds,
             "hierarchy_cached": self.cached,
@@ -254,6 +286,11 @@ class PhastSweep:
         """(positions, distances): the last solve's seeds as its copy sends them, views of the
         page-locked buffer."""
         (i, count), val = self._last, self._val
+        if i == 3:  # a label: ``count`` is its position
+            lab = self._labels
+            assert lab is not None  # set only where labels are kept
+            a, b = int(lab.ptr[count]), int(lab.ptr[count + 1])
+            return lab.pos[a:b], np.minimum(lab.dist[a:b], self._inf).astype(val)
         if i == 2:  # the mapped buffer: the distances, then the positions at a fixed offset
             assert self._mapped is not None
             buf, at = self._mapped, val.itemsize * self.hierarchy.n
@@ -262,18 +299,30 @@ class PhastSweep:
         return buf[at : at + 4 * count].view(np.int32), buf[: val.itemsize * count].view(val)
 
     def run(self, lane: _Lane, source: int, *, alone: bool = False) -> None:
-        """The upward search from ``source`` on the host (through the core table), its seeds
-        sent, the sweep of the levels below the core queued. ``alone``: no other sweep is
-        queued behind this one before the caller waits for it (a single solve), so with
-        :attr:`early_launch` the sweep may be launched before the search."""
+        """The sweep of the levels below the core queued, from ``source``'s label where the
+        solver keeps them (:attr:`labels`), else from the upward search on the host (through
+        the core table), its seeds sent. ``alone``: no other sweep is queued behind this one
+        before the caller waits for it (a single solve), so with :attr:`early_launch` the
+        sweep may be launched before the host's search."""
         cuda = self.solver.cuda
         self.gen += 1
         if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
             self._clear_stamps(cuda.memset_d8_async, lane.stream)
             self.gen = 1
+        null = np.uintp(0)
         if self.searching:  # the device searches: nothing to send
-            null = np.uintp(0)
             self._launch(lane, null, null, 0, null, int(self.hierarchy.position[source]))
+            return
+        lab = self._labels
+        if lab is not None:  # the label on the device: nothing to search or send
+            p = int(self.hierarchy.position[source])
+            a, b = int(lab.ptr[p]), int(lab.ptr[p + 1])
+            entries = int(lab.entries[p])
+            self.seeds = b - a - entries
+            self._last = (3, p)
+            w = self._val.itemsize
+            pos, d = int(self.d_label_pos) + 4 * a, int(self.d_label_d) + w * a
+            self._launch(lane, np.uintp(pos), np.uintp(d), b - a, null, entries=entries)
             return
         if alone and self._mapped is not None:
             self._launch(lane, self.d_mapped_pos, self.d_mapped_d, 0, self.d_flag)
@@ -317,10 +366,19 @@ class PhastSweep:
         return count
 
     def _launch(
-        self, lane: _Lane, seed_pos: Any, seed_d: Any, count: int, flag: Any, source: int = -1
+        self,
+        lane: _Lane,
+        seed_pos: Any,
+        seed_d: Any,
+        count: int,
+        flag: Any,
+        source: int = -1,
+        *,
+        entries: int = 0,
     ) -> None:
         s = self.solver
         grid, block = self.grid
+        null = np.uintp(0)
         if self.searching:
             search = (
                 self.d_up_ptr,
@@ -333,8 +391,10 @@ class PhastSweep:
                 np.int32(self.core.nodes),
                 np.int32(self.hierarchy.levels - self.core.levels),
             )
+        elif entries:  # a label's: the core table
+            search = (null,) * 6 + (self.d_table, np.int32(self.core.nodes), np.int32(0))
         else:
-            search = (np.uintp(0),) * 7 + (np.int32(0), np.int32(0))
+            search = (null,) * 7 + (np.int32(0), np.int32(0))
         s.funcs["sweep"].prepared_async_call(
             grid,
             block,
@@ -362,5 +422,6 @@ class PhastSweep:
             flag,
             np.int32(source),
             *search,
+            np.int32(entries),
             shared_size=self.smem,
         )
