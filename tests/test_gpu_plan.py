@@ -1404,10 +1404,11 @@ def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypa
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 2
         val = np.dtype(solver.val_dtype).itemsize
-        for source in (0, 1234, int(h.order[0]), 2999):
+        for i, source in enumerate((0, 1234, int(h.order[0]), 2999)):
             del log[:], copies[:]
             solver.solve(source)
-            assert log == ["launch", "search"] and copies == [ctrl_bytes := copies[0]]
+            # The control words' copy before the lane's first sweep only, no seeds' copy.
+            assert log == ["launch", "search"] and copies == [solver.ctrl0.nbytes][: 1 - min(i, 1)]
             a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
             assert int(a["nseeds"]) == 0 and int(a["seed_flag"]) == int(ph.d_flag)
             assert int(a["seed_d"]) == int(ph.d_mapped_d)
@@ -1431,7 +1432,6 @@ def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypa
                 232448,
             )
             np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
-        assert ctrl_bytes == solver.ctrl0.nbytes  # the control words' copy, no seeds' copy
 
         def broken(*a, **k):
             raise KeyboardInterrupt
@@ -1447,7 +1447,7 @@ def test_phast_early_launch_sweeps_while_the_host_searches(fake_driver, monkeypa
             solver.run_phases(solver._lane0)
             a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
             assert int(a["seed_flag"]) == 0 and int(a["nseeds"]) == ph.sent_seeds()[0].size
-        assert len(copies) == 4  # the control words and the seeds, each
+        assert len(copies) == 2  # the seeds, each (the control words are ready)
 
 
 def _road_and_a_path(wide: bool) -> sssp.Graph:
@@ -1672,9 +1672,7 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_SEEDS] = 17
         sweep = fake_driver.functions["sssp_ph_sweep"]
         for source in (0, 1234, 2999, int(h.order[0]), int(h.order[max(top, 1) - 1]), 3050):
-            del copies[:]
             r = solver.solve(source)
-            assert copies == [solver.ctrl0.nbytes]  # the control words only: no seeds
             a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
             assert int(a["source"]) == h.position[source] and int(a["seed_flag"]) == 0
             assert int(a["nseeds"]) == 0 and int(a["ncore"]) == top
@@ -1695,6 +1693,7 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
                 ph.staged,
             )
             np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
+        assert copies == [solver.ctrl0.nbytes]  # the control words before the first: no seeds
         for source in (0, 7):  # as the many sources' chunks queue them: on a given lane
             solver.start(source, solver._lane0)
             solver.run_phases(solver._lane0)
@@ -1789,9 +1788,7 @@ def test_phast_labels_seed_the_sweep(fake_driver, monkeypatch, nodes, wide):
         sweep = fake_driver.functions["sssp_ph_sweep"]
         sources = [0, 1234, 2999, int(h.order[0]), int(h.order[max(top, 1) - 1]), 3050]
         for source in sources:
-            del copies[:]
             r = solver.solve(source)
-            assert copies == [solver.ctrl0.nbytes]  # the control words only: no seeds
             a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
             p = int(h.position[source])
             assert int(a["source"]) == -1 and int(a["seed_flag"]) == 0
@@ -1806,13 +1803,20 @@ def test_phast_labels_seed_the_sweep(fake_driver, monkeypatch, nodes, wide):
                 ph.small, 232448, ph.staged,
             )  # fmt: skip
             np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
-        del copies[:]
+        assert copies == [solver.ctrl0.nbytes]  # the control words before the first: no seeds
         for source in (0, 7):  # as the many sources' chunks queue them: on a given lane
             solver.start(source, solver._lane0)
             solver.run_phases(solver._lane0)
             a = dict(zip(kernels.PHAST_ARGS, sweep.calls[-1][3:], strict=True))
             p = int(h.position[source])
             assert int(a["nseeds"]) == lab.ptr[p + 1] - lab.ptr[p]
+        assert copies == [solver.ctrl0.nbytes]
+        # An aborted sweep leaves its abort word set: the next solve copies the words again.
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_ABORT] = 1
+        with pytest.raises(sssp.SolverError, match="timed out"):
+            solver.solve(0)
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_ABORT] = 0
+        solver.solve(0)
         assert copies == [solver.ctrl0.nbytes] * 2
     monkeypatch.setattr(sssp.hierarchy, "LABEL_ITEMS_MAX", 100)
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
@@ -1916,3 +1920,43 @@ def test_a_tuned_phast_pick_waits_for_its_background_build(fake_driver, monkeypa
             assert "could not be taken (no room for the sweep)" in sv.config_detail
     finally:
         sssp.tuned.unregister_provider(provider)
+
+
+def test_packed_launch_writes_what_a_fresh_pack_would():
+    """``PackedLaunch``: the arguments set so far, in the layout of a pack of the whole list
+    (each field at a multiple of its size, as pycuda packs ``prepared_async_call``'s), sent
+    by the function's ``_launch_kernel`` where it has one, else by ``prepared_async_call``;
+    an argument set again replaces its bytes only."""
+    import struct
+
+    from sssp.gpu.base import PackedLaunch
+
+    spec = kernels.PHAST_KERNELS["sweep"]
+    rng = np.random.default_rng(3)
+    values = {
+        name: int(rng.integers(0, 2**40)) if code == "P" else int(rng.integers(-(2**31), 2**31))
+        for name, code in zip(spec.args, spec.arg_format, strict=True)
+    }
+    values["gen"] = 2**32 - 1  # the one unsigned 32-bit argument
+    packed = PackedLaunch(spec.args, spec.arg_format)
+    packed.set(**{k: np.uintp(v) if spec.arg_format[i] == "P" else v
+                  for i, (k, v) in enumerate(values.items())})  # fmt: skip
+    assert packed.buffer == struct.pack("@" + spec.arg_format, *values.values())
+    sent: list = []
+
+    class Direct:
+        def _launch_kernel(self, grid, block, buf, shared, stream):
+            sent.append((grid, block, bytes(buf), shared, stream))
+
+    packed.set(nseeds=7, source=-1)
+    packed.launch(Direct(), (132, 1, 1), (1024, 1, 1), "stream", 4096)
+    values.update(nseeds=7, source=-1)
+    assert sent == [
+        ((132, 1, 1), (1024, 1, 1), struct.pack("@" + spec.arg_format, *values.values()), 4096,
+         "stream"),
+    ]  # fmt: skip
+    fallback = _Func("sweep")
+    packed.launch(fallback, (1, 1, 1), (32, 1, 1), None)
+    assert [int(a) for a in fallback.calls[-1][3:]] == list(values.values())
+    with pytest.raises(ValueError, match="argument names"):
+        PackedLaunch(spec.args, spec.arg_format + "i")
