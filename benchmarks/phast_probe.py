@@ -29,8 +29,10 @@ The host's side of a ``full`` solve, by ``time.perf_counter``: ``search_us`` the
 (:meth:`sssp.hierarchy.Hierarchy.upward`), ``to_launch_us`` from the call of ``solve`` until the
 sweep's launch call began (the checks, the first copies' calls and the search),
 ``launch_call_us`` the launch call itself, ``after_us`` from its return until ``solve``
-returned (the later passes' calls, the wait for the device and the result). Where the device
-waits for the host, ``loop_us`` is about ``to_launch_us + launch_call_us`` plus the sweep.
+returned (the later passes' calls, the wait for the device and the result). The probe's own
+work on a launch's arguments falls between the first two (in neither) and in ``wall_us``.
+Where the device waits for the host, ``loop_us`` is about ``to_launch_us + launch_call_us``
+plus the sweep.
 With ``+early`` (the sweep launched before the search) the launch comes first, so ``full`` and
 the other forms' events hold the wait for the host's search, and ``to_launch_us`` no search.
 With ``+dsearch`` or ``+labels`` the host does not search (``search_us`` 0).
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import struct
 import sys
 import time
 from pathlib import Path
@@ -79,31 +82,55 @@ COLUMNS = (
 
 class _Timed:
     """The sweep function of a solver, its launches timed between two events and, for a probe
-    form, some arguments replaced."""
+    form, some arguments replaced. It launches as the solver does: from the packed argument
+    buffer (``_launch_kernel``, :class:`sssp.gpu.base.PackedLaunch`) where the function has
+    that method, else by ``prepared_async_call``."""
+
+    FORMAT = "@" + kernels.PHAST_KERNELS["sweep"].arg_format
 
     def __init__(self, func, cuda) -> None:
         self.func, self.cuda = func, cuda
         self.before, self.after = cuda.Event(), cuda.Event()
         self.form = "full"
-        self.called = self.returned = 0.0  # the host's clock around the last launch call
+        # The host's clock when the solver's launch reached this wrapper, and around the launch
+        # call itself (the form's changes between: the probe's own work).
+        self.entered = self.called = self.returned = 0.0
+        if hasattr(func, "_launch_kernel"):
+            self._launch_kernel = self._packed
 
-    def prepared_async_call(self, grid, block, stream, *args, **kw):
-        named = dict(zip(kernels.PHAST_ARGS, args, strict=True))
+    def _form(self, named: dict) -> dict:
         if self.form == "top":
             named["levels"] = named["small"]
         elif self.form in ("empty", "again", "bare"):
-            named.update(levels=np.int32(0), small=np.int32(0), staged=np.int32(0))
+            named.update(levels=0, small=0, staged=0)
         if self.form == "bare":
-            named.update(
-                source=np.int32(-1), nseeds=np.int32(0), seed_flag=np.uintp(0), nentries=np.int32(0)
-            )
+            named.update(source=-1, nseeds=0, seed_flag=0, nentries=0)
+        return named
+
+    def _timed(self, launch, stream) -> None:
         if self.form == "again":
-            self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
+            launch()
         self.before.record(stream)
         self.called = time.perf_counter()
-        self.func.prepared_async_call(grid, block, stream, *named.values(), **kw)
+        launch()
         self.returned = time.perf_counter()
         self.after.record(stream)
+
+    def _packed(self, grid, block, buf, shared, stream):
+        self.entered = time.perf_counter()
+        named = self._form(
+            dict(zip(kernels.PHAST_ARGS, struct.unpack(self.FORMAT, buf), strict=True))
+        )
+        buf = struct.pack(self.FORMAT, *named.values())
+        self._timed(lambda: self.func._launch_kernel(grid, block, buf, shared, stream), stream)
+
+    def prepared_async_call(self, grid, block, stream, *args, **kw):
+        self.entered = time.perf_counter()
+        named = self._form(dict(zip(kernels.PHAST_ARGS, args, strict=True)))
+        self._timed(
+            lambda: self.func.prepared_async_call(grid, block, stream, *named.values(), **kw),
+            stream,
+        )
 
     def microseconds(self) -> float:
         self.after.synchronize()
@@ -148,7 +175,7 @@ def probe(graph: sssp.Graph, sources, label: str) -> dict:
                 got[form].append(timed.microseconds())
                 if form == "full":
                     host["search"].append(searches[-1] if searches else 0.0)
-                    host["to_launch"].append(timed.called - t_call)
+                    host["to_launch"].append(timed.entered - t_call)
                     host["launch_call"].append(timed.returned - timed.called)
                     host["after"].append(t_back - timed.returned)
                     ok &= bool(np.array_equal(r.dist, refs[s]))

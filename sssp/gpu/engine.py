@@ -70,6 +70,10 @@ class _Lane:
     args: tuple | None = None
     """The contract's argument list with this lane's buffers (:meth:`EngineSolver.args`), built
     at its first launch: the buffers do not change while the solver lives."""
+    ctrl_ready: bool = False
+    """Whether the control words hold what a phast sweep needs of them (the initial words, no
+    abort): the sweep writes every word a solve reads, so they are copied only before the
+    lane's first sweep and after an abort."""
 
 
 def min_weights(indptr: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -570,11 +574,17 @@ class EngineSolver(DeviceBuffers):
         self._source = source
         if self.cluster:  # the cluster kernel sets its own state and writes every control word
             return
-        self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
-        if self._phast is not None:  # the sweep writes every key; the tree pass lowers the
-            if ln.d_pred is not None:  # predecessors from none (64-bit keys keep them apart)
+        if self._phast is not None:
+            # The sweep writes every key and every control word a solve reads (a copy is a few
+            # microseconds of the host's before the launch); the tree pass lowers the
+            # predecessors from none (64-bit keys keep them apart).
+            if not ln.ctrl_ready:
+                self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
+                ln.ctrl_ready = True
+            if ln.d_pred is not None:
                 self.cuda.memset_d32_async(ln.d_pred, 0xFFFFFFFF, self.n, ln.stream)
             return
+        self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
         if self._wide is not None:
             self._wide.start(ln, source)
         elif self.nearfar:
@@ -712,6 +722,7 @@ class EngineSolver(DeviceBuffers):
         info = self.h_info
         c = kernels.RES_CTRL
         if info[c + kernels.CTRL_ABORT]:
+            self._lane0.ctrl_ready = False  # the next solve copies the initial words again
             wait = (
                 "the phast sweep's wait for a published distance"
                 if self._phast is not None
@@ -1187,6 +1198,8 @@ class EngineSolver(DeviceBuffers):
         c = kernels.RES_CTRL
         bad = np.flatnonzero(info[:, c + kernels.CTRL_ABORT] != 0)
         if bad.size:
+            for lane in self.lanes():
+                lane.ctrl_ready = False
             raise SolverError(
                 f"source {int(sources[first + bad[0]])}: the persistent loop's grid barrier timed out"
             )

@@ -22,6 +22,7 @@ import kernels
 
 from ..cpu.parallel import INF
 from ..hierarchy import Hierarchy, core_table, hierarchy_for, upward_labels
+from .base import PackedLaunch
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
@@ -242,6 +243,39 @@ class PhastSweep:
         self.smem = kernels.phast_smem_bytes(lp, dp, self.small, self.staged, width, self.counters)
         fits = max(1, blocks_per_sm(func, block, self.smem))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
+        # The sweep's arguments packed once; a launch writes the few that change
+        # (:class:`~sssp.gpu.base.PackedLaunch`).
+        spec = kernels.PHAST_KERNELS["sweep"]
+        self._packed = PackedLaunch(spec.args, spec.arg_format)
+        self._packed.set(
+            order=self.d_order,
+            level_ptr=self.d_level_ptr,
+            down_ptr=self.d_down_ptr,
+            down_pos=self.d_down_pos,
+            down_w=self.d_down_w,
+            pword=self.d_pword,
+            pgen=self.d_pgen,
+            seed_gen=self.d_seed_gen,
+            seed_val=self.d_seed_val,
+            levels=h.levels - k,
+            small=self.small,
+            staged=self.staged,
+            width=s.config.relax.lanes,
+            nap=self.nap_ns,
+            source=-1,
+        )
+        if self.searching:
+            self._packed.set(
+                up_ptr=self.d_up_ptr,
+                up_pos=self.d_up_pos,
+                up_w=self.d_up_w,
+                slevel=self.d_slevel,
+                sdist=self.d_sdist,
+                bag=self.d_bag,
+                table=self.d_table,
+                ncore=nodes,
+                nlev=h.levels - k,
+            )
         self.seeds = 0
         """Seeds of the last solve below the core (nodes the upward search reached and did not
         stall), where the host searched (else the device counts them: :meth:`seeds_of`)."""
@@ -376,52 +410,21 @@ class PhastSweep:
         *,
         entries: int = 0,
     ) -> None:
-        s = self.solver
-        grid, block = self.grid
-        null = np.uintp(0)
-        if self.searching:
-            search = (
-                self.d_up_ptr,
-                self.d_up_pos,
-                self.d_up_w,
-                self.d_slevel,
-                self.d_sdist,
-                self.d_bag,
-                self.d_table,
-                np.int32(self.core.nodes),
-                np.int32(self.hierarchy.levels - self.core.levels),
-            )
-        elif entries:  # a label's: the core table
-            search = (null,) * 6 + (self.d_table, np.int32(self.core.nodes), np.int32(0))
-        else:
-            search = (null,) * 7 + (np.int32(0), np.int32(0))
-        s.funcs["sweep"].prepared_async_call(
-            grid,
-            block,
-            lane.stream,
-            lane.d_key,
-            lane.d_ctrl,
-            self.d_order,
-            self.d_level_ptr,
-            self.d_down_ptr,
-            self.d_down_pos,
-            self.d_down_w,
-            self.d_pword,
-            self.d_pgen,
-            self.d_seed_gen,
-            self.d_seed_val,
-            seed_pos,
-            seed_d,
-            np.int32(count),
-            np.uint32(self.gen),
-            np.int32(self.hierarchy.levels - self.core.levels),
-            np.int32(self.small),
-            np.int32(self.staged),
-            np.int32(s.config.relax.lanes),
-            np.int32(self.nap_ns),
-            flag,
-            np.int32(source),
-            *search,
-            np.int32(entries),
-            shared_size=self.smem,
+        packed = self._packed
+        packed.set(
+            key=lane.d_key,
+            ctrl=lane.d_ctrl,
+            seed_pos=seed_pos,
+            seed_d=seed_d,
+            nseeds=count,
+            gen=self.gen,
+            seed_flag=flag,
+            source=source,
+            nentries=entries,
         )
+        if self._labels is not None and self.core.nodes:  # the table for a label's entries
+            packed.set(
+                table=self.d_table if entries else 0, ncore=self.core.nodes if entries else 0
+            )
+        grid, block = self.grid
+        packed.launch(self.solver.funcs["sweep"], grid, block, lane.stream, self.smem)
