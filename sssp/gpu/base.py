@@ -108,19 +108,22 @@ class PackedLaunch:
     def __init__(self, names: tuple[str, ...], fmt: str) -> None:
         if len(names) != len(fmt):
             raise ValueError(f"{len(names)} argument names for a format of {len(fmt)} codes")
-        self._codes = dict(zip(names, fmt, strict=True))
-        self._at = {
-            name: struct.calcsize("@" + fmt[: i + 1]) - struct.calcsize(code)
-            for i, (name, code) in enumerate(self._codes.items())
-        }
+        # Each argument's writer (a compiled struct's pack_into) and offset in the buffer: the
+        # end of the packed prefix that ends with it, less its size.
+        self._put: dict[str, tuple[Any, int]] = {}
+        for i, (name, code) in enumerate(zip(names, fmt, strict=True)):
+            field = struct.Struct(code)
+            self._put[name] = (field.pack_into, struct.calcsize("@" + fmt[: i + 1]) - field.size)
         self._buf = bytearray(struct.calcsize("@" + fmt))
         self._args: dict[str, Any] = dict.fromkeys(names, np.uintp(0))
 
     def set(self, **values: Any) -> None:
         """Arguments by name (ints, NumPy scalars or device allocations)."""
+        buf, put = self._buf, self._put
         for name, value in values.items():
-            struct.pack_into(self._codes[name], self._buf, self._at[name], int(value))
-            self._args[name] = value
+            write, at = put[name]
+            write(buf, at, int(value))
+        self._args.update(values)
 
     def launch(self, func: Any, grid: tuple, block: tuple, stream: Any, shared: int = 0) -> None:
         """Queue ``func`` on ``stream`` with the arguments set so far."""
