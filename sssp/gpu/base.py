@@ -90,9 +90,9 @@ class PackedLaunch:
     """A kernel's argument buffer, packed once in the layout ``prepared_async_call`` packs (a
     field at a multiple of its size), with the arguments that change between launches written
     into it in place (:meth:`set`). pycuda's ``prepared_async_call`` packs every argument again
-    on each call and then hands the buffer to the function's ``_launch_kernel``: 11-16 us for
-    the phast sweep's 38 arguments on an H100's host (run 151), on a solve's critical path
-    where the launch starts the device's work. :meth:`launch` calls ``_launch_kernel`` with
+    on each call and then hands the buffer to the function's ``_launch_kernel``: 11-28 us for
+    the phast sweep's 38 arguments on an H100's host (run 151; 5-8 us through this, run 152),
+    on a solve's critical path where the launch starts the device's work. :meth:`launch` calls ``_launch_kernel`` with
     the kept buffer (the driver copies the arguments at the launch, so the next :meth:`set`
     may follow at once), or ``prepared_async_call`` with the arguments where a function has
     no such method (another pycuda, a test's stand-in, a probe's wrapper).

@@ -3,10 +3,12 @@ hierarchy, one dependent step per level (``LaunchConfig(loop="phast")``).
 
 At construction the solver builds the graph's hierarchy on the host (or reads the one an earlier
 build of the same graph left in the cache: :func:`sssp.hierarchy.hierarchy_for`) and uploads it
-by sweep position, below its core where it keeps a core table (``LaunchConfig.core``).
-Per solve the host runs the search over the upward edges from the source (a few hundred nodes
-on a road network, compiled code; through the core table, if any), copies those seeds to the
-device, and one persistent launch sweeps the levels: the top ones in block 0 alone, their
+by sweep position, below its core where it keeps a core table (``LaunchConfig.core``), and,
+where they fit, every node's upward search (its label: :func:`sssp.hierarchy.upward_labels`).
+A solve's seeds are then its source's label, read on the device; else the host runs the search
+over the upward edges from the source per solve (a few hundred nodes on a road network,
+compiled code; through the core table, if any) and sends the seeds. One persistent launch
+sweeps the levels: the top ones in block 0 alone, their
 distances in shared memory, the others by the whole grid with no barrier between them (a node
 waits for its tails' distances to be published). The kernel leaves the keys as near-far does,
 so the engine's predecessor pass and result pass follow unchanged.
