@@ -83,7 +83,8 @@ class PhastSweep:
     -> 0.312), where the host's caches are cold between solves, but more on 5 of 6 meshes of
     ``phast_probe.py`` (run 149, solves back to back: fe_body 147 -> 153 us, cs4 194 -> 208;
     4elt 125 -> 108), whose split puts the device's search at 24-84 us (about 3 us a level)
-    against the host's 16-49; and its GPU tests have not yet run to the end."""
+    against the host's 16-49. Its GPU test passed on H100s (runs 150-153). With the search off
+    and :attr:`labels` on, no solve searches at all where the labels fit."""
 
     labels = True
     """Whether the solver keeps every position's upward search on the device (its label:
@@ -92,7 +93,7 @@ class PhastSweep:
     the sweep with its source's label as the seeds and the core's distances through the table
     (``nentries`` of ``kernels.PHAST_ARGS``), so neither the host nor the device searches, and
     no seed is written or copied (many sources too). Measured on an H100 (run 151,
-    ``phast_probe.py``, six meshes and COL under a core of 1 024 nodes, solves back to back):
+    ``phast_probe.py``, five meshes and COL under a core of 1 024 nodes, solves back to back):
     less wall time than the host's search with the early launch on all six (fe_body 204 -> 138
     us, cs4 258 -> 154, cti 182 -> 123, 4elt 178 -> 97, t60k 181 -> 146, COL 300 -> 284); the
     label's read and the table merge take 1-5 us of the launch (``empty - bare``) where the host's
