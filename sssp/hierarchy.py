@@ -459,53 +459,61 @@ def _core_rows(arrays, table, stop):  # pragma: no cover
 
 @_jit
 def _label_rows(  # pragma: no cover
-    arrays, core_levels, table, sources, dist, work, ptr, pos, val, entries, stop
+    arrays, core_levels, table, sources, dist, work, counts, entries, cap, limit, stop
 ):
-    """:func:`upward_labels`'s labels of positions ``sources``, each thread its own ``dist``
-    (all INF) and ``work``. With ``pos`` empty, counts: ``ptr[p + 1]`` the items of position
-    p's label and ``entries[p]`` its entries; else writes its items from ``ptr[p]`` on."""
+    """:func:`upward_labels`'s labels of positions ``sources`` (a thread's; its own ``dist``, all
+    INF, and ``work``): ``counts[p + 1]`` the items of position p's label and ``entries[p]`` its
+    entries; returns (positions, distances) of their items one label after another, in arrays
+    that start at ``cap`` items and grow. Stops early, the labels unfinished, past ``limit``
+    items or when ``stop`` is set."""
     k = table.shape[0]
     out_v, out_d, entry_v, entry_d = work[2], work[3], work[4], work[5]
-    fill = pos.size > 0
     kept = np.empty(k, np.int64)
+    pos = np.empty(max(cap, 16), np.int32)
+    val = np.empty(pos.size, np.int64)
+    used = 0
     for i in range(sources.size):
-        if stop[0]:
-            return
+        if stop[0] or used > limit:
+            break
         p = sources[i]
-        if p < k:  # a core node: itself, at 0
-            if fill:
-                pos[ptr[p]] = p
-                val[ptr[p]] = 0
-            else:
-                ptr[p + 1] = 1
-                entries[p] = 1
-            continue
-        seeds, reached = _climb(arrays, core_levels, k, p, dist, work)
         ne = 0
-        for j in np.argsort(entry_d[:reached]):
-            e, de = entry_v[j], entry_d[j]
-            dominated = False
+        seeds = reached = k
+        if p < k:  # a core node: itself, at 0
+            ne = 1
+        else:
+            seeds, reached = _climb(arrays, core_levels, k, p, dist, work)
+            for j in np.argsort(entry_d[:reached]):
+                e, de = entry_v[j], entry_d[j]
+                dominated = False
+                for t in range(ne):
+                    f = kept[t]
+                    r = table[entry_v[f], e]
+                    if r >= 0 and entry_d[f] + r <= de:
+                        dominated = True
+                        break
+                if not dominated:
+                    kept[ne] = j
+                    ne += 1
+        count = ne + seeds - k
+        if used + count > pos.size:  # grow: double, or to what this label needs
+            size = max(2 * pos.size, used + count)
+            grown_v, grown_d = np.empty(size, np.int32), np.empty(size, np.int64)
+            grown_v[:used], grown_d[:used] = pos[:used], val[:used]
+            pos, val = grown_v, grown_d
+        if p < k:
+            pos[used], val[used] = p, 0
+        else:
             for t in range(ne):
-                f = kept[t]
-                r = table[entry_v[f], e]
-                if r >= 0 and entry_d[f] + r <= de:
-                    dominated = True
-                    break
-            if not dominated:
-                kept[ne] = j
-                ne += 1
-        if not fill:
-            ptr[p + 1] = ne + seeds - k
-            entries[p] = ne
-            continue
-        at = ptr[p]
-        for t in range(ne):
-            pos[at + t] = entry_v[kept[t]]
-            val[at + t] = entry_d[kept[t]]
-        at += ne - k
-        for j in range(k, seeds):
-            pos[at + j] = out_v[j]
-            val[at + j] = out_d[j]
+                pos[used + t] = entry_v[kept[t]]
+                val[used + t] = entry_d[kept[t]]
+            at = used + ne - k
+            for j in range(k, seeds):
+                pos[at + j] = out_v[j]
+                val[at + j] = out_d[j]
+        counts[p + 1] = count
+        entries[p] = ne
+        used += count
+    return pos[:used], val[:used]
 
 
 # -- the public functions -------------------------------------------------------------------------
@@ -836,8 +844,9 @@ def upward_labels(
 ) -> UpwardLabels | None:
     """Every position's upward search under ``core`` (:class:`UpwardLabels`), or None where
     they would hold more than ``max_items`` items (default :data:`LABEL_ITEMS_MAX`; judged
-    first from 64 positions spread over the hierarchy, then exactly). Built on ``threads`` threads (default: the available cores),
-    a count pass and a fill pass over every position; Ctrl-C stops it.
+    first from 64 positions spread over the hierarchy, then by the build, which stops once a
+    thread's labels pass it). One pass over the positions on ``threads`` threads (default: the
+    available cores), each a contiguous run of positions; Ctrl-C stops it.
 
     Raises
     ------
@@ -852,20 +861,21 @@ def upward_labels(
     n = hierarchy.n
     max_items = LABEL_ITEMS_MAX if max_items is None else max_items
     threads = max(1, min(threads or available_cores(), 64))
-    ptr = np.zeros(n + 1, dtype=np.int64)
+    counts = np.zeros(n + 1, dtype=np.int64)
     entries = np.zeros(n, dtype=np.int32)
     sample = np.unique(np.linspace(0, n - 1, min(n, 64)).astype(np.int64))
-    _label_pass(hierarchy, core, [sample], ptr, None, None, entries)
-    if n and ptr[sample + 1].mean() * n > max_items:
+    _label_pass(hierarchy, core, [sample], counts, entries, 0, max_items)
+    mean = float(counts[sample + 1].mean()) if n else 0.0
+    if mean * n > max_items:
         return None
     chunks = [c for c in np.array_split(np.arange(n, dtype=np.int64), threads) if c.size]
-    _label_pass(hierarchy, core, chunks, ptr, None, None, entries)
-    np.cumsum(ptr, out=ptr)
-    if ptr[-1] > max_items:
+    cap = int(1.25 * mean * max((c.size for c in chunks), default=0))
+    parts = _label_pass(hierarchy, core, chunks, counts, entries, cap, max_items)
+    ptr = np.cumsum(counts)
+    if ptr[-1] > max_items or sum(v.size for v, _ in parts) != ptr[-1]:  # stopped past it
         return None
-    pos = np.empty(int(ptr[-1]), dtype=np.int32)
-    val = np.empty(int(ptr[-1]), dtype=np.int64)
-    _label_pass(hierarchy, core, chunks, ptr, pos, val, entries)
+    pos = np.concatenate([v for v, _ in parts]) if parts else np.empty(0, np.int32)
+    val = np.concatenate([d for _, d in parts]) if parts else np.empty(0, np.int64)
     return UpwardLabels(core, ptr, pos, val, entries, seconds=time.perf_counter() - t0)
 
 
@@ -873,33 +883,32 @@ def _label_pass(
     h: Hierarchy,
     core: CoreTable,
     chunks: list[np.ndarray],
-    ptr: np.ndarray,
-    pos: np.ndarray | None,
-    val: np.ndarray | None,
+    counts: np.ndarray,
     entries: np.ndarray,
-) -> None:
-    """One pass of :func:`_label_rows` over ``chunks`` of positions, a thread each (the compiled
-    code holds no GIL), stoppable by Ctrl-C (:func:`~sssp.cpu.parallel.run_stoppable`: every
-    thread reads the flag)."""
+    cap: int,
+    limit: int,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_label_rows` over ``chunks`` of positions, a thread each (the compiled code holds
+    no GIL), stoppable by Ctrl-C (:func:`~sssp.cpu.parallel.run_stoppable`: every thread reads
+    the flag); each chunk's items, in the chunks' order."""
     if not chunks:
-        return
-    if pos is None:
-        pos, val = np.empty(0, np.int32), np.empty(0, np.int64)
+        return []
     table = core.dist if core.nodes else np.empty((0, 0), np.int64)
 
-    def rows(stop: np.ndarray) -> None:
-        def run(sources: np.ndarray) -> None:
+    def rows(stop: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        def run(sources: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             scratch = h.scratch(core)
             dist = np.full(h.n, INF, dtype=np.int64)
-            _label_rows(
+            return _label_rows(
                 h.search_arrays, core.levels, table, sources, dist, scratch.work,
-                ptr, pos, val, entries, stop,
+                counts, entries, cap, limit, stop,
             )  # fmt: skip
 
         with ThreadPoolExecutor(len(chunks), thread_name_prefix="sssp-labels") as pool:
-            list(pool.map(run, chunks))
+            return list(pool.map(run, chunks))
 
-    run_stoppable(rows)
+    result: list[tuple[np.ndarray, np.ndarray]] = run_stoppable(rows)
+    return result
 
 
 def phast(

@@ -190,8 +190,9 @@ def test_labels_are_the_upward_searches_kept(nodes):
     before the core: its entries (core nodes, at most one a core node a search from the label's
     position reaches, by distance) whose table rows give exactly the core's distances that
     :meth:`Hierarchy.upward` gives, then the same seeds below the core with the same
-    distances; a core node's label is itself at 0. The same labels on one thread and on three;
-    None where they would exceed ``max_items``, judged from a sample before the whole build."""
+    distances; a core node's label is itself at 0. The same labels on one thread and on three,
+    and from a thread whose buffer starts too small and grows; a thread stops once past its
+    limit; None where they would exceed ``max_items``, judged from a sample first."""
     graph = _one_way(sssp.generate("road", size=3_000, seed=8), 0.85, 0, 12)
     h = build_hierarchy(graph)
     core = core_table(h, nodes)
@@ -225,6 +226,16 @@ def test_labels_are_the_upward_searches_kept(nodes):
     if k:
         assert 0 < labels.entries[k:].mean() < k  # entries dropped through the table
     assert upward_labels(h, core, max_items=graph.n) is None
+    # One thread whose buffer starts at its smallest and grows: the same items; with a limit,
+    # it stops soon after passing it.
+    every = [np.arange(graph.n, dtype=np.int64)]
+    counts, entries = np.zeros(graph.n + 1, np.int64), np.zeros(graph.n, np.int32)
+    ((pos, dist),) = sssp.hierarchy._label_pass(h, core, every, counts, entries, 0, 10**9)
+    np.testing.assert_array_equal(pos, labels.pos)
+    np.testing.assert_array_equal(dist, labels.dist)
+    np.testing.assert_array_equal(np.cumsum(counts), labels.ptr)
+    ((pos, _),) = sssp.hierarchy._label_pass(h, core, every, counts, entries, 0, 50)
+    assert 50 < pos.size < min(labels.items, 50 + graph.n)
     calls: list[int] = []
     real = sssp.hierarchy._label_rows
 
