@@ -571,6 +571,23 @@ def _phast_graphs() -> tuple[sssp.Graph, ...]:
     return _grid(90, 41), sssp.generate("road", size=20_000, seed=42), zero, wide
 
 
+def _phast_many_then_one(config: LaunchConfig):
+    """On the road-like phast test graph under ``config``: many sources with trees (each row
+    SciPy's distances and the reference's tree), then one more solve on the same solver (its
+    answer and tree checked). Returns the solver's phast loop and that last result."""
+    graph = _phast_graphs()[1]
+    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config) as sv:
+        sources = [5, 6, 900, 19_999]
+        rows = sv.solve_many(sources, return_predecessors=True)
+        for i, s in enumerate(sources):
+            np.testing.assert_array_equal(rows.dist[i], dijkstra(graph, s).dist)
+            np.testing.assert_array_equal(rows.pred[i], near_far(graph, s).pred)
+        one_more = sv.solve(7)
+        check_against(dijkstra(graph, 7).dist, one_more)
+        check_tree(graph, one_more)
+        return sv._gpu._phast, one_more
+
+
 @pytest.mark.smoke
 @pytest.mark.parametrize("nodes", [64, 4096])
 def test_phast_core_table_same_answers(nodes):
@@ -653,16 +670,8 @@ def test_phast_device_search_same_answers(monkeypatch, nodes):
                 r.stats["upward_settled"] >= 0 and r.iterations == ph["levels"] - ph["core_levels"]
             )
     _check_sink_and_one_node(configs)
-    graph = _phast_graphs()[1]
-    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[0]) as sv:
-        sources = [5, 6, 900, 19_999]
-        rows = sv.solve_many(sources, return_predecessors=True)
-        for i, s in enumerate(sources):
-            np.testing.assert_array_equal(rows.dist[i], dijkstra(graph, s).dist)
-        one_more = sv.solve(7)
-        check_against(dijkstra(graph, 7).dist, one_more)
-        check_tree(graph, one_more)
-        assert one_more.stats["upward_settled"] > 0
+    _, one_more = _phast_many_then_one(configs[0])
+    assert one_more.stats["upward_settled"] > 0
 
 
 @pytest.mark.smoke
@@ -692,19 +701,9 @@ def test_phast_labels_same_answers(monkeypatch, nodes):
         assert sv._gpu._phast._labels is not None
 
     _check_sink_and_one_node(configs, labelled)
-    graph = _phast_graphs()[1]
-    with sssp.Solver(graph, backend="gpu", algorithm="near-far", config=configs[0]) as sv:
-        sources = [5, 6, 900, 19_999]
-        rows = sv.solve_many(sources, return_predecessors=True)
-        for i, s in enumerate(sources):
-            np.testing.assert_array_equal(rows.dist[i], dijkstra(graph, s).dist)
-            np.testing.assert_array_equal(rows.pred[i], near_far(graph, s).pred)
-        one_more = sv.solve(7)
-        check_against(dijkstra(graph, 7).dist, one_more)
-        check_tree(graph, one_more)
-        ph = sv._gpu._phast
-        below = ph.hierarchy.position[7] >= ph.core.nodes  # else its label is itself, no seed
-        assert (one_more.stats["upward_settled"] > 0) == below
+    ph, one_more = _phast_many_then_one(configs[0])
+    below = ph.hierarchy.position[7] >= ph.core.nodes  # else its label is itself, no seed
+    assert (one_more.stats["upward_settled"] > 0) == below
 
 
 @pytest.mark.smoke

@@ -1543,6 +1543,27 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
             np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
 
 
+def _record_uploads_and_copies(fake_driver, monkeypatch):
+    """The stand-in device maps host memory; returns what the solvers made next upload (a copy
+    of each array by its buffer's address) and the bytes of each asynchronous host-to-device
+    copy, both filled as they run."""
+    from sssp.gpu.engine import EngineSolver
+
+    _map_host_memory(fake_driver)
+    arrays: dict[int, np.ndarray] = {}
+    upload = EngineSolver._upload
+
+    def keep(self, array):
+        buf = upload(self, array)
+        arrays[int(buf)] = np.array(array, copy=True)
+        return buf
+
+    monkeypatch.setattr(EngineSolver, "_upload", keep)
+    copies: list[int] = []
+    fake_driver.memcpy_htod_async = lambda buf, array, stream=None: copies.append(array.nbytes)
+    return arrays, copies
+
+
 def _search_like_the_kernel(a, arrays, rng):
     """What sssp_ph_search computes (the device's upward search), from a launch's arguments
     ``a`` and the arrays behind its pointers: the seeds (position, distance) it leaves, the
@@ -1618,19 +1639,8 @@ def test_phast_device_search_seeds_the_sweep(fake_driver, monkeypatch, nodes, wi
 
     monkeypatch.setattr(PhastSweep, "device_search", True)
     monkeypatch.setattr(PhastSweep, "labels", False)  # without a core the host searches
-    _map_host_memory(fake_driver)
     graph = _road_and_a_path(wide)
-    arrays: dict[int, np.ndarray] = {}
-    upload = EngineSolver._upload
-
-    def keep(self, array):
-        buf = upload(self, array)
-        arrays[int(buf)] = np.array(array, copy=True)
-        return buf
-
-    monkeypatch.setattr(EngineSolver, "_upload", keep)
-    copies: list[int] = []
-    fake_driver.memcpy_htod_async = lambda buf, array, stream=None: copies.append(array.nbytes)
+    arrays, copies = _record_uploads_and_copies(fake_driver, monkeypatch)
     rng = np.random.default_rng(7)
     config = LaunchConfig(loop="phast", core=nodes)
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
@@ -1749,19 +1759,8 @@ def test_phast_labels_seed_the_sweep(fake_driver, monkeypatch, nodes, wide):
 
     monkeypatch.setattr(PhastSweep, "labels", True)
     monkeypatch.setattr(PhastSweep, "device_search", False)
-    _map_host_memory(fake_driver)
     graph = _road_and_a_path(wide)
-    arrays: dict[int, np.ndarray] = {}
-    upload = EngineSolver._upload
-
-    def keep(self, array):
-        buf = upload(self, array)
-        arrays[int(buf)] = np.array(array, copy=True)
-        return buf
-
-    monkeypatch.setattr(EngineSolver, "_upload", keep)
-    copies: list[int] = []
-    fake_driver.memcpy_htod_async = lambda buf, array, stream=None: copies.append(array.nbytes)
+    arrays, copies = _record_uploads_and_copies(fake_driver, monkeypatch)
     config = LaunchConfig(loop="phast", core=nodes)
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
         ph = solver._phast
