@@ -13,7 +13,11 @@ and per ``--core-nodes`` value (0: no core): the core's levels and nodes, the le
 table's build seconds, type and MiB, and over ``--searches`` random sources the search's median
 and 90th percentile microseconds and median seeds (the core's positions, then those below it),
 on one core of this host. Every answer of a PHAST solve through the table is checked against
-SciPy's on ``--sources`` sources.
+SciPy's on ``--sources`` sources. Then the labels (:func:`sssp.hierarchy.upward_labels`: every
+node's search kept, which the GPU solver uploads so that no solve searches): their items a node
+(empty where they pass :data:`sssp.hierarchy.LABEL_ITEMS_MAX`), the core nodes a label keeps
+(its entries), the build's seconds on all of this host's cores and MiB on the device with
+32-bit distances; each checked source's label gives the search's seeds and core distances.
 
 Host times only: what the levels left cost on the device is for the device to measure.
 """
@@ -35,7 +39,7 @@ from spt_depth import write_rows  # noqa: E402
 import sssp  # noqa: E402
 from sssp.cpu.parallel import INF  # noqa: E402
 from sssp.cpu.reference import dijkstra  # noqa: E402
-from sssp.hierarchy import core_table, hierarchy_for, phast  # noqa: E402
+from sssp.hierarchy import UpwardLabels, core_table, hierarchy_for, phast, upward_labels  # noqa: E402
 
 COLUMNS = (
     "graph",
@@ -51,6 +55,10 @@ COLUMNS = (
     "search_us_median",
     "search_us_p90",
     "seeds_median",
+    "label_items_per_node",
+    "label_entries_mean",
+    "label_s",
+    "label_mib",
     "verified",
 )
 
@@ -86,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
                 positions, _ = h.upward(int(s), work, scratch)
                 us.append(1e6 * (time.perf_counter() - t0))
                 seeds.append(positions.size)
+            labels = upward_labels(h, table)
+            if labels is not None:
+                ok &= all(
+                    _label_is_the_search(labels, int(h.position[s]), work, scratch) for s in checked
+                )
             row = {
                 "graph": name,
                 "n": graph.n,
@@ -100,6 +113,12 @@ def main(argv: list[str] | None = None) -> int:
                 "search_us_median": round(float(np.median(us)), 1),
                 "search_us_p90": round(float(np.percentile(us, 90)), 1),
                 "seeds_median": int(np.median(seeds)),
+                "label_items_per_node": "" if labels is None else round(labels.items / h.n, 1),
+                "label_entries_mean": ""
+                if labels is None
+                else round(float(labels.entries.mean()), 1),
+                "label_s": "" if labels is None else round(labels.seconds, 3),
+                "label_mib": "" if labels is None else round(8 * labels.items / 2**20, 1),
                 "verified": "yes" if ok else "no",
             }
             rows.append(row)
@@ -107,6 +126,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         write_rows(args.out, COLUMNS, rows)
     return 0 if all(r["verified"] == "yes" for r in rows) else 1
+
+
+def _label_is_the_search(labels: UpwardLabels, p: int, work, scratch) -> bool:
+    """Whether position ``p``'s label holds what the upward search from it gives: the core's
+    distances through its entries, and the same seeds below the core."""
+    h, k = labels.core.hierarchy, labels.core.nodes
+    positions, dists = h.upward(int(h.order[p]), work, scratch)
+    a, b, ne = int(labels.ptr[p]), int(labels.ptr[p + 1]), int(labels.entries[p])
+    table = labels.core.dist.astype(np.int64)
+    core = np.full(k, INF, dtype=np.int64)
+    for e, d in zip(labels.pos[a : a + ne], labels.dist[a : a + ne], strict=True):
+        core = np.minimum(core, np.where(table[e] < 0, INF, d + table[e]))
+    seeds = dict(
+        zip(labels.pos[a + ne : b].tolist(), labels.dist[a + ne : b].tolist(), strict=True)
+    )
+    below = dict(zip(positions[k:].tolist(), dists[k:].tolist(), strict=True))
+    return bool(np.array_equal(core, dists[:k])) and seeds == below
 
 
 if __name__ == "__main__":

@@ -653,7 +653,8 @@ def test_spt_depth_counts_the_hops_of_every_tree_path(tmp_path):
 
 def test_phast_core_reports_the_levels_a_core_table_leaves(tmp_path, monkeypatch):
     """``phast_core.py``: per core size the core's levels and nodes within the bound, the levels
-    left, the table's size, seeds at least the core's nodes, answers checked (exit 0)."""
+    left, the table's size, seeds at least the core's nodes, the labels' size, answers and
+    labels checked (exit 0)."""
     import phast_core
 
     monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path / "cache"))
@@ -673,6 +674,10 @@ def test_phast_core_reports_the_levels_a_core_table_leaves(tmp_path, monkeypatch
         int(core["core_nodes"]) ** 2 * 4 / 2**20, abs=0.006
     )
     assert int(core["seeds_median"]) >= int(core["core_nodes"])
+    # The labels: without a core no entries; under one each label keeps at least one.
+    assert float(none["label_entries_mean"]) == 0 < float(none["label_items_per_node"])
+    assert 1 <= float(core["label_entries_mean"]) <= float(core["label_items_per_node"])
+    assert all(float(r["label_mib"]) > 0 and float(r["label_s"]) >= 0 for r in rows)
     assert all(r["verified"] == "yes" for r in rows)
 
 
