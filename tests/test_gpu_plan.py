@@ -1957,5 +1957,5 @@ def test_packed_launch_writes_what_a_fresh_pack_would():
     fallback = _Func("sweep")
     packed.launch(fallback, (1, 1, 1), (32, 1, 1), None)
     assert [int(a) for a in fallback.calls[-1][3:]] == list(values.values())
-    with pytest.raises(ValueError, match="argument names"):
+    with pytest.raises(sssp.SolverError, match="argument names"):
         PackedLaunch(spec.args, spec.arg_format + "i")

@@ -14,7 +14,7 @@ import kernels
 from kernels import NVCC_OPTIONS, CompileParams
 
 from ..config import L1_STATES
-from ..errors import KernelCompileError
+from ..errors import KernelCompileError, SolverError
 from .device import driver
 from .plan import MIN_ALLOC_BYTES
 
@@ -107,7 +107,7 @@ class PackedLaunch:
 
     def __init__(self, names: tuple[str, ...], fmt: str) -> None:
         if len(names) != len(fmt):
-            raise ValueError(f"{len(names)} argument names for a format of {len(fmt)} codes")
+            raise SolverError(f"{len(names)} argument names for a format of {len(fmt)} codes")
         # Each argument's writer (a compiled struct's pack_into) and offset in the buffer: the
         # end of the packed prefix that ends with it, less its size.
         self._put: dict[str, tuple[Any, int]] = {}
