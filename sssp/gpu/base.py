@@ -92,10 +92,11 @@ class PackedLaunch:
     into it in place (:meth:`set`). pycuda's ``prepared_async_call`` packs every argument again
     on each call and then hands the buffer to the function's ``_launch_kernel``: 11-28 us for
     the phast sweep's 38 arguments on an H100's host (run 151; 5-8 us through this, run 152),
-    on a solve's critical path where the launch starts the device's work. :meth:`launch` calls ``_launch_kernel`` with
-    the kept buffer (the driver copies the arguments at the launch, so the next :meth:`set`
-    may follow at once), or ``prepared_async_call`` with the arguments where a function has
-    no such method (another pycuda, a test's stand-in, a probe's wrapper).
+    on a solve's critical path where the launch starts the device's work. :meth:`launch`
+    calls ``_launch_kernel`` with the kept buffer (the driver copies the arguments at the
+    launch, so the next :meth:`set` may follow at once), or ``prepared_async_call`` with the
+    arguments where a function has no such method (another pycuda, a test's stand-in, a
+    probe's wrapper).
 
     Parameters
     ----------
