@@ -154,7 +154,7 @@ class PhastSweep:
         self._clear_stamps(cuda.memset_d8)
         self.d_seed_val = s._alloc(val.itemsize * h.n)
         self._val = val
-        self._last = (1, 0)  # (buffer, count) of the last solve's seeds
+        self._last = (1, 0)  # (buffer, count) of the last solve's seeds; (3, position): a label
         # The device's own upward search (device_search): the upward edges by tail position,
         # each position's level counted below the core, the search's distances (all ones
         # between solves) and lists.
