@@ -16,7 +16,20 @@ launch, in three forms per source:
 - ``again``: the empty launch twice in a row, the second timed (no other kernel between them,
   so no change of the multiprocessors' shared-memory carveout either);
 - ``bare``: the empty launch with no seeds and no search (``source`` -1, no seed count, no
-  mapped flag): the launch and block 0's staging alone.
+  mapped flag): the launch and block 0's staging alone;
+- ``bare1``: ``bare`` on a grid of one block (``bare - bare1``: what launching the whole grid
+  costs).
+
+With ``--levels-out FILE``, two more families of forms per source, one row each in FILE
+(medians, us): ``block J``, block 0 alone sweeping the first J top levels (``small`` and
+``levels`` cut to J, ``staged`` to at most J), and ``grid J``, the top levels and the first J
+of the grid's (``levels`` cut to ``small + J``): the differences between neighbours are what
+one level adds, block 0's and the grid's.
+
+``--variants`` runs each configuration again with the result path changed: ``copies``, the
+result pass writes device buffers and copies bring them to the host (``host_mapped=False``);
+``notree``, no predecessor tree (``return_predecessors=False``: no tree pass, the distances
+alone cross to the host). ``gpu_us - loop_us`` is the passes after the sweep.
 
 So ``full - top`` is what the grid's levels add, ``top - empty`` block 0's top levels and,
 with ``+dsearch`` (the device searches upward itself), ``empty - bare`` that search; with
@@ -56,7 +69,7 @@ import kernels  # noqa: E402
 import sssp  # noqa: E402
 from sssp.cpu.reference import dijkstra  # noqa: E402
 
-FORMS = ("full", "top", "empty", "again", "bare")
+FORMS = ("full", "top", "empty", "again", "bare", "bare1")
 HOST = ("search", "to_launch", "launch_call", "after")
 COLUMNS = (
     "graph",
@@ -72,12 +85,16 @@ COLUMNS = (
     "empty_us",
     "again_us",
     "bare_us",
+    "bare1_us",
     "loop_us",
     "gpu_us",
     "wall_us",
     *(f"{h}_us" for h in HOST),
     "verified",
 )
+LEVEL_COLUMNS = ("graph", "config", "form", "j", "us")
+VARIANTS = {"copies": ({"host_mapped": False}, True), "notree": ({}, False)}
+"""``--variants``: the solver's extra options and whether a solve returns the tree."""
 
 
 class _Timed:
@@ -91,7 +108,7 @@ class _Timed:
     def __init__(self, func, cuda) -> None:
         self.func, self.cuda = func, cuda
         self.before, self.after = cuda.Event(), cuda.Event()
-        self.form = "full"
+        self.form: str | tuple[str, int] = "full"
         # The host's clock when the solver's launch reached this wrapper, and around the launch
         # call itself (the form's changes between: the probe's own work).
         self.entered = self.called = self.returned = 0.0
@@ -99,11 +116,17 @@ class _Timed:
             self._launch_kernel = self._packed
 
     def _form(self, named: dict) -> dict:
-        if self.form == "top":
+        if isinstance(self.form, tuple):  # ("block" | "grid", J): a prefix of the levels
+            kind, j = self.form
+            if kind == "block":
+                named.update(levels=j, small=j, staged=min(named["staged"], j))
+            else:
+                named["levels"] = named["small"] + j
+        elif self.form == "top":
             named["levels"] = named["small"]
         elif self.form in ("empty", "again", "bare"):
             named.update(levels=0, small=0, staged=0)
-        if self.form == "bare":
+        if self.form in ("bare", "bare1"):
             named.update(source=-1, nseeds=0, seed_flag=0, nentries=0)
         return named
 
@@ -122,11 +145,13 @@ class _Timed:
             dict(zip(kernels.PHAST_ARGS, struct.unpack(self.FORMAT, buf), strict=True))
         )
         buf = struct.pack(self.FORMAT, *named.values())
+        grid = (1, 1, 1) if self.form == "bare1" else grid
         self._timed(lambda: self.func._launch_kernel(grid, block, buf, shared, stream), stream)
 
     def prepared_async_call(self, grid, block, stream, *args, **kw):
         self.entered = time.perf_counter()
         named = self._form(dict(zip(kernels.PHAST_ARGS, args, strict=True)))
+        grid = (1, 1, 1) if self.form == "bare1" else grid
         self._timed(
             lambda: self.func.prepared_async_call(grid, block, stream, *named.values(), **kw),
             stream,
@@ -137,13 +162,23 @@ class _Timed:
         return 1e3 * self.after.time_since(self.before)
 
 
-def probe(graph: sssp.Graph, sources, label: str) -> dict:
-    """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label``."""
+def probe(
+    graph: sssp.Graph,
+    sources,
+    label: str,
+    *,
+    variant: str = "",
+    levels: list[dict] | None = None,
+) -> dict:
+    """One row of :data:`COLUMNS` for ``graph`` under the phast configuration ``label`` (with
+    a :data:`VARIANTS` name, its result path changed); with ``levels``, the level prefixes'
+    rows appended to it."""
     refs = {s: dijkstra(graph, s).dist for s in sources}
     config = config_for(label)
+    options, tree = VARIANTS[variant] if variant else ({}, True)
     with (
         phast_sweep(label),
-        sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config) as sv,
+        sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config, **options) as sv,
     ):
         engine = sv._gpu
         ph = engine._phast
@@ -162,15 +197,21 @@ def probe(graph: sssp.Graph, sources, label: str) -> dict:
 
         object.__setattr__(ph.hierarchy, "upward", timed_upward)  # this instance only
         sv.solve(sources[0])  # the module's first launch
-        got: dict[str, list[float]] = {f: [] for f in FORMS}
+        small, grid_levels = ph.small, ph.hierarchy.levels - ph.core.levels - ph.small
+        prefixes = (
+            [("block", j) for j in range(small + 1)] + [("grid", j) for j in range(grid_levels + 1)]
+            if levels is not None
+            else []
+        )
+        got: dict = {f: [] for f in (*FORMS, *prefixes)}
         loop, gpu, wall = [], [], []
         host: dict[str, list[float]] = {h: [] for h in HOST}
         ok = True
         for s in sources:
-            for form in FORMS:
+            for form in (*FORMS, *prefixes):
                 timed.form = form
                 t_call = time.perf_counter()
-                r = sv.solve(s)
+                r = sv.solve(s, return_predecessors=tree)
                 t_back = time.perf_counter()
                 got[form].append(timed.microseconds())
                 if form == "full":
@@ -183,10 +224,16 @@ def probe(graph: sssp.Graph, sources, label: str) -> dict:
                     gpu.append(1e6 * r.timings["gpu"])
                     wall.append(1e6 * r.timings["wall"])
         stats = ph.stats()
+    name = f"{label} {variant}".strip()
+    if levels is not None:
+        levels += [
+            {"graph": graph.name, "config": name, "form": k, "j": j, "us": float(np.median(t))}
+            for (k, j), t in ((f, got[f]) for f in prefixes)
+        ]
     return {
         "graph": graph.name,
         "n": graph.n,
-        "config": label,
+        "config": name,
         "levels": stats["levels"],
         "top_levels": stats["top_levels"],
         "staged_levels": stats["staged_levels"],
@@ -211,7 +258,18 @@ def main() -> int:
     ap.add_argument("--random", nargs="*", default=[], metavar="SIZExDEG")
     ap.add_argument("--generated", nargs="*", default=[], metavar="NAME")
     ap.add_argument("--configs", nargs="*", default=["phast-x4"], metavar="LABEL")
+    ap.add_argument(
+        "--variants",
+        nargs="*",
+        default=[],
+        choices=sorted(VARIANTS),
+        help="also run each configuration with this result path (see above)",
+    )
+    ap.add_argument(
+        "--levels-out", type=Path, help="the level prefixes' times, one row a prefix (CSV)"
+    )
     args = ap.parse_args()
+    levels: list[dict] | None = [] if args.levels_out else None
     with args.out.open("w", newline="") as fh:
         out = csv.DictWriter(fh, COLUMNS)
         out.writeheader()
@@ -221,11 +279,29 @@ def main() -> int:
             rng = np.random.default_rng(0)
             sources = [int(s) for s in rng.choice(graph.n, args.sources, replace=False)]
             for label in args.configs:
-                row = probe(graph, sources, label)
-                out.writerow(row)
-                fh.flush()
-                print(" ".join(str(row[c]) for c in COLUMNS), flush=True)
+                for variant in ("", *args.variants):
+                    row = probe(  # the level prefixes on the configuration's own path
+                        graph, sources, label, variant=variant, levels=None if variant else levels
+                    )
+                    out.writerow(row)
+                    fh.flush()
+                    print(" ".join(str(row[c]) for c in COLUMNS), flush=True)
+                    if levels and args.levels_out:
+                        _write_levels(args.levels_out, levels)
     return 0
+
+
+def _write_levels(path: Path, rows: list[dict]) -> None:
+    """Every level prefix measured so far, with what each adds to the one before it."""
+    with path.open("w", newline="") as fh:
+        out = csv.DictWriter(fh, (*LEVEL_COLUMNS, "adds_us"))
+        out.writeheader()
+        before = None
+        for row in rows:
+            key = (row["graph"], row["config"], row["form"])
+            adds = "" if before is None or before[0] != key else f"{row['us'] - before[1]:.2f}"
+            out.writerow({**row, "us": f"{row['us']:.2f}", "adds_us": adds})
+            before = (key, row["us"])
 
 
 if __name__ == "__main__":
