@@ -10,7 +10,7 @@ import pytest
 
 import kernels
 from sssp.classes import GraphClass
-from sssp.config import ConfigError, KernelConfig, LaunchConfig
+from sssp.config import CORE_NODES_MAX, ConfigError, KernelConfig, LaunchConfig
 from sssp.gpu.device import DeviceInfo
 from sssp.tuned import resolve_config
 from tuner import class_search
@@ -645,14 +645,18 @@ def test_phast_point_leads_high_diameter_classes():
     assert crauser["loop"] == "persistent" and crauser["delta_scale"] == 1
 
 
-def test_the_phast_point_with_a_core_table_follows_the_plain_one():
-    """High-diameter classes measure the sweep without and with a core table of up to 1 024
-    nodes, in that order, both canonical points of both spaces; a core means nothing to another
-    loop (such a point collapses to its plain one, its configuration has none), and it round-
-    trips through a record's options and a configuration."""
-    core = class_search.PHAST_CORE_WARM_START
+def test_the_phast_points_measure_the_widest_core_table_then_1024_nodes():
+    """High-diameter classes measure the sweep under a core table of up to 4 096 nodes (the most
+    a configuration allows), then of 1 024, both canonical points of both spaces (the plain
+    sweep stays in the space); a core means nothing to another loop (such a point collapses to
+    its plain one, its configuration has none), and it round-trips through a record's options
+    and a configuration."""
+    wide, core = class_search.PHAST_WIDE_CORE_WARM_START, class_search.PHAST_CORE_WARM_START
     assert core == {**class_search.PHAST_WARM_START, "core": 1024}
+    assert wide == {**class_search.PHAST_WARM_START, "core": CORE_NODES_MAX}
     assert class_search.PHAST_WARM_START["core"] == 0
+    assert max(class_search.CORE_CHOICES) == CORE_NODES_MAX and 0 in class_search.CORE_CHOICES
+    assert class_search.to_config(wide).core == CORE_NODES_MAX
     config = class_search.to_config(core)
     assert config.loop == "phast" and config.core == 1024 and "core<=1024" in str(config)
     assert class_search.from_config(config) == {
@@ -664,7 +668,7 @@ def test_the_phast_point_with_a_core_table_follows_the_plain_one():
     for algorithm in ("auto", "near-far"):
         high = class_search.start_points(algorithm, GraphClass("49k", "deg2", "highdiam"))
         phast = [p for p in high if p["loop"] == "phast"]
-        assert [p["core"] for p in phast] == [0, 1024]
+        assert [p["core"] for p in phast] == [CORE_NODES_MAX, 1024]
         assert all(p["core"] == 0 for p in high if p["loop"] != "phast")
         low = class_search.start_points(algorithm, GraphClass("49k", "deg2"))
         assert all(p["core"] == 0 for p in low)

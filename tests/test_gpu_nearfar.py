@@ -674,6 +674,32 @@ def test_phast_device_search_same_answers(monkeypatch, nodes):
     assert one_more.stats["upward_settled"] > 0
 
 
+@pytest.mark.parametrize("labels", [True, False])
+def test_phast_widest_core_with_levels_below_it_same_answers(monkeypatch, labels):
+    """The widest core table a configuration allows (``CORE_NODES_MAX``, the tuner's first
+    phast point) on graphs larger than it, so levels remain below the core: the road-like test
+    graph with its own weights and with weights that need 64-bit distances (the table's rows
+    and block 0's top distances twice as wide), a label's entries merged through the table
+    (``labels``) or the host's search through it. The same answers and trees at 1 lane with
+    the top in block 0 and at 32 with none."""
+    import sssp.gpu.phast
+    from sssp.config import CORE_NODES_MAX
+
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "labels", labels)
+    monkeypatch.setattr(sssp.gpu.phast.PhastSweep, "device_search", False)
+    road = _phast_graphs()[1]
+    src, dst, _ = road.edges()
+    rng = np.random.default_rng(43)
+    heavy = sssp.Graph.from_edges(road.n, src, dst, rng.integers(10**6, 3 * 10**9, src.size))
+    configs = [replace(c, core=CORE_NODES_MAX) for c in PHAST_CONFIGS[:2]]
+    for graph in (road, heavy):
+        for r in check(graph, [0, 17, graph.n // 2 + 1, graph.n - 1], configs=configs):
+            ph = r.stats["phast"]
+            assert r.stats["loop"] == "phast" and ph["labels"] == labels
+            assert 0 < ph["core_nodes"] <= CORE_NODES_MAX < graph.n
+            assert 0 < r.iterations == ph["levels"] - ph["core_levels"]
+
+
 @pytest.mark.smoke
 @pytest.mark.parametrize("nodes", [0, 512, 4096])
 def test_phast_labels_same_answers(monkeypatch, nodes):

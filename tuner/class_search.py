@@ -80,12 +80,15 @@ SHORTCUTS = (0, 8, 16, 32)
 (``LaunchConfig.shortcuts``). On the CPU reference 8, 16 and 32 a node cut the steps of the
 record's meshes and roads about 1.9x, 2.7x and 3.8x for 1.6-3.4, 2.6-6.7 and 4.5-13 times the
 edges (``benchmarks/results/cpu/shortcut_steps.csv``); what that costs a step is the device's."""
-CORE_CHOICES = (0, 512, 1024, 2048)
+CORE_CHOICES = (0, 512, 1024, 2048, 4096)
 """Phast loop: the most nodes of the hierarchy's top levels whose distances the host keeps in a
-core table (``LaunchConfig.core``; 0: none). On this project's 2-core host a core of up to
-1 024 nodes left 7-33 of the record's 32-110 levels to sweep and shortened the upward search on
-most graphs; beyond 2 048 its rows cost more host time than the levels they remove are likely
-to save (``benchmarks/results/cpu/phast_core.csv``). What the levels cost is the device's."""
+core table (``LaunchConfig.core``; 0: none; up to ``sssp.config.CORE_NODES_MAX``). On this
+project's 2-core host a core of up to 1 024 nodes left 7-33 of the record's 32-110 levels to
+sweep (``benchmarks/results/cpu/phast_core.csv``). Since a solve reads its source's upward search
+from the labels kept on the device, a larger core costs no search: the table is built once per
+solver (0.3-0.8 s for COL and fe_body at 4 096 on that host, whose labels it shrinks), and a
+label's merge through the wider table costs the sweep's block 0 a few microseconds more while
+the levels it removes each cost 2.5-6 (H100, runs 155 and 157, ``benchmarks/results/h200/``)."""
 AUTO_SPACE: dict[str, tuple] = {
     **SPACE,
     "loop": (*SPACE["loop"], "cluster", "wide", "phast"),
@@ -321,13 +324,19 @@ on every mesh measured (H100, runs 122 and 134, ``benchmarks/results/h200/README
 a search of 4 trials never reached another lane count."""
 
 PHAST_CORE_WARM_START = {**PHAST_WARM_START, "core": 1024}
-"""The phast point with a core table of up to 1 024 nodes (:data:`CORE_CHOICES`): it follows
-the phast point for high-diameter classes (:func:`start_points`), so every such search measures
-the sweep both ways. On this project's 2-core host the core left cs4 21 of its 110 levels, cti
-17 of 92, road-1M 33 of 106, and cut their upward searches from 51, 37 and 47 us to 28, 20 and
-32 (``benchmarks/results/cpu/phast_core_int32.csv``); on an H100 (run 138) the wall time of
-cs4, cti, COL, grid-512 and the 1M road-like graph fell up to 1.48x, that of the 2-D meshes
-did not (``benchmarks/results/h200/README.md``): a class's search decides."""
+"""The phast point with a core table of up to 1 024 nodes (:data:`CORE_CHOICES`). On this
+project's 2-core host the core left cs4 21 of its 110 levels, cti 17 of 92, road-1M 33 of 106
+(``benchmarks/results/cpu/phast_core_int32.csv``); on an H100 (run 138) the wall time of cs4,
+cti, COL, grid-512 and the 1M road-like graph fell up to 1.48x, that of the 2-D meshes did not;
+under the labels it won every class searched on an H100 against no core (run 154)."""
+
+PHAST_WIDE_CORE_WARM_START = {**PHAST_WARM_START, "core": 4096}
+"""The phast point with a core table of up to 4 096 nodes, the largest allowed: with the
+labels, cs4, fe_body, t60k and wing_nodal swept 13-24 us faster under it than under 1 024 (their
+levels below the core 2-8 instead of 6-16; H100, ``phast_probe_core_h100_run157.csv``). It
+leads the phast points of high-diameter classes (:func:`start_points`), the core of 1 024
+follows: every such search measures both; the sweep without a core only where the search
+samples it."""
 
 
 WIDE_WARM_START = tuple(
@@ -377,7 +386,7 @@ def wide_first(graph_class: GraphClass | None) -> bool:
 
 def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[dict]:
     """The default first, then the warm start, as points of :func:`space_for` ``(algorithm)``.
-    For a high-diameter class the phast points (:data:`PHAST_WARM_START`, then
+    For a high-diameter class the phast points (:data:`PHAST_WIDE_CORE_WARM_START`, then
     :data:`PHAST_CORE_WARM_START`) lead and the shortcut
     points (:data:`SHORTCUT_WARM_START`) follow the first near-far point after it; for a class of :func:`wide_first`, the wide loop's points lead the warm start;
     from :data:`CLUSTER_LAST_NODES` nodes on the cluster loop's come last, except those fused
@@ -386,7 +395,7 @@ def start_points(algorithm: str, graph_class: GraphClass | None = None) -> list[
     nearfar = list(NEARFAR_WARM_START)
     if graph_class is not None and graph_class.diameter == "highdiam":
         nearfar[1:1] = SHORTCUT_WARM_START
-        nearfar[:0] = [PHAST_WARM_START, PHAST_CORE_WARM_START]
+        nearfar[:0] = [PHAST_WIDE_CORE_WARM_START, PHAST_CORE_WARM_START]
     if _nodes(graph_class) >= CLUSTER_LAST_NODES:
         nearfar.sort(key=lambda p: p["loop"] == "cluster" and p["fuse"] != 2)
     if wide_first(graph_class):
