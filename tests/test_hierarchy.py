@@ -158,13 +158,15 @@ def test_a_core_table_holds_the_core_distances_and_seeds_the_sweep_below_it():
     """``core_table(h, nodes)``: the most top levels of at most ``nodes`` nodes; its distances
     the graph's between those nodes (directed, asymmetric weights, some pairs unreachable).
     The upward search's seeds through it: the core's positions first with their exact
-    distances, then seeds below the core that bound the distances; the work array clean."""
+    distances, then seeds below the core that bound the distances; the work array clean. The
+    same table from one thread and from three (runs of rows)."""
     graph = _one_way(sssp.generate("road", size=3_000, seed=8), 0.85, 0, 12)
     h = build_hierarchy(graph)
     work = np.full(graph.n, sssp.UNREACHABLE, dtype=np.int64)
     assert core_table(h, 0).nodes == 0
     for nodes in (1, 100, 700):
-        table = core_table(h, nodes)
+        table = core_table(h, nodes, threads=3)
+        np.testing.assert_array_equal(table.dist, core_table(h, nodes, threads=1).dist)
         k = table.nodes
         assert 0 < k <= nodes < h.level_ptr[table.levels + 1]
         assert table.dist.shape == (k, k) and table.dist.dtype == np.int32  # small distances
@@ -386,6 +388,16 @@ def test_an_unwritable_cache_only_warns(tmp_path, monkeypatch, caplog):
     with caplog.at_level("WARNING", logger="sssp.hierarchy"):
         h, hit = hierarchy_for(graph)
     assert not hit and h.n == 100 and "could not keep the hierarchy" in caplog.text
+
+
+def test_ctrl_c_stops_the_core_table(monkeypatch):
+    """The core table's rows run on threads under a stop flag each reads between rows: Ctrl-C
+    during a build raises KeyboardInterrupt well before it would have ended."""
+    import sssp.hierarchy as module
+
+    graph = sssp.generate("road", size=60_000, seed=7)
+    h, _ = hierarchy_for(graph)
+    assert_ctrl_c_stops(monkeypatch, module, lambda: core_table(h, 4096, threads=2))
 
 
 def test_ctrl_c_stops_the_labels(monkeypatch):
