@@ -674,6 +674,7 @@ def test_phast_device_search_same_answers(monkeypatch, nodes):
     assert one_more.stats["upward_settled"] > 0
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("labels", [True, False])
 def test_phast_widest_core_with_levels_below_it_same_answers(monkeypatch, labels):
     """The widest core table a configuration allows (``CORE_NODES_MAX``, the tuner's first
