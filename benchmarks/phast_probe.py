@@ -124,7 +124,7 @@ class _Timed:
                 named["levels"] = named["small"] + j
         elif self.form == "top":
             named["levels"] = named["small"]
-        elif self.form in ("empty", "again", "bare"):
+        elif self.form in ("empty", "again", "bare", "bare1"):
             named.update(levels=0, small=0, staged=0)
         if self.form in ("bare", "bare1"):
             named.update(source=-1, nseeds=0, seed_flag=0, nentries=0)

@@ -37,7 +37,7 @@ import numpy as np
 
 import kernels
 from sssp.classes import GraphClass
-from sssp.config import KernelConfig, LaunchConfig
+from sssp.config import CORE_NODES_MAX, KernelConfig, LaunchConfig
 from sssp.errors import TuningError
 from sssp.graph import Graph, iter_sources
 from sssp.tuned import TunedFallback
@@ -80,7 +80,7 @@ SHORTCUTS = (0, 8, 16, 32)
 (``LaunchConfig.shortcuts``). On the CPU reference 8, 16 and 32 a node cut the steps of the
 record's meshes and roads about 1.9x, 2.7x and 3.8x for 1.6-3.4, 2.6-6.7 and 4.5-13 times the
 edges (``benchmarks/results/cpu/shortcut_steps.csv``); what that costs a step is the device's."""
-CORE_CHOICES = (0, 512, 1024, 2048, 4096)
+CORE_CHOICES = (0, 512, 1024, 2048, CORE_NODES_MAX)
 """Phast loop: the most nodes of the hierarchy's top levels whose distances the host keeps in a
 core table (``LaunchConfig.core``; 0: none; up to ``sssp.config.CORE_NODES_MAX``). On this
 project's 2-core host a core of up to 1 024 nodes left 7-33 of the record's 32-110 levels to
@@ -330,7 +330,7 @@ project's 2-core host the core left cs4 21 of its 110 levels, cti 17 of 92, road
 cti, COL, grid-512 and the 1M road-like graph fell up to 1.48x, that of the 2-D meshes did not;
 under the labels it won every class searched on an H100 against no core (run 154)."""
 
-PHAST_WIDE_CORE_WARM_START = {**PHAST_WARM_START, "core": 4096}
+PHAST_WIDE_CORE_WARM_START = {**PHAST_WARM_START, "core": CORE_NODES_MAX}
 """The phast point with a core table of up to 4 096 nodes, the largest allowed: with the
 labels, cs4, fe_body, t60k and wing_nodal swept 13-24 us faster under it than under 1 024 (their
 levels below the core 2-8 instead of 6-16; H100, ``phast_probe_core_h100_run157.csv``). It
