@@ -333,7 +333,7 @@ under the labels it won every class searched on an H100 against no core (run 154
 PHAST_WIDE_CORE_WARM_START = {**PHAST_WARM_START, "core": CORE_NODES_MAX}
 """The phast point with a core table of up to 4 096 nodes, the largest allowed: with the
 labels, cs4, fe_body, t60k and wing_nodal swept 13-24 us faster under it than under 1 024 (their
-levels below the core 2-8 instead of 6-16; H100, ``phast_probe_core_h100_run157.csv``). It
+levels below the core 6-9 instead of 14-21; H100, ``phast_probe_core_h100_run157.csv``). It
 leads the phast points of high-diameter classes (:func:`start_points`), the core of 1 024
 follows: every such search measures both; the sweep without a core only where the search
 samples it."""
