@@ -275,12 +275,15 @@ def test_devices_on_the_cpu_backend_is_refused_before_anything_is_written():
 # -- the Solver's GPU path, with the device layer faked ---------------------------------------------
 class FakeGPU:
     """Stands in for an engine-2 solver on device ``device``: rows from SciPy, and a record of
-    the threads that built and ran it."""
+    the threads that built and ran it. Each device's first chunk waits at ``first_chunks`` for
+    the other's, so both take part however the host schedules the threads (a loaded host once
+    let device 0 solve every chunk before device 1 had built its solver)."""
 
     loop = "persistent"
 
-    def __init__(self, graph, device, config, config_source):
+    def __init__(self, graph, device, config, config_source, first_chunks):
         self.graph, self.device = graph, device
+        self.first_chunks = first_chunks
         self.config, self.config_source = config, config_source
         self.built_on = threading.get_ident()
         self.ran_on: set[int] = set()
@@ -290,6 +293,8 @@ class FakeGPU:
         return {"lanes": 3, "batch": "a stand-in"}
 
     def solve_rows(self, sources, dist_out, pred_out=None, iterations_out=None):
+        if not self.ran_on:
+            self.first_chunks.wait()
         self.ran_on.add(threading.get_ident())
         dist_out[...] = reference(self.graph, sources)
         return 0.001 * len(sources)
@@ -312,9 +317,10 @@ def fake_gpus(monkeypatch):
     made: list[FakeGPU] = []
     active: dict[int, int] = {}  # device -> the thread that made it current
     left: list[int] = []
+    first_chunks = threading.Barrier(2, timeout=30)
 
     def make_solver(graph, *, device, config, config_source, **kwargs):
-        gpu = FakeGPU(graph, device, config, config_source)
+        gpu = FakeGPU(graph, device, config, config_source, first_chunks)
         made.append(gpu)
         return gpu
 
