@@ -50,7 +50,8 @@ def reference(g: sssp.Graph, sources) -> np.ndarray:
 class FakeDevice:
     """A row engine standing in for a GPU: the CPU's near-far on one thread, ``delay`` seconds
     per chunk, recording the sources and threads it ran on; ``fail_at`` raises on that call,
-    ``interrupt_at`` sends the caller a Ctrl-C on that call and then finishes the chunk."""
+    ``interrupt_at`` sends the caller a Ctrl-C on that call and then finishes the chunk. Engines
+    put :func:`side_by_side` wait for each other at their first chunk."""
 
     backend = "cpu"
     workers = 1
@@ -63,12 +64,15 @@ class FakeDevice:
         self.threads: set[int] = set()
         self.finished_at: float | None = None
         self.closed = False
+        self.together: threading.Barrier | None = None
 
     def row_bytes(self, n, want_pred):
         return 0
 
     def fill(self, sources, dist, pred, limit, on_row):
         self.calls += 1
+        if self.calls == 1 and self.together is not None:
+            self.together.wait()
         self.threads.add(threading.get_ident())
         if self.calls == self.fail_at:
             raise RuntimeError("device lost")
@@ -88,6 +92,16 @@ class FakeDevice:
         self._cpu.close()
 
 
+def side_by_side(engines):
+    """Each engine's first chunk waits for the others' first, so every engine takes part however
+    the host schedules the threads: on a loaded host the first thread to start could otherwise
+    solve every chunk before the others ran."""
+    together = threading.Barrier(len(engines), timeout=30)
+    for e in engines:
+        e.together = together
+    return engines
+
+
 def workers_for(engines):
     return start_workers([DeviceWorker(f"fake:{i}", lambda e=e: e) for i, e in enumerate(engines)])
 
@@ -97,7 +111,7 @@ def deal(g, sources, engines, **kwargs):
         k: kwargs.pop(k) for k in ("out", "pred_out", "return_predecessors", "limit") if k in kwargs
     }
     request = build_request(g, sources, **opts)
-    workers = workers_for(engines)
+    workers = workers_for(side_by_side(engines))
     try:
         return deal_rows(workers, request, RunInfo("near-far", "successors"), **kwargs)
     finally:
@@ -131,7 +145,7 @@ def test_the_faster_device_takes_more_chunks():
 def test_one_thread_per_device_each_engine_on_its_own():
     g = random_graph()
     entered: dict[str, int] = {}
-    engines = [FakeDevice(g, delay=0.01), FakeDevice(g, delay=0.01)]
+    engines = side_by_side([FakeDevice(g, delay=0.01), FakeDevice(g, delay=0.01)])
     workers = start_workers(
         [
             DeviceWorker(
