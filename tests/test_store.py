@@ -915,6 +915,47 @@ def test_export_import_round_trip(store, tmp_path):
     assert again.read_text() == out.read_text()
 
 
+def test_export_of_one_gpu_model_and_kind_as_the_package_ships_it(store, tmp_path):
+    populate(store)  # the paper kernels' records of an H200 and an A100
+    run, _ = store.open_run(key(device=H200_B, kernel="engine", strategy="tpe"), budget=4, seed=0)
+    store.add_trial(run.id, trial("256-N"))
+    store.finish_run(run.id, RunStatus.FINISHED)
+    engine = best(
+        device=H200_B,
+        graph_class=C24_2,
+        run_id=run.id,
+        config=LaunchConfig.default(),
+        tuned_config=LaunchConfig.default(),
+        options=LaunchConfig.default().options(),  # what engine 2's records store
+    )
+    store.put_best(engine)
+    out = tmp_path / "h200-engine.json"
+    store.export_json(out, device_name="h200", kernel="engine", trials=False)
+    doc = json.loads(out.read_text())
+    assert [d["uuid"] for d in doc["devices"]] == [H200_B.uuid]  # the other H200 has no engine
+    assert [(r["kernel"], r["trials"]) for r in doc["runs"]] == [("engine", [])]
+    assert [b["graph_class"] for b in doc["best"]] == [{"degree": "deg2", "size": "24k"}]
+    with Store("sqlite://") as fresh:
+        fresh.import_json(out)
+        (back,) = fresh.runs()
+        assert fresh.all_best() == [dataclasses.replace(engine, run_id=back.id)]
+        assert fresh.trials(back.id) == []
+
+    paper = tmp_path / "h200-paper.json"
+    store.export_json(paper, device_name="NVIDIA H200", kernel="paper")
+    doc = json.loads(paper.read_text())
+    assert [d["uuid"] for d in doc["devices"]] == [H200.uuid]
+    assert [len(r["trials"]) for r in doc["runs"]] == [5]  # trials kept by default
+    assert sorted(b["variant"] for b in doc["best"]) == ["predecessors", "successors"]
+    assert [k["digest"] for k in doc["kernel_versions"]] == [KV.digest]
+
+    with pytest.raises(StoreError, match="no GPU called 'A10'.*NVIDIA A100-SXM4-80GB, NVIDIA H200"):
+        store.export_json(tmp_path / "none.json", device_name="A10")
+    with pytest.raises(StoreError, match="kernel must be one of engine, paper, got 'relax'"):
+        store.export_json(tmp_path / "none.json", kernel="relax")
+    assert not (tmp_path / "none.json").exists()
+
+
 def test_double_import_does_not_duplicate(store, tmp_path):
     populate(store)
     out = tmp_path / "export.json"

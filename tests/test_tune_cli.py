@@ -183,6 +183,33 @@ def test_export_then_import_round_trip(db, capsys, tmp_path):
     assert a == b
 
 
+def test_export_of_a_gpu_model_gives_back_its_shipped_engine_records(capsys, tmp_path):
+    """The shipping workflow: a database holding every shipped file, exported for one GPU
+    model's engine records without trials, holds what the package ships for it."""
+    from tuning_db import export as export_mod
+
+    url = f"sqlite:///{tmp_path / 'all.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.seed_from_package()
+    out = tmp_path / "h200-engine2.json"
+    argv = ["export", "--db", url, "--device-name", "H200", "--kernel", "engine", "--no-trials"]
+    rc, _, err = run(capsys, *argv, "-o", str(out))
+    assert rc == 0 and "wrote" in err
+    shipped = dict(export_mod.shipped_exports())["h200-engine2.json"]
+
+    def content(doc: dict) -> tuple:
+        bests = sorted(json.dumps({**b, "run": None}, sort_keys=True) for b in doc["best"])
+        runs = sorted(json.dumps({**r, "id": None}, sort_keys=True) for r in doc["runs"])
+        return sorted(d["uuid"] for d in doc["devices"]), bests, runs
+
+    assert content(json.loads(out.read_text())) == content(json.loads(shipped))
+    none = str(tmp_path / "none.json")
+    rc, out_text, err = run(capsys, "export", "--db", url, "--device-name", "B200", "-o", none)
+    assert rc == 1 and out_text == "" and "no GPU called 'B200'" in err
+    assert len(err.strip().splitlines()) == 1 and not Path(none).exists()
+    assert "invalid choice" in usage_error(capsys, "export", "--kernel", "relax", "-o", "x.json")
+
+
 def test_import_shipped_brings_newer_records_into_an_older_database(capsys, tmp_path):
     """A database seeded by an older version holds an older record of a class: ``tune import
     --shipped`` replaces it with the shipped one (newer), and keeps what is as new."""

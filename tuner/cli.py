@@ -41,6 +41,7 @@ from sssp.cliutil import (
 from sssp.config import KERNELS
 from sssp.errors import SSSPError
 from sssp.result import GPU_ALGORITHMS, PHASED_ALGORITHMS, VARIANTS
+from tuning_db.records import KERNEL_KINDS
 
 from . import interrupt
 from .space import SCOPES
@@ -393,9 +394,36 @@ def _add_export_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         parents=[common],
         help="write the database as JSON",
         description="Write every device, run, trial and best configuration of the "
-        "database to a JSON file that `tune import` reads back.",
+        "database to a JSON file that `tune import` reads back; or, with --device-name, "
+        "--kernel and --no-trials, one GPU model's results as the package ships them "
+        "(tuning_db/data/*.json).",
+        epilog="examples:\n"
+        "  tune export -o all.json\n"
+        "  # an H200 session's engine runs merged into the shipped records:\n"
+        "  tune import tuning_db/data/h200-engine2.json --db merge.sqlite\n"
+        "  tune import session.json --db merge.sqlite        # the newer best of a class wins\n"
+        "  tune export --db merge.sqlite --device-name H200 --kernel engine --no-trials \\\n"
+        "      -o tuning_db/data/h200-engine2.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("-o", "--output", required=True, metavar="FILE.json", help="the JSON file")
+    p.add_argument(
+        "--device-name",
+        metavar="NAME",
+        help="only the GPUs of this full or short name (e.g. 'NVIDIA H200' or H200)",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=KERNEL_KINDS,
+        help="only the runs and best configurations of engine 2 (tune engine) or of the "
+        "paper's three kernels (tune run)",
+    )
+    p.add_argument(
+        "--no-trials",
+        dest="trials",
+        action="store_false",
+        help="leave the runs' trials out (the shipped files hold runs and best configurations)",
+    )
     p.set_defaults(func=cmd_export, parser=p)
     return p
 
@@ -787,7 +815,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args, writes=False)
     check_writable_dir(args.output)
     with atomic_output(args.output, ".json") as tmp:
-        store.export_json(tmp)
+        store.export_json(tmp, device_name=args.device_name, kernel=args.kernel, trials=args.trials)
     print(f"wrote {escape(args.output)}", file=sys.stderr)
     return 0
 

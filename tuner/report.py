@@ -44,7 +44,13 @@ from typing import TYPE_CHECKING, Any
 from sssp.classes import DEGREE_CLASSES, PAPER_DEGREES, PAPER_SIZES, SIZE_LABELS
 from sssp.config import KERNELS, LaunchConfig
 from sssp.errors import TuningError
-from tuning_db.records import MEASURED_ON, BestRecord
+from tuning_db.records import (
+    MEASURED_ON,
+    BestRecord,
+    device_name_matches,
+    is_engine2,
+    short_device_name,
+)
 
 if TYPE_CHECKING:
     from .figures import Figure
@@ -92,9 +98,6 @@ RESULTS = {
 """What :func:`about` says about the results, by the ``results`` argument (``{database}``: the
 database's URL, where known)."""
 
-# Vendor prefixes dropped from column headers: "NVIDIA H200" -> "H200".
-_DEVICE_PREFIXES = ("NVIDIA ", "GeForce ", "Tesla ", "Quadro ")
-
 
 @dataclass(frozen=True)
 class Table:
@@ -126,19 +129,6 @@ class Table:
 
 
 # -- helpers ------------------------------------------------------------------------------------
-def short_device_name(name: str) -> str:
-    """A column-header name for a GPU: vendor prefixes dropped (``"NVIDIA H200"`` → ``"H200"``)."""
-    short = name.strip()
-    changed = True
-    while changed:
-        changed = False
-        for prefix in _DEVICE_PREFIXES:
-            if short.startswith(prefix) and len(short) > len(prefix):
-                short = short[len(prefix) :].lstrip()
-                changed = True
-    return short or name
-
-
 def _device_headers(names: Iterable[str]) -> dict[str, str]:
     """Short names for column headers; full names where two GPUs would share a short one."""
     names = sorted(set(names))
@@ -185,12 +175,7 @@ def select(
             raise TuningError(f"a report takes BestRecord values, got {type(r).__name__}")
     out = records
     if device_name is not None:
-        want = device_name.strip().casefold()
-        out = [
-            r
-            for r in out
-            if want in (r.device.name.casefold(), short_device_name(r.device.name).casefold())
-        ]
+        out = [r for r in out if device_name_matches(r.device.name, device_name)]
         if not out and records:
             known = ", ".join(sorted({r.device.name for r in records}))
             raise TuningError(
@@ -201,12 +186,6 @@ def select(
     if variant is not None:
         out = [r for r in out if r.variant == variant]
     return out
-
-
-def is_engine2(r: BestRecord) -> bool:
-    """A record of engine 2 (``tune engine``: loop mechanism and launch searched end to end),
-    as opposed to the paper's per-kernel characterisation of its relax/min/update kernels."""
-    return r.config.loop != "legacy" or r.tuned_config.loop != "legacy"
 
 
 def engine_label(r: BestRecord) -> str:

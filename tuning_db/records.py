@@ -43,6 +43,31 @@ class DeviceRecord:
     cuda_version: str
 
 
+_DEVICE_PREFIXES = ("NVIDIA ", "GeForce ", "Tesla ", "Quadro ")
+"""Vendor prefixes a GPU's short name drops (:func:`short_device_name`)."""
+
+
+def short_device_name(name: str) -> str:
+    """A GPU's short name: vendor prefixes dropped (``"NVIDIA H200"`` → ``"H200"``)."""
+    short = name.strip()
+    changed = True
+    while changed:
+        changed = False
+        for prefix in _DEVICE_PREFIXES:
+            if short.startswith(prefix) and len(short) > len(prefix):
+                short = short[len(prefix) :].lstrip()
+                changed = True
+    return short or name
+
+
+def device_name_matches(name: str, wanted: str) -> bool:
+    """Whether a GPU called ``name`` is the one a user named ``wanted``: its full or short
+    name (:func:`short_device_name`), any case (``H200`` and ``nvidia h200`` both name
+    ``"NVIDIA H200"``)."""
+    want = wanted.strip().casefold()
+    return want in (name.casefold(), short_device_name(name).casefold())
+
+
 @dataclass(frozen=True)
 class KernelVersionRecord:
     """The exact kernel sources (digest) and the compile options applied to every config."""
@@ -244,3 +269,21 @@ def _chosen_from_options(algorithm: str, options: Mapping[str, Any]) -> str:
     if algorithm != "auto":
         return algorithm
     return str(options.get("algorithm", "crauser"))
+
+
+KERNEL_KINDS = ("engine", "paper")
+"""What a selection of the database (:func:`tuning_db.transfer.export_json`) can name: engine 2's
+records, or those of the paper's three kernels."""
+
+
+def is_engine2(r: BestRecord) -> bool:
+    """A record of engine 2 (``tune engine``: loop mechanism and launch searched end to end),
+    as opposed to the paper's per-kernel characterisation of its relax/min/update kernels."""
+    return r.config.loop != "legacy" or r.tuned_config.loop != "legacy"
+
+
+def is_engine2_run(r: RunRecord) -> bool:
+    """A run of engine 2's searches: its studies are named after the engine (``engine``, and
+    ``engine-many`` for the many-source choices), a paper run's after its kernels
+    (``relax,min,update``)."""
+    return r.key.kernel.split("-")[0] == "engine"

@@ -415,9 +415,19 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
 
     # -- export / import (tuning_db.transfer) ----------------------------------------------
 
-    def export_json(self, path: str | os.PathLike[str]) -> None:
-        """Write the whole database as a JSON document (see :func:`transfer.export_json`)."""
-        transfer.export_json(self, Path(path))
+    def export_json(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        device_name: str | None = None,
+        kernel: str | None = None,
+        trials: bool = True,
+    ) -> None:
+        """Write the database, or one GPU model's records of one kernel, as a JSON document
+        (see :func:`transfer.export_json`)."""
+        transfer.export_json(
+            self, Path(path), device_name=device_name, kernel=kernel, trials=trials
+        )
 
     def import_json(self, path: str | os.PathLike[str], *, trials: bool = True) -> int:
         """Import a document written by :meth:`export_json` (see :func:`transfer.import_json`)."""

@@ -24,7 +24,15 @@ from sssp.errors import StoreError
 from . import export, rows
 from .mapping import device_record, fill_best, kernel_version_record, run_record
 from .models import BestConfig, Device, KernelVersion, TuningRun
-from .records import RunRecord, RunStatus, TrialRecord
+from .records import (
+    KERNEL_KINDS,
+    RunRecord,
+    RunStatus,
+    TrialRecord,
+    device_name_matches,
+    is_engine2,
+    is_engine2_run,
+)
 
 if TYPE_CHECKING:
     from .store import Store
@@ -42,9 +50,31 @@ def shipped_documents() -> list[tuple[str, export.ExportDoc]]:
     ]
 
 
-def export_json(store: Store, target: Path) -> None:
-    """Write the whole database as a human-readable JSON document (``indent=1``, sorted keys, no
-    export timestamp so re-exports diff cleanly)."""
+def export_json(
+    store: Store,
+    target: Path,
+    *,
+    device_name: str | None = None,
+    kernel: str | None = None,
+    trials: bool = True,
+) -> None:
+    """Write the database as a human-readable JSON document (``indent=1``, sorted keys, no
+    export timestamp so re-exports diff cleanly).
+
+    The whole database by default; or a selection, as a shipped ``tuning_db/data/*.json``
+    holds one GPU model's results of one kind: ``device_name`` keeps the GPUs of that full or
+    short name (:func:`~tuning_db.records.device_name_matches`), ``kernel`` the runs and best
+    configurations of engine 2 (``"engine"``: :func:`~tuning_db.records.is_engine2_run`,
+    :func:`~tuning_db.records.is_engine2`) or of the paper's three kernels (``"paper"``),
+    ``trials=False`` drops the runs' trials. Devices and kernel versions no kept record names
+    are left out.
+
+    Raises
+    ------
+    StoreError
+        ``device_name`` names no GPU of the database, ``kernel`` is not one of
+        :data:`~tuning_db.records.KERNEL_KINDS`, or the file cannot be written.
+    """
 
     def work(session: Session) -> tuple[list, list, list[RunRecord], list]:
         from .mapping import best_record
@@ -67,14 +97,38 @@ def export_json(store: Store, target: Path) -> None:
         return devices, kvs, runs, bests
 
     devices, kvs, runs, bests = store.transact(work, retries=0)
+    if device_name is not None:
+        gpus = {d.uuid for d in devices if device_name_matches(d.name, device_name)}
+        if not gpus:
+            known = ", ".join(sorted({d.name for d in devices})) or "none"
+            raise StoreError(
+                f"no GPU called {device_name!r} in the tuning database: known GPUs are {known}"
+            )
+        runs = [r for r in runs if r.key.device.uuid in gpus]
+        bests = [b for b in bests if b.device.uuid in gpus]
+    if kernel is not None:
+        if kernel not in KERNEL_KINDS:
+            raise StoreError(f"kernel must be one of {', '.join(KERNEL_KINDS)}, got {kernel!r}")
+        engine = kernel == "engine"
+        runs = [r for r in runs if is_engine2_run(r) == engine]
+        bests = [b for b in bests if is_engine2(b) == engine]
+    if device_name is not None or kernel is not None:
+        named = {r.key.device.uuid for r in runs} | {b.device.uuid for b in bests}
+        devices = [d for d in devices if d.uuid in named]
+        used = {r.key.kernel_version for r in runs} | {b.kernel_version for b in bests}
+        kvs = [k for k in kvs if k in used]
     run_docs = []
     for run in runs:
-        trials = [
-            export.trial_doc(t, done)
-            for k in store.run_kernels(run)
-            for t, done in store.study_trials(run, k)
-        ]
-        run_docs.append(export.run_doc(run, trials))
+        run_trials = (
+            [
+                export.trial_doc(t, done)
+                for k in store.run_kernels(run)
+                for t, done in store.study_trials(run, k)
+            ]
+            if trials
+            else []
+        )
+        run_docs.append(export.run_doc(run, run_trials))
     doc = export.document(devices, kvs, run_docs, bests)
     try:
         target.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
