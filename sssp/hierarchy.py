@@ -527,9 +527,12 @@ def build_hierarchy(
     """The contraction hierarchy of ``graph`` (integer weights), laid out for :func:`phast`.
 
     On all of numba's threads, the same hierarchy on any number of them. On this project's
-    2-core development host: about 1 s for a 16k-node mesh, 7 s for the 436k-node COL road
+    2-core development host: about 1 s for a 16k-node 2-D mesh, 7 s for the 436k-node COL road
     network, 22 s for a 196k-node geometric graph of degree 8, 45 s for a 1M-node road-like
-    graph (``benchmarks/results/cpu/hierarchy_weight.csv``). ``level_weight``: a node's level
+    graph (``benchmarks/results/cpu/hierarchy_weight.csv``), but minutes for a dense
+    stiffness matrix, whose last rounds each remove a few nodes of a dense remainder: 109 s
+    for bcsstk29 (14 000 nodes of degree 43), 294 s for vibrobox
+    (``hierarchy_levels_lowdiam.csv``). ``level_weight``: a node's level
     in its priority, times this (:data:`~sssp.contraction.LEVEL_WEIGHT`; the cache,
     :func:`hierarchy_for`, holds the default's). Ctrl-C stops it between two rounds.
 
