@@ -949,6 +949,20 @@ def test_export_of_one_gpu_model_and_kind_as_the_package_ships_it(store, tmp_pat
     assert sorted(b["variant"] for b in doc["best"]) == ["predecessors", "successors"]
     assert [k["digest"] for k in doc["kernel_versions"]] == [KV.digest]
 
+    # The other H200 card searched the same class later: --newest keeps that search only.
+    later = dataclasses.replace(
+        engine, device=H200, run_id=None, updated_at=engine.updated_at + dt.timedelta(hours=1)
+    )
+    store.put_best(later)
+    both, one = tmp_path / "both.json", tmp_path / "one.json"
+    store.export_json(both, device_name="H200", kernel="engine")
+    store.export_json(one, device_name="H200", kernel="engine", newest=True)
+    assert sorted(b["device"] for b in json.loads(both.read_text())["best"]) == sorted(
+        [H200.uuid, H200_B.uuid]
+    )
+    assert [b["device"] for b in json.loads(one.read_text())["best"]] == [H200.uuid]
+    assert len(json.loads(one.read_text())["runs"]) == 1  # the runs stay: they are the history
+
     with pytest.raises(StoreError, match="no GPU called 'A10'.*NVIDIA A100-SXM4-80GB, NVIDIA H200"):
         store.export_json(tmp_path / "none.json", device_name="A10")
     with pytest.raises(StoreError, match="kernel must be one of engine, paper, got 'relax'"):

@@ -193,6 +193,7 @@ def test_export_of_a_gpu_model_gives_back_its_shipped_engine_records(capsys, tmp
         store.seed_from_package()
     out = tmp_path / "h200-engine2.json"
     argv = ["export", "--db", url, "--device-name", "H200", "--kernel", "engine", "--no-trials"]
+    argv.append("--newest")
     rc, _, err = run(capsys, *argv, "-o", str(out))
     assert rc == 0 and "wrote" in err
     shipped = dict(export_mod.shipped_exports())["h200-engine2.json"]

@@ -236,6 +236,21 @@ def test_resolution_exact_nearest_default():
     assert LaunchConfig.default().relax.label == "256-N"
 
 
+def test_of_one_class_the_own_card_then_the_newest_record_wins():
+    """Cards of one model keep a record of a class each: the device's own wins, else the newest
+    (a class searched again on another card replaces the older search, whatever the order)."""
+    import dataclasses
+    import datetime as dt
+
+    old = RECORDED[0]
+    card = dataclasses.replace(old.device, uuid="GPU-another-card")
+    new = dataclasses.replace(old, device=card, updated_at=old.updated_at + dt.timedelta(days=1))
+    for records in ([old, new], [new, old]):
+        assert pick(records, old.graph_class)[0] is new
+        assert pick(records, old.graph_class, old.device.uuid)[0] is old
+        assert pick(records, old.graph_class, "GPU-a-third-card")[0] is new
+
+
 def _h200(rec):
     from sssp.gpu.device import DeviceInfo
 

@@ -400,10 +400,10 @@ def _add_export_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         epilog="examples:\n"
         "  tune export -o all.json\n"
         "  # an H200 session's engine runs merged into the shipped records:\n"
-        "  tune import tuning_db/data/h200-engine2.json --db merge.sqlite\n"
-        "  tune import session.json --db merge.sqlite        # the newer best of a class wins\n"
-        "  tune export --db merge.sqlite --device-name H200 --kernel engine --no-trials \\\n"
-        "      -o tuning_db/data/h200-engine2.json",
+        "  tune import tuning_db/data/h200-engine2.json --db sqlite:///merge.sqlite\n"
+        "  tune import session.json --db sqlite:///merge.sqlite\n"
+        "  tune export --db sqlite:///merge.sqlite --device-name H200 --kernel engine --no-trials \\\n"
+        "      --newest -o tuning_db/data/h200-engine2.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("-o", "--output", required=True, metavar="FILE.json", help="the JSON file")
@@ -423,6 +423,12 @@ def _add_export_parser(sub: Any, common: ArgumentParser) -> ArgumentParser:
         dest="trials",
         action="store_false",
         help="leave the runs' trials out (the shipped files hold runs and best configurations)",
+    )
+    p.add_argument(
+        "--newest",
+        action="store_true",
+        help="of the best configurations of a class on cards of one GPU model, only the newest "
+        "(the one solve(tuned=True) takes on another card of that model)",
     )
     p.set_defaults(func=cmd_export, parser=p)
     return p

@@ -21,12 +21,18 @@ __all__ = ["StoreProvider", "pick"]
 def pick(
     records: list[BestRecord], graph_class: GraphClass, device_uuid: str | None = None
 ) -> tuple[BestRecord | None, ConfigSource]:
-    """The record for ``graph_class`` (exact) or the nearest one; same-UUID records win ties."""
+    """The record for ``graph_class`` (exact) or the nearest one. Of records of the same class
+    (GPUs of one model each keep their own), the device's own (``device_uuid``) wins, then the
+    newest: a class searched again on another card of the model replaces the older search."""
     if not records:
         return None, ConfigSource.DEFAULT
 
-    def rank(r: BestRecord) -> tuple[float, int]:
-        return (r.graph_class.distance(graph_class), 0 if r.device.uuid == device_uuid else 1)
+    def rank(r: BestRecord) -> tuple[float, int, float]:
+        return (
+            r.graph_class.distance(graph_class),
+            0 if r.device.uuid == device_uuid else 1,
+            -r.updated_at.timestamp(),
+        )
 
     best = min(records, key=rank)
     exact = best.graph_class == graph_class

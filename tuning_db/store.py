@@ -422,11 +422,17 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         device_name: str | None = None,
         kernel: str | None = None,
         trials: bool = True,
+        newest: bool = False,
     ) -> None:
         """Write the database, or one GPU model's records of one kernel, as a JSON document
         (see :func:`transfer.export_json`)."""
         transfer.export_json(
-            self, Path(path), device_name=device_name, kernel=kernel, trials=trials
+            self,
+            Path(path),
+            device_name=device_name,
+            kernel=kernel,
+            trials=trials,
+            newest=newest,
         )
 
     def import_json(self, path: str | os.PathLike[str], *, trials: bool = True) -> int:

@@ -26,6 +26,7 @@ from .mapping import device_record, fill_best, kernel_version_record, run_record
 from .models import BestConfig, Device, KernelVersion, TuningRun
 from .records import (
     KERNEL_KINDS,
+    BestRecord,
     RunRecord,
     RunStatus,
     TrialRecord,
@@ -57,6 +58,7 @@ def export_json(
     device_name: str | None = None,
     kernel: str | None = None,
     trials: bool = True,
+    newest: bool = False,
 ) -> None:
     """Write the database as a human-readable JSON document (``indent=1``, sorted keys, no
     export timestamp so re-exports diff cleanly).
@@ -66,8 +68,10 @@ def export_json(
     short name (:func:`~tuning_db.records.device_name_matches`), ``kernel`` the runs and best
     configurations of engine 2 (``"engine"``: :func:`~tuning_db.records.is_engine2_run`,
     :func:`~tuning_db.records.is_engine2`) or of the paper's three kernels (``"paper"``),
-    ``trials=False`` drops the runs' trials. Devices and kernel versions no kept record names
-    are left out.
+    ``trials=False`` drops the runs' trials, ``newest=True`` keeps of the best configurations
+    of a class on cards of one model only the newest (the one a lookup on another card of the
+    model takes: :func:`tuning_db.provider.pick`). Devices and kernel versions no kept record
+    names are left out.
 
     Raises
     ------
@@ -112,7 +116,16 @@ def export_json(
         engine = kernel == "engine"
         runs = [r for r in runs if is_engine2_run(r) == engine]
         bests = [b for b in bests if is_engine2(b) == engine]
-    if device_name is not None or kernel is not None:
+    if newest:
+        latest: dict[tuple, BestRecord] = {}
+        for b in bests:
+            model = (b.device.name, b.device.compute_capability, b.kernel_version)
+            slot = (*model, b.graph_class, b.algorithm, b.variant)
+            if slot not in latest or b.updated_at > latest[slot].updated_at:
+                latest[slot] = b
+        kept = {id(b) for b in latest.values()}
+        bests = [b for b in bests if id(b) in kept]
+    if device_name is not None or kernel is not None or newest:
         named = {r.key.device.uuid for r in runs} | {b.device.uuid for b in bests}
         devices = [d for d in devices if d.uuid in named]
         used = {r.key.kernel_version for r in runs} | {b.kernel_version for b in bests}
