@@ -39,6 +39,7 @@ from .cliutil import (
 from .errors import GraphFormatError, SSSPError
 from .generators import KINDS
 from .result import ALGORITHMS, VARIANTS, SSSPResult
+from .tuned import HIERARCHY_CHOICES
 
 PROG = "sssp"
 WEIGHT_MODES = ("auto", "file", "random", "unit")
@@ -53,9 +54,20 @@ examples:
   sssp info road-usa.gr.gz --json
   sssp solve g49k.npz --source 0 --backend cpu -o dist.npy
   sssp solve g49k.npz --sources 100 --seed 1 --backend gpu --tuned
+  sssp hierarchy road.gr.gz && sssp solve road.gr.gz --tuned --hierarchy cached
 
 Any sssp error exits with status 1 and a one-line message (--debug shows the traceback);
 bad usage exits with status 2.
+"""
+
+HIERARCHY_EPILOG = """\
+examples:
+  sssp hierarchy road.gr.gz                     # build it (or find it) in the cache
+  sssp hierarchy fe_body.graph --weights random --seed 0 --json
+  sssp solve road.gr.gz --tuned --hierarchy cached   # then the tuned phast loop reads it
+The hierarchy is kept per graph (a digest of its arrays: the same file with other --weights or
+--seed is another graph) in $SSSP_HIERARCHY_CACHE, else the user cache folder. It takes seconds
+on roads and 2-D meshes, minutes on dense stiffness matrices (Ctrl-C stops it, keeping nothing).
 """
 
 # Writing the graph of ``sssp generate`` shows a progress bar (on a terminal) when it takes
@@ -86,6 +98,7 @@ examples:
   sssp solve g.npz --source 3 -o tree.npz      # distances and predecessors together
   sssp solve g.npz --sources 100 --seed 1 --backend gpu --tuned --db sqlite:///tuning.db
   sssp solve g.npz --sources 1024 --backend gpu --tuned --devices 0,1   # one batch, two GPUs
+  sssp solve road.gr.gz --tuned --hierarchy build   # a phast pick builds the hierarchy first
 -o FILE.npy holds the distances: int64 with 2**63 - 1 (sssp.UNREACHABLE) for unreachable nodes
 on integer-weighted graphs, float64 with inf on real-weighted ones. -o FILE.npz holds the arrays
 'dist' (the same), 'dist_float' (float64, inf for unreachable), 'pred' (int32, -1 for the source
@@ -224,6 +237,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_generate, parser=p)
 
     p = sub.add_parser(
+        "hierarchy",
+        parents=[common],
+        formatter_class=fmt,
+        epilog=HIERARCHY_EPILOG,
+        help="build a graph's contraction hierarchy into the cache (for the phast loop)",
+        description="Build the contraction hierarchy of a graph with integer weights into the "
+        "hierarchy cache, or find it there, and print its levels, edges and build time: what "
+        "`solve --tuned` reads when the tuned pick is the phast loop.",
+    )
+    _add_load_options(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_hierarchy, parser=p)
+
+    p = sub.add_parser(
         "solve",
         parents=[common],
         formatter_class=fmt,
@@ -270,6 +297,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="GPU: use the tuned launch configuration of the graph's class",
     )
     p.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the tuning database")
+    p.add_argument(
+        "--hierarchy",
+        choices=HIERARCHY_CHOICES,
+        help="with --tuned, where the tuned pick is the phast loop (roads, meshes), which needs "
+        "the graph's contraction hierarchy: auto (the default) runs it where the hierarchy is "
+        "in the cache, else the pick's fallback while a background process builds it; build: "
+        "build it first; cached: only where cached; never: the fallback",
+    )
     p.add_argument(
         "--device",
         type=non_negative_int,
@@ -546,6 +581,67 @@ def _source_index(graph: Any, source: int, file: str) -> int:
     )
 
 
+def cmd_hierarchy(args: argparse.Namespace, out: TextIO) -> int:
+    """``sssp hierarchy``: the graph's contraction hierarchy built into the cache, or found."""
+    from .errors import InvalidArgumentError, InvalidGraphError
+    from .hierarchy import CACHE_ENV, cache_path, hierarchy_for, read_cached
+
+    graph = _load(args)
+    if graph.is_float:
+        raise InvalidGraphError(
+            f"{args.file}: a contraction hierarchy takes integer weights only (these are real "
+            "numbers); --weights random or unit gives integer ones"
+        )
+    path = cache_path(graph)
+    if path is None:
+        raise InvalidArgumentError(
+            f"the hierarchy cache is off (${CACHE_ENV}): a hierarchy built now would not be "
+            f"kept; unset {CACHE_ENV} or set it to a folder"
+        )
+    if read_cached(graph, path) is None:
+        print(
+            f"{PROG}: building the contraction hierarchy of {graph.n} nodes (Ctrl-C stops it)",
+            file=sys.stderr,
+        )
+    t0 = time.perf_counter()
+    h, cached = hierarchy_for(graph)
+    seconds = time.perf_counter() - t0
+    if not path.exists():  # hierarchy_for only logs a folder it cannot write
+        raise InvalidArgumentError(
+            f"the hierarchy could not be kept in {escape(str(path.parent))}: the folder is not "
+            f"writable (set {CACHE_ENV} to another)"
+        )
+    summary = {
+        "file": args.file,
+        "nodes": graph.n,
+        "edges": graph.m,
+        "levels": h.levels,
+        "hierarchy_edges": h.edges,
+        "edges_per_m": round(h.edges / max(graph.m, 1), 3),
+        "read_from_cache": cached,
+        "build_seconds": round(h.seconds, 3),
+        "seconds": round(seconds, 3),
+        "cache_file": str(path),
+    }
+    if args.json:
+        _print_json(summary, out)
+        return 0
+    how = "read from the cache" if cached else "built"
+    _print_pairs(
+        [
+            ("file", args.file),
+            ("nodes", graph.n),
+            ("edges", graph.m),
+            ("levels", f"{h.levels} (a phast solve's dependent steps, fewer under a core table)"),
+            ("hierarchy edges", f"{h.edges} ({summary['edges_per_m']} x the graph's)"),
+            ("hierarchy", f"{how} in {seconds:.2f} s (its build took {h.seconds:.2f} s)"),
+            ("cache file", escape(str(path))),
+        ],
+        out,
+    )
+    return 0
+
+
 def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
     """``sssp solve``: distances from one or several sources, with a timing summary."""
     from tqdm import tqdm
@@ -568,6 +664,8 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
             out = sys.stderr  # stdout carries the distances: the summary goes beside them
     if args.devices is not None and args.sources is None:
         args.parser.error("--devices spreads a batch of sources over GPUs: add --sources K")
+    if args.hierarchy is not None and not args.tuned:
+        args.parser.error("--hierarchy says when a tuned pick on the phast loop runs: add --tuned")
     graph = _load(args)
     if args.sources is not None:
         sources = _draw_sources(graph, args.sources, args.seed)
@@ -583,6 +681,7 @@ def cmd_solve(args: argparse.Namespace, out: TextIO) -> int:
         tuned=args.tuned,
         db=args.db,
         device=args.device,
+        hierarchy=args.hierarchy or "auto",
     ) as solver:
         if args.devices is not None:
             batch = solver.solve_many(sources, devices=args.devices)

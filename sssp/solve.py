@@ -91,8 +91,9 @@ class Solver:
         refused for the other algorithms.
     hierarchy : {"auto", "build", "cached", "never"}
         When a tuned pick on the phast loop runs (:data:`sssp.tuned.HIERARCHY_CHOICES`): it needs
-        the graph's contraction hierarchy, seconds to build on large road networks, kept per
-        machine once built. ``"auto"``: at once where it is kept; else the pick's fallback runs
+        the graph's contraction hierarchy, seconds to build on roads and meshes, minutes on
+        dense stiffness matrices, kept per machine once built (``sssp hierarchy FILE`` builds
+        it ahead). ``"auto"``: at once where it is kept; else the pick's fallback runs
         while a background process builds it, and the solver takes the phast loop at the first
         solve after that (``config_detail`` says which ran and why). ``"build"``: built (or
         read) now; ``"cached"``: only where kept; ``"never"``: the fallback.

@@ -291,6 +291,7 @@ def test_bad_size_is_a_usage_error(tmp_path, capsys):
         ["solve", "g.npz", "--source", "1.7"],  # a source node is an integer, never rounded
         ["solve", "g.npz", "--source", "True"],
         ["solve", "g.npz", "--device", "gpu0"],  # the CUDA ordinal, as everywhere
+        ["solve", "g.npz", "--hierarchy", "sometimes", "--tuned"],
         ["frobnicate"],
     ],
 )
@@ -299,6 +300,88 @@ def test_usage_errors_exit_2(argv, capsys):
         main(argv)
     assert exc.value.code == 2
     assert "usage:" in capsys.readouterr().err
+
+
+@pytest.fixture
+def road_file(tmp_path) -> Path:
+    path = tmp_path / "road.npz"
+    sssp.save(sssp.generate("road", size=3_000, seed=4), path)
+    return path
+
+
+def test_hierarchy_is_built_into_the_cache_then_found_there(
+    road_file, tmp_path, monkeypatch, capsys
+):
+    """``sssp hierarchy FILE`` builds the graph's contraction hierarchy into the cache, where
+    the library (a phast pick of ``solve --tuned``) reads it; a second call finds it there."""
+    from sssp.hierarchy import build_hierarchy, cache_path, read_cached
+
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path / "cache"))
+    rc, out, err = run(capsys, "hierarchy", str(road_file), "--json")
+    assert rc == 0 and "building the contraction hierarchy of 3000 nodes" in err
+    first = json.loads(out)
+    graph = sssp.load(road_file)
+    kept = read_cached(graph, cache_path(graph))
+    want = build_hierarchy(graph)
+    assert kept is not None and first["cache_file"] == str(cache_path(graph))
+    assert (first["levels"], first["hierarchy_edges"]) == (want.levels, want.edges)
+    assert first["read_from_cache"] is False and first["nodes"] == graph.n
+    rc, out, err = run(capsys, "hierarchy", str(road_file))
+    text = pairs(out)
+    assert rc == 0 and err == "" and text["levels"].startswith(f"{want.levels} ")
+    assert text["hierarchy"].startswith("read from the cache")
+    # Other weights make another graph: its own hierarchy, its own file.
+    rc, out, _ = run(capsys, "hierarchy", str(road_file), "--weights", "random", "--json")
+    assert rc == 0 and json.loads(out)["cache_file"] != first["cache_file"]
+
+
+def test_hierarchy_refuses_real_weights_and_a_cache_that_keeps_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    real = tmp_path / "real.npz"
+    g = sssp.generate("road", size=500, seed=1)
+    sssp.save(sssp.Graph(g.indptr, g.indices, g.weights + 0.5), real)
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path / "cache"))
+    rc, out, err = run(capsys, "hierarchy", str(real))
+    assert rc == 1 and out == "" and "integer weights only" in err and "real.npz" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "cache").exists()
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", "off")
+    rc, out, err = run(capsys, "hierarchy", str(real), "--weights", "unit")
+    assert rc == 1 and out == "" and "cache is off" in err and len(err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_stops_a_hierarchy_build_with_130(road_file, tmp_path, monkeypatch, capsys):
+    import sssp.hierarchy
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(sssp.hierarchy, "hierarchy_for", interrupted)
+    rc, out, err = run(capsys, "hierarchy", str(road_file))
+    assert rc == 130 and out == "" and "Traceback" not in err
+    assert not list(tmp_path.glob("cache/*.npz"))
+
+
+def test_solve_hierarchy_rule_needs_tuned(road_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(road_file), "--hierarchy", "build"])
+    assert exc.value.code == 2 and "add --tuned" in capsys.readouterr().err
+
+
+def test_solve_passes_the_hierarchy_rule_to_the_solver(road_file, monkeypatch, capsys):
+    module = sys.modules["sssp.solve"]  # the package's ``solve`` attribute is the function
+    seen = {}
+    real = module.Solver
+
+    def solver(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **{**kwargs, "tuned": False})
+
+    monkeypatch.setattr(module, "Solver", solver)
+    for rule, want in ((["--hierarchy", "build"], "build"), ([], "auto")):
+        rc, _, _ = run(capsys, "solve", str(road_file), "--backend", "cpu", "--tuned", *rule)
+        assert rc == 0 and seen["hierarchy"] == want and seen["tuned"] is True
 
 
 def test_generate_rejects_non_npz_output(tmp_path, capsys):
@@ -318,7 +401,13 @@ def test_gpu_backend_error_is_clean_without_gpu(graph_file, capsys):
 
 
 def test_help_has_examples(capsys):
-    for argv in (["--help"], ["solve", "--help"], ["generate", "--help"], ["info", "--help"]):
+    for argv in (
+        ["--help"],
+        ["solve", "--help"],
+        ["generate", "--help"],
+        ["info", "--help"],
+        ["hierarchy", "--help"],
+    ):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 0
