@@ -14,6 +14,7 @@ import json
 import logging
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -599,17 +600,28 @@ def cmd_hierarchy(args: argparse.Namespace, out: TextIO) -> int:
             f"kept; unset {CACHE_ENV} or set it to a folder"
         )
     if read_cached(graph, path) is None:
+        # Before a build of minutes: a folder that cannot keep it is refused now.
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError as err:
+            raise InvalidArgumentError(
+                f"the hierarchy cache {escape(str(path.parent))} cannot be written "
+                f"({err.strerror or err}): set {CACHE_ENV} to another folder"
+            ) from err
+        nodes = f"{graph.n} node" + ("" if graph.n == 1 else "s")
         print(
-            f"{PROG}: building the contraction hierarchy of {graph.n} nodes (Ctrl-C stops it)",
+            f"{PROG}: building the contraction hierarchy of {nodes} (Ctrl-C stops it)",
             file=sys.stderr,
         )
     t0 = time.perf_counter()
     h, cached = hierarchy_for(graph)
     seconds = time.perf_counter() - t0
-    if not path.exists():  # hierarchy_for only logs a folder it cannot write
+    if not path.exists():  # written meanwhile by nothing else: hierarchy_for only logs
         raise InvalidArgumentError(
-            f"the hierarchy could not be kept in {escape(str(path.parent))}: the folder is not "
-            f"writable (set {CACHE_ENV} to another)"
+            f"the hierarchy could not be kept in {escape(str(path.parent))} (set {CACHE_ENV} "
+            "to another folder)"
         )
     summary = {
         "file": args.file,

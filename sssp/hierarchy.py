@@ -645,7 +645,7 @@ def _read_cached(path: Path, n: int) -> Hierarchy | None:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in ARRAYS}
             seconds = float(data["seconds"])
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # not there (or no folder to hold it)
         return None
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as err:
         log.warning("ignoring the cached hierarchy %s: %s", path, err)

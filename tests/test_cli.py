@@ -348,6 +348,12 @@ def test_hierarchy_refuses_real_weights_and_a_cache_that_keeps_nothing(
     monkeypatch.setenv("SSSP_HIERARCHY_CACHE", "off")
     rc, out, err = run(capsys, "hierarchy", str(real), "--weights", "unit")
     assert rc == 1 and out == "" and "cache is off" in err and len(err.strip().splitlines()) == 1
+    # A cache folder that cannot be made (a file is in the way) is refused before the build.
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path / "a-file" / "cache"))
+    rc, out, err = run(capsys, "hierarchy", str(real), "--weights", "unit")
+    assert rc == 1 and out == "" and "cannot be written" in err and "building" not in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_ctrl_c_stops_a_hierarchy_build_with_130(road_file, tmp_path, monkeypatch, capsys):
