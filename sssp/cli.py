@@ -618,7 +618,7 @@ def cmd_hierarchy(args: argparse.Namespace, out: TextIO) -> int:
     t0 = time.perf_counter()
     h, cached = hierarchy_for(graph)
     seconds = time.perf_counter() - t0
-    if not path.exists():  # written meanwhile by nothing else: hierarchy_for only logs
+    if not path.exists():  # hierarchy_for warns and goes on where it cannot write the file
         raise InvalidArgumentError(
             f"the hierarchy could not be kept in {escape(str(path.parent))} (set {CACHE_ENV} "
             "to another folder)"
