@@ -249,6 +249,19 @@ def _live(start, length, nbr, dead, node):  # pragma: no cover
 
 
 @_jit
+def _compact(start, length, nbr, wt, dead, node):  # pragma: no cover
+    """``node``'s list without its entries to removed nodes, in place and in its order (every
+    reader skips those entries, so the order of the rest is all that the results depend on)."""
+    k = start[node]
+    for j in range(start[node], start[node] + length[node]):
+        if not dead[nbr[j]]:
+            nbr[k] = nbr[j]
+            wt[k] = wt[j]
+            k += 1
+    length[node] = k - start[node]
+
+
+@_jit
 def _pools(n, tails, heads, weights):  # pragma: no cover
     """Each node's out- and in-lists in two pools with room to grow (twice the degree plus 4):
     (o_start, o_len, o_cap, o_nbr, o_w, o_used, i_start, i_len, i_cap, i_nbr, i_w, i_used)."""
@@ -530,6 +543,11 @@ def contract(
                     stamp[x] = -2 - rounds
                     touched[nt] = x
                     nt += 1
+        # Their lists lose the entries to the round's nodes first: the searches below scan
+        # them many times each (in a dense remainder, lists were 2-4 times their live length).
+        for i in range(nt):
+            _compact(o_start, o_len, o_nbr, o_w, dead, touched[i])
+            _compact(i_start, i_len, i_nbr, i_w, dead, touched[i])
         g = (o_start, o_len, o_nbr, o_w, i_start, i_len, i_nbr, i_w)  # the pools may have moved
         _searches(
             touched[:nt], none, g, dead, level, removed, prio, work, sim, bufs, counts, 2 * rounds
