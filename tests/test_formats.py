@@ -693,3 +693,27 @@ def test_parsing_memory_stays_below_four_times_the_csr(tmp_path):
         tracemalloc.stop()
     csr = g.indptr.nbytes + g.indices.nbytes + g.weights.nbytes
     assert g.m == m and peak < 4 * csr, (peak, csr)
+
+
+def test_an_interrupt_inside_zipfile_reaches_the_caller_as_itself(tmp_path, monkeypatch):
+    """A Ctrl-C (or a signal's exception) that lands inside zipfile while it opens a member
+    leaves that member's writing handle open; the archive's close would then raise a ValueError
+    in its place (and again when it is collected), which made ``sssp generate`` stopped by
+    SIGTERM exit 1 with a traceback instead of 143. The interrupt itself must come out, alone."""
+    import gc
+    import sys
+    import zipfile
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    unraisable = []
+    monkeypatch.setattr(zipfile._ZipWriteFile, "__init__", interrupted)
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    g = sssp.generate("random", size=64, degree=4, seed=0)
+    with pytest.raises(KeyboardInterrupt) as exc:
+        sssp.save(g, tmp_path / "g.npz")
+    assert exc.value.__context__ is None  # nothing raised while handling it either
+    del exc
+    gc.collect()
+    assert unraisable == []

@@ -102,18 +102,27 @@ def _savez(
             progress(done, total)
 
     method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
-    with zipfile.ZipFile(
+    zf = zipfile.ZipFile(
         fh,
         "w",
         compression=method,
         allowZip64=True,
         compresslevel=COMPRESSLEVEL if compress else None,
-    ) as zf:
+    )
+    try:
         for name, array in arrays.items():
             with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(
                     _Counted(member, advance), np.asanyarray(array), allow_pickle=False
                 )
+    except BaseException:
+        # An error raised inside zipfile's own calls (a signal's exception, say, while it opens
+        # a member) can leave a member's writing handle open; closing the archive then raises a
+        # ValueError that would replace the error. The caller discards the half-written file:
+        # the archive is dropped unclosed (``fp = None`` makes its close, at collection, a no-op).
+        zf.fp = None
+        raise
+    zf.close()
 
 
 def write(
