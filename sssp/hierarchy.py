@@ -57,6 +57,7 @@ from .config import CORE_NODES_MAX
 from .contraction import HOP_LIMIT, LEVEL_WEIGHT, SETTLE_LIMIT, SIM_HOPS, SIM_SETTLE, contract
 from .cpu.parallel import INF, _jit, run_stoppable
 from .errors import InvalidArgumentError, InvalidGraphError
+from .formats.npz import save_arrays
 from .graph import Graph
 from .request import check_source
 from .result import SSSPResult
@@ -712,7 +713,9 @@ class BackgroundBuild:
             os.close(fd)
             source = path.with_suffix(".graph.npz")
             with open(source, "wb") as fh:
-                np.savez(fh, indptr=graph.indptr, indices=graph.indices, weights=graph.weights)
+                save_arrays(
+                    fh, {"indptr": graph.indptr, "indices": graph.indices, "weights": graph.weights}
+                )
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
             subprocess.Popen(
                 [sys.executable, "-c", _JOB, str(source), str(path)],
@@ -782,7 +785,13 @@ def hierarchy_for(
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".partial-", suffix=".npz")
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, seconds=np.float64(h.seconds), **{k: getattr(h, k) for k in ARRAYS})
+            save_arrays(
+                fh,
+                {
+                    "seconds": np.array(h.seconds, dtype=np.float64),
+                    **{k: getattr(h, k) for k in ARRAYS},
+                },
+            )
         os.replace(tmp, path)
         tmp = None
     except OSError as err:

@@ -36,7 +36,7 @@ from ..errors import GraphFormatError, InvalidGraphError
 from ..graph import Graph
 from ._textio import format_bytes
 
-__all__ = ["FORMAT_VERSION", "read", "write"]
+__all__ = ["FORMAT_VERSION", "read", "save_arrays", "write"]
 
 FORMAT_VERSION = 1
 COMPRESSLEVEL = 1
@@ -84,14 +84,16 @@ class _Counted:
         return len(view)
 
 
-def _savez(
+def save_arrays(
     fh: Any,
     arrays: dict[str, np.ndarray],
-    compress: bool,
-    progress: Callable[[int, int], None] | None,
+    compress: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """``np.savez``'s archive (members ``NAME.npy`` in NumPy's own format, zip64), written
-    here for the Deflate level and the progress callback ``np.savez`` has no parameter for."""
+    """``np.savez``'s archive (members ``NAME.npy`` in NumPy's own format, zip64, no pickles)
+    written to the open binary file ``fh``: here for the Deflate level (``compress``: level
+    :data:`COMPRESSLEVEL`) and the progress callback ``np.savez`` has no parameter for, and so
+    that an interrupt during the write comes out as itself (see below); ``np.load`` reads it."""
     total = sum(a.nbytes for a in arrays.values())
     done = 0
 
@@ -192,7 +194,7 @@ def write(
         payload["labels"] = labels
     try:
         with open(path, "wb") as fh:
-            _savez(fh, payload, compress, progress)
+            save_arrays(fh, payload, compress, progress)
     except OSError as err:
         raise GraphFormatError(path, f"cannot write file: {err.strerror or err}") from err
 
