@@ -189,6 +189,16 @@ class Hierarchy:
         """Levels: the dependent steps of a sweep."""
         return int(self.level_ptr.size - 1)
 
+    def top_levels(self, nodes: int) -> int:
+        """How many of the top levels hold at most ``nodes`` nodes together: the levels a core
+        table of ``nodes`` nodes covers (:func:`core_table`)."""
+        return int(np.searchsorted(self.level_ptr, nodes, side="right")) - 1
+
+    def levels_below(self, core_nodes: int) -> int:
+        """The levels a sweep under a core table of ``core_nodes`` nodes goes through: its
+        dependent steps (all :attr:`levels` without a core)."""
+        return self.levels - self.top_levels(core_nodes)
+
     @property
     def edges(self) -> int:
         """Edges of the hierarchy, up and down (the graph's own, without parallel copies and
@@ -827,7 +837,7 @@ def core_table(hierarchy: Hierarchy, nodes: int, *, threads: int | None = None) 
         )
     t0 = time.perf_counter()
     h = hierarchy
-    levels = int(np.searchsorted(h.level_ptr, nodes, side="right")) - 1
+    levels = h.top_levels(nodes)
     k = int(h.level_ptr[levels])
     table = np.empty((k, k), dtype=np.int64)
     if k:

@@ -353,21 +353,35 @@ def resolve_pick(
     ``graph`` on ``device`` under the ``hierarchy`` rule (:data:`HIERARCHY_CHOICES`), with
     near-far's Δ from the record's scale. Only a pick on the phast loop looks at the cache
     (hashing the graph's arrays, :func:`sssp.hierarchy.cache_path`); such a pick from a record
-    of the other diameter class (the nearest stored one) is not taken at all: its fallback
-    runs. With no record, ``"auto"`` runs Crauser OUT and another algorithm itself, on the
-    default configuration."""
+    of the other diameter class (the nearest stored one) runs its fallback, except on a
+    low-diameter graph whose cached hierarchy sweeps fewer levels than near-far takes steps
+    (:func:`_fewer_levels`; the same test puts a low-diameter graph whose own record picks
+    near-far on a high-diameter record's phast pick). With no record, ``"auto"`` runs Crauser
+    OUT and another algorithm itself, on the default configuration."""
     check_hierarchy(hierarchy)
     choice, config, source, detail = _lookup(graph, device, algorithm, variant, db, provider)
     default = "crauser" if algorithm == "auto" else algorithm
     pick = _pick(graph, choice, config, source, detail, default)
-    if choice is None or pick.config.loop != "phast":
+    if choice is None:
         return Resolved(pick)
     mine = graph.graph_class().diameter
+    if pick.config.loop != "phast":
+        if mine != "lowdiam" or hierarchy == "never":
+            return Resolved(pick)
+        highdiam = replace(graph.graph_class(), diameter="highdiam")
+        other, other_config, other_source, other_detail = _lookup(
+            graph, device, algorithm, variant, db, provider, highdiam
+        )
+        if other is None or other_config.loop != "phast":
+            return Resolved(pick)
+        phast = _pick(graph, other, other_config, other_source, other_detail, default)
+        return Resolved(_fewer_levels(graph, pick, phast))
     if choice.graph_class is not None and choice.graph_class.diameter != mine:
         # A nearest record of the other diameter class: its pick's gain (few levels against
         # many near-far steps) is that class's, not this graph's.
         why = OTHER_DIAMETER.format(mine)
-        return Resolved(_fallback(graph, choice, source, detail + why, default))
+        now = _fallback(graph, choice, source, detail + why, default)
+        return Resolved(now if hierarchy == "never" else _fewer_levels(graph, now, pick))
     if hierarchy == "build":
         return Resolved(pick)
     from .hierarchy import cache_path, read_cached
@@ -388,6 +402,56 @@ def resolve_pick(
                     f"contraction hierarchy of this graph is {why}", default)  # fmt: skip
     waiting = pick if hierarchy == "auto" and path is not None else None
     return Resolved(now, waiting, path if waiting is not None else None)
+
+
+LOW_STEP_SOURCES = 3
+"""Sources of the CPU near-far solves that count a low-diameter graph's steps (:func:`_fewer_levels`)."""
+
+
+def _fewer_levels(graph: Graph, nearfar: Pick, phast: Pick) -> Pick:
+    """For a low-diameter graph: ``phast`` (a high-diameter record's pick on the phast loop)
+    where the graph's hierarchy is in the cache and its sweep goes through fewer levels below the
+    pick's core than ``nearfar`` (the graph's near-far pick) takes steps, else ``nearfar``.
+
+    Few meshes and stiffness matrices have a low hop diameter and yet a hierarchy of few levels
+    below a core table: wing_nodal sweeps 6 levels under a core of 4 096 nodes where near-far takes
+    about 50 steps (``benchmarks/results/cpu/hierarchy_levels_lowdiam.csv``); a social graph's
+    hierarchy is too costly to build on the off chance, so only a hierarchy already in the cache
+    (``sssp hierarchy FILE``, or an earlier phast solve) is looked at, and nothing is hashed where
+    the cache holds no hierarchy at all. Near-far's steps are counted by the CPU's near-far
+    (:func:`sssp.cpu.nearfar.near_far`) at the pick's Δ from :data:`LOW_STEP_SOURCES` seeded
+    sources, the median; the levels are counted on the hierarchy."""
+    if nearfar.algorithm != "near-far" or nearfar.delta is None:
+        return nearfar
+    from .hierarchy import cache_dir, cache_path, read_cached
+
+    folder = cache_dir()
+    if folder is None or not folder.is_dir() or next(folder.glob("*.npz"), None) is None:
+        return nearfar
+    found = read_cached(graph, cache_path(graph))
+    if found is None:
+        return nearfar
+    import numpy as np
+
+    from .cpu.nearfar import near_far
+
+    below = found.levels_below(phast.config.core)
+    starts = np.flatnonzero(np.diff(graph.indptr))
+    if starts.size == 0:
+        return nearfar
+    rng = np.random.default_rng(0)
+    picked = rng.choice(starts, size=min(LOW_STEP_SOURCES, starts.size), replace=False)
+    steps = int(
+        np.median([near_far(graph, int(s), delta=nearfar.delta).iterations for s in picked])
+    )
+    counts = (
+        f"; its cached hierarchy sweeps {below} levels below a core of {phast.config.core} "
+        f"nodes, near-far takes {steps} steps (CPU, median of {picked.size} sources)"
+    )
+    if below >= steps:
+        return replace(nearfar, detail=nearfar.detail + counts + ": near-far runs")
+    why = "; a low-diameter graph on a high-diameter record's phast pick" + counts
+    return replace(phast, hierarchy=found, detail=phast.detail + why + HIERARCHY_READ)
 
 
 HIERARCHY_READ = "; the graph's contraction hierarchy read from the cache"
@@ -494,14 +558,16 @@ def _lookup(
     variant: str,
     db: str | None,
     provider: ConfigProvider | None,
+    graph_class: GraphClass | None = None,
 ) -> tuple[TunedChoice | None, LaunchConfig, ConfigSource, str]:
+    """The provider's answer for ``graph`` (as of ``graph_class``, default the graph's own)."""
     import kernels
 
     # Engine 2's configurations (the solver runs engine 2); the paper kernels' per-kernel
     # records describe the paper's loop and serve Table 1.
     digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
     query = TunedQuery(
-        graph.graph_class(),
+        graph_class or graph.graph_class(),
         device.name,
         device.uuid,
         device.cc_string,

@@ -849,6 +849,67 @@ def test_a_tuned_phast_pick_takes_over_after_its_background_build(monkeypatch, t
         sssp.tuned.unregister_provider(provider)
 
 
+@pytest.mark.smoke
+def test_a_low_diameter_graph_with_a_cached_hierarchy_of_few_levels_runs_phast(
+    monkeypatch, tmp_path
+):
+    """A low-diameter graph whose own record picks near-far, its hierarchy in the cache with
+    fewer levels below the high-diameter record's core than near-far takes steps: the tuned
+    solver runs the phast pick (``sssp.tuned._fewer_levels``), and every distance equals
+    SciPy's, every tree edge checks; under a core of no nodes near-far runs, as exactly."""
+    from dataclasses import replace
+
+    import sssp.hierarchy
+    import sssp.tuned
+    from sssp.classes import GraphClass
+    from sssp.config import ConfigSource
+    from sssp.tuned import TunedChoice, TunedFallback
+
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(tmp_path))
+    fallback = TunedFallback(CONFIGS[0], "near-far", 1.0, None)
+
+    class Provider:
+        core = 256
+
+        def lookup(self, query):
+            if query.graph_class.diameter == "lowdiam":
+                return TunedChoice(
+                    CONFIGS[0], ConfigSource.TUNED_EXACT, "near-far", 1.0, "", query.graph_class
+                )
+            config = replace(PHAST_CONFIGS[0], core=self.core)
+            return TunedChoice(
+                config, ConfigSource.TUNED_NEAREST, "near-far", 1.0, "",
+                GraphClass("24k", "deg2", "highdiam"), fallback,
+            )  # fmt: skip
+
+        def state(self, db):
+            return None
+
+    provider = Provider()
+    sssp.tuned.register_provider(provider)
+    try:
+        for wide in (False, True):
+            graph = sssp.generate("random", size=2000, degree=2, seed=3)
+            if wide:  # 64-bit distances
+                src, dst, w = graph.edges()
+                graph = sssp.Graph.from_edges(graph.n, src, dst, w.astype(np.int64) << 26)
+            assert graph.graph_class().diameter == "lowdiam"
+            hierarchy, _ = sssp.hierarchy.hierarchy_for(graph)
+            assert hierarchy.levels_below(256) < 10 < hierarchy.levels
+            for core, loop in ((256, "phast"), (0, CONFIGS[0].loop)):
+                provider.core = core
+                with sssp.Solver(graph, backend="gpu", tuned=True) as sv:
+                    assert sv.config.loop == loop, sv.config_detail
+                    assert "levels below a core of" in sv.config_detail
+                    for s in (0, 999, graph.n - 1):
+                        r = sv.solve(s)
+                        assert r.stats["loop"] == loop
+                        check_against(dijkstra(graph, s).dist, r)
+                        check_tree(graph, r)
+    finally:
+        sssp.tuned.unregister_provider(provider)
+
+
 def test_phast_many_sources():
     """Many sources on a PHAST solver: without the trees the rows run on the batch kernel (near-far
     on the solver's Δ, as on every loop), with them one sweep after another; every row equals

@@ -5,6 +5,7 @@ the solver's switch from the fallback to the pick is in ``test_gpu_plan.py``).""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -33,14 +34,18 @@ class _Provider:
     """Answers every query with a phast pick (and ``fallback``)."""
 
     def __init__(
-        self, fallback: TunedFallback | None = FALLBACK, tuned_for: GraphClass | None = None
+        self,
+        fallback: TunedFallback | None = FALLBACK,
+        tuned_for: GraphClass | None = None,
+        core: int = 0,
     ) -> None:
         self.fallback = fallback
         self.tuned_for = tuned_for  # the record's class (default: the query's own)
+        self.config = replace(PHAST, core=core)
 
     def lookup(self, query):
         return TunedChoice(
-            PHAST,
+            self.config,
             ConfigSource.TUNED_EXACT,
             "near-far",
             1.0,
@@ -217,3 +222,95 @@ def test_a_background_build_fills_the_cache_once(cache, road):
         assert time.monotonic() < deadline, list(cache.iterdir())
         time.sleep(0.1)
     assert sorted(p.name for p in cache.iterdir()) == [path.name]
+
+
+class _ByDiameter:
+    """Near-far on the persistent loop for a low-diameter query, a phast pick under a core
+    table of ``core`` nodes for a high-diameter one (the records of a device that has both)."""
+
+    def __init__(self, core: int, scale: float = 1.0) -> None:
+        self.core, self.scale, self.asked = core, scale, []
+
+    def lookup(self, query):
+        self.asked.append(query.graph_class)
+        if query.graph_class.diameter == "lowdiam":
+            return TunedChoice(
+                FALLBACK.config, ConfigSource.TUNED_EXACT, "near-far", self.scale,
+                "low record", query.graph_class,
+            )  # fmt: skip
+        config = replace(PHAST, core=self.core)
+        return TunedChoice(
+            config, ConfigSource.TUNED_NEAREST, "near-far", 1.0, "high record",
+            GraphClass("24k", "deg2", "highdiam"), FALLBACK,
+        )  # fmt: skip
+
+    def state(self, db):
+        return None
+
+
+def test_a_low_diameter_graph_takes_phast_where_its_cached_hierarchy_sweeps_fewer_levels(
+    cache, monkeypatch
+):
+    """A low-diameter graph whose own record picks near-far runs the high-diameter record's
+    phast pick where its hierarchy is in the cache and sweeps fewer levels below the pick's core
+    than near-far takes steps (CPU near-far, median of three sources, at the pick's Δ); more
+    levels, no cached hierarchy or ``hierarchy="never"`` keep near-far. The detail gives both
+    counts. Nothing is hashed while the cache folder holds no hierarchy."""
+    import sssp.hierarchy
+    from sssp.cpu.nearfar import near_far, scaled_delta
+
+    low = sssp.generate("random", size=2000, degree=2, seed=3)
+    assert low.graph_class().diameter == "lowdiam"
+
+    def no_hash(graph):
+        raise AssertionError("hashed a graph while the cache held no hierarchy")
+
+    with monkeypatch.context() as m:
+        m.setattr(sssp.hierarchy, "cache_path", no_hash)
+        for rule in ("auto", "cached", "build", "never"):
+            r = resolve_pick(low, INFO, provider=_ByDiameter(256), hierarchy=rule)
+            assert r.now.config == FALLBACK.config and r.waiting is None
+    cache.mkdir()
+    (cache / "other-graph.npz").write_bytes(b"")  # the cache holds something, not this graph
+    r = resolve_pick(low, INFO, provider=_ByDiameter(256), hierarchy="cached")
+    assert r.now.config == FALLBACK.config and "levels below" not in r.now.detail
+
+    h, _ = hierarchy_for(low)
+    delta = scaled_delta(low, 1.0)
+    rng = np.random.default_rng(0)
+    starts = rng.choice(np.flatnonzero(np.diff(low.indptr)), size=3, replace=False)
+    steps = int(np.median([near_far(low, int(s), delta=delta).iterations for s in starts]))
+    assert h.levels_below(256) < steps <= h.levels_below(0)  # the test's two sides
+    for rule in ("auto", "cached", "build"):
+        provider = _ByDiameter(256)
+        r = resolve_pick(low, INFO, provider=provider, hierarchy=rule)
+        assert r.now.config == replace(PHAST, core=256) and r.waiting is None
+        assert provider.asked == [
+            low.graph_class(),
+            replace(low.graph_class(), diameter="highdiam"),
+        ]
+        np.testing.assert_array_equal(r.now.hierarchy.order, h.order)
+        assert (
+            f"sweeps {h.levels_below(256)} levels below a core of 256 nodes, near-far takes "
+            f"{steps} steps" in r.now.detail
+        )
+        assert r.now.detail.endswith(HIERARCHY_READ)
+    kept = resolve_pick(low, INFO, provider=_ByDiameter(0), hierarchy="cached")
+    assert kept.now.config == FALLBACK.config and kept.now.hierarchy is None
+    assert f"sweeps {h.levels} levels below a core of 0 nodes" in kept.now.detail
+    assert kept.now.detail.endswith(": near-far runs")
+    never = resolve_pick(low, INFO, provider=_ByDiameter(256), hierarchy="never")
+    assert never.now.config == FALLBACK.config and "levels below" not in never.now.detail
+    # The nearest record of the high-diameter class answering the graph itself (no record of
+    # its own diameter class): its fallback is the near-far side of the same test.
+    nearest = GraphClass("24k", "deg2", "highdiam")
+    took = resolve_pick(low, INFO, provider=_Provider(tuned_for=nearest, core=256))
+    assert took.now.config == replace(PHAST, core=256) and took.now.hierarchy is not None
+    assert "levels below a core of 256 nodes" in took.now.detail
+    fell = resolve_pick(low, INFO, provider=_Provider(tuned_for=nearest), hierarchy="auto")
+    assert fell.now.config == FALLBACK.config and fell.waiting is None
+    assert "another diameter class" in fell.now.detail and fell.now.detail.endswith("runs")
+    never = resolve_pick(
+        low, INFO, provider=_Provider(tuned_for=nearest, core=256), hierarchy="never"
+    )
+    assert never.now.config == FALLBACK.config and "levels below" not in never.now.detail
