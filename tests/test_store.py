@@ -965,6 +965,16 @@ def test_export_of_one_gpu_model_and_kind_as_the_package_ships_it(store, tmp_pat
 
     with pytest.raises(StoreError, match="no GPU called 'A10'.*NVIDIA A100-SXM4-80GB, NVIDIA H200"):
         store.export_json(tmp_path / "none.json", device_name="A10")
+    # The model's name alone names the board: A100 is "NVIDIA A100-SXM4-80GB".
+    store.export_json(tmp_path / "a100.json", device_name="a100", kernel="paper")
+    assert [d["uuid"] for d in json.loads((tmp_path / "a100.json").read_text())["devices"]] == [
+        A100.uuid
+    ]
+    # A model name that two boards share is refused: one file holds one board's records.
+    pcie = dataclasses.replace(A100, name="NVIDIA A100-PCIE-40GB", uuid="GPU-2222-dddd")
+    store.put_best(dataclasses.replace(engine, device=pcie, run_id=None))
+    with pytest.raises(StoreError, match="'A100' names several GPU models.*A100-PCIE-40GB, NVIDIA"):
+        store.export_json(tmp_path / "none.json", device_name="A100")
     with pytest.raises(StoreError, match="kernel must be one of engine, paper, got 'relax'"):
         store.export_json(tmp_path / "none.json", kernel="relax")
     assert not (tmp_path / "none.json").exists()

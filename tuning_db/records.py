@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -62,10 +63,14 @@ def short_device_name(name: str) -> str:
 
 def device_name_matches(name: str, wanted: str) -> bool:
     """Whether a GPU called ``name`` is the one a user named ``wanted``: its full or short
-    name (:func:`short_device_name`), any case (``H200`` and ``nvidia h200`` both name
-    ``"NVIDIA H200"``)."""
+    name (:func:`short_device_name`) or its model, the short name's first word where it holds
+    a digit, any case (``H200`` and ``nvidia h200`` both name ``"NVIDIA H200"``, ``H100``
+    names ``"NVIDIA H100 80GB HBM3"``, ``A100`` ``"NVIDIA A100-SXM4-80GB"``; ``RTX`` names no
+    ``"NVIDIA GeForce RTX 4090"``)."""
     want = wanted.strip().casefold()
-    return want in (name.casefold(), short_device_name(name).casefold())
+    short = short_device_name(name).casefold()
+    model = re.split(r"[\s-]", short, maxsplit=1)[0]
+    return want in (name.casefold(), short) or (want == model and any(c.isdigit() for c in model))
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,14 @@ def export_json(
 
     devices, kvs, runs, bests = store.transact(work, retries=0)
     if device_name is not None:
-        gpus = {d.uuid for d in devices if device_name_matches(d.name, device_name)}
+        named = {d.uuid: d.name for d in devices if device_name_matches(d.name, device_name)}
+        gpus = set(named)
+        if len(set(named.values())) > 1:  # one shipped file holds one model's records
+            models = ", ".join(sorted(set(named.values())))
+            raise StoreError(
+                f"{device_name!r} names several GPU models in the tuning database ({models}): "
+                "give the full name"
+            )
         if not gpus:
             known = ", ".join(sorted({d.name for d in devices})) or "none"
             raise StoreError(
