@@ -102,10 +102,10 @@ def export_json(
 
     devices, kvs, runs, bests = store.transact(work, retries=0)
     if device_name is not None:
-        named = {d.uuid: d.name for d in devices if device_name_matches(d.name, device_name)}
-        gpus = set(named)
-        if len(set(named.values())) > 1:  # one shipped file holds one model's records
-            models = ", ".join(sorted(set(named.values())))
+        called = {d.uuid: d.name for d in devices if device_name_matches(d.name, device_name)}
+        gpus = set(called)
+        if len(set(called.values())) > 1:  # one shipped file holds one model's records
+            models = ", ".join(sorted(set(called.values())))
             raise StoreError(
                 f"{device_name!r} names several GPU models in the tuning database ({models}): "
                 "give the full name"
