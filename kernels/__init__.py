@@ -1142,16 +1142,24 @@ RESULT_ARGS = (
     "counters",
     "history_len",
     "out_kind",
+    "tree_ptr",
+    "tree_src",
+    "tree_w",
+    "tree_w_bytes",
 )
-RESULT_KERNEL = KernelSpec("result", _both("sssp_result"), RESULT_ARGS, "PPPPPPPPiiiiii", "nodes")
+RESULT_KERNEL = KernelSpec(
+    "result", _both("sssp_result"), RESULT_ARGS, "PPPPPPPPiiiiiiPPPi", "nodes"
+)
 """The result pass, launched after the solve's last kernel: it writes the distances (in the
 dtype ``out_kind`` names) and, when ``pred`` is not null, the predecessors
 (int32, -1 for none) straight into the host's page-locked arrays (``dist``, ``pred``), and the
 summary of :data:`RESULT_WORDS` words into ``info``; ``layout`` one of :data:`RES_PACKED`,
 :data:`RES_U64`, :data:`RES_F64`, ``counters`` one of :data:`RES_COUNTERS_NEARFAR`,
 :data:`RES_COUNTERS_PHASES`, ``history_len`` the entries of ``cnt``, ``out_kind`` one of
-:data:`OUT_KINDS` (the distances' dtype). Its grid is
-:func:`result_blocks`."""
+:data:`OUT_KINDS` (the distances' dtype). With ``tree_ptr`` not null (integer layouts) the
+pass finds the predecessors itself from the reverse graph's CSR (``tree_ptr``, ``tree_src``,
+``tree_w`` of ``tree_w_bytes`` 4 or 8), by the tree passes' rule, instead of reading them. Its
+grid is :func:`result_blocks`."""
 
 
 LOCAL_CAP_MAX = 4096

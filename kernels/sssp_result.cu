@@ -9,6 +9,11 @@
 //            weights), float64 or float32 with +inf for it (any weights)
 //   pred[v]  int32: the predecessor, -1 (SSSP_NO_PRED read as int32) for the source and
 //            unreached nodes; pred is null when the caller asked for no tree
+//            With tree_ptr not null (integer layouts only) the pass finds each node's
+//            predecessor itself, from the node's incoming edges (tree_ptr, tree_src, tree_w: the
+//            reverse graph's CSR, weights of tree_w_bytes 4 or 8 unsigned): the smallest u with
+//            d(u) < d(v) and d(u) + w(u, v) == d(v), the push tree passes' rule, so a solver whose
+//            last kernel wrote every distance needs neither a tree pass nor a cleared pred
 //   info     the summary (SSSP_RES_*): the control words, near-far's counters or the phase
 //            history reduced, the reached nodes, and the reached nodes other than the source
 //            without a predecessor (near-far's flat parents, completed on the host)
@@ -55,12 +60,38 @@ __device__ __forceinline__ void sssp_res_store64(unsigned int *info, int word, u
     info[word + 1] = (unsigned int)(v >> 32);
 }
 
+// The pull form of the predecessor rule for node v at distance dv (see the header).
+__device__ __forceinline__ unsigned int sssp_res_pull(const unsigned long long *__restrict__ key,
+                                                      const long long *__restrict__ ptr,
+                                                      const int *__restrict__ src, const void *__restrict__ w,
+                                                      int w_bytes, int layout, int v, unsigned long long dv) {
+    unsigned int best = SSSP_NO_PRED;
+    const long long end = ptr[v + 1];
+    for (long long e = ptr[v]; e < end; ++e) {
+        const int u = src[e];
+        const unsigned long long k = key[u];
+        unsigned long long du;
+        if (layout == SSSP_RES_PACKED) {
+            du = k >> 32;
+            if (du == 0xFFFFFFFFull) continue;
+        } else {
+            du = k;
+            if (du == 0xFFFFFFFFFFFFFFFFull) continue;
+        }
+        const unsigned long long we =
+            w_bytes == 8 ? ((const unsigned long long *)w)[e] : (unsigned long long)((const unsigned int *)w)[e];
+        if (du < dv && du + we == dv) best = min(best, (unsigned int)u);  // both below 2^63: no wrap
+    }
+    return best;
+}
+
 extern "C" __global__ void __launch_bounds__(SSSP_RES_BLOCK)
 sssp_result(const unsigned long long *__restrict__ key, const unsigned int *__restrict__ pred_in,
             const unsigned int *__restrict__ cnt, const unsigned int *__restrict__ ctrl,
             void *__restrict__ dist, int *__restrict__ pred, unsigned int *__restrict__ info,
             unsigned long long *scratch, int n, int source, int layout, int counters, int history_len,
-            int out_kind) {
+            int out_kind, const long long *__restrict__ tree_ptr, const int *__restrict__ tree_src,
+            const void *__restrict__ tree_w, int tree_w_bytes) {
     unsigned long long reached = 0, flat = 0;
     unsigned int unused = 0;
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
@@ -90,7 +121,8 @@ sssp_result(const unsigned long long *__restrict__ key, const unsigned int *__re
             else ((float *)dist)[v] = (float)x;
         }
         if (pred != nullptr) {
-            if (layout != SSSP_RES_PACKED) p = pred_in[v];
+            if (tree_ptr != nullptr) p = r ? sssp_res_pull(key, tree_ptr, tree_src, tree_w, tree_w_bytes, layout, v, (unsigned long long)d) : SSSP_NO_PRED;
+            else if (layout != SSSP_RES_PACKED) p = pred_in[v];
             if (!r) p = SSSP_NO_PRED;
             pred[v] = (int)p;
             flat += (r && p == SSSP_NO_PRED && v != source) ? 1ull : 0ull;

@@ -538,6 +538,33 @@ def test_phast_zero_weights_unreachable_and_widths():
         assert r.stats["loop"] == "persistent" and "integer weights" in r.stats["loop_fallback"]
 
 
+@pytest.mark.smoke
+@pytest.mark.parametrize("pull", [True, False])
+def test_phast_tree_in_the_result_pass_or_the_tree_pass(monkeypatch, pull):
+    """The result pass finds each node's predecessor from the reverse graph's CSR (directed
+    graphs with a quarter zero weights, whose flat parents the host completes, unreachable
+    nodes, 64-bit distances, a road-like network), or, past ``PULL_TREE_MAX_IN_DEGREE``
+    incoming edges at a node (here 0), the tree pass does: every tree the CPU reference's, edge
+    by edge; a sink source and a graph of one node have none."""
+    from sssp.gpu.engine import EngineSolver
+
+    if not pull:
+        monkeypatch.setattr(EngineSolver, "PULL_TREE_MAX_IN_DEGREE", 0)
+    want = "result pass" if pull else "tree pass"
+    _, road, zero, wide = _phast_graphs()
+    flat = 0
+    for graph, sources in ((zero, [0, 17]), (wide, [0, 9]), (road, [0, 19_999])):
+        for r in check(graph, sources, configs=PHAST_CONFIGS[:2]):
+            assert r.stats["loop"] == "phast" and r.stats["tree"] == want
+            flat += r.stats["flat_parents_on_host"]
+    assert flat > 0
+
+    def tree_where(sv) -> None:
+        assert sv._gpu._static_stats()["tree"] == ("result pass" if pull else "tree pass")
+
+    _check_sink_and_one_node(PHAST_CONFIGS[:1], tree_where)
+
+
 def _check_sink_and_one_node(configs, check_solver=None) -> None:
     """A source without out-edges and a graph of one node under each of ``configs``: only the
     source reached, no predecessor; ``check_solver(solver)`` first, where given."""

@@ -1147,12 +1147,31 @@ def _sweep_like_the_kernel(
     return out
 
 
+def _pull_like_the_result_pass(tptr, tsrc, tw, dist):
+    """The result pass's predecessors from the reverse CSR (``sssp_res_pull``), a node at a
+    time: the smallest tail u of v's incoming edges with d(u) < d(v) and d(u) + w == d(v)."""
+    pred = np.full(dist.size, -1, dtype=np.int64)
+    for v in range(dist.size):
+        if dist[v] == sssp.UNREACHABLE:
+            continue
+        best = -1
+        for e in range(int(tptr[v]), int(tptr[v + 1])):
+            u = int(tsrc[e])
+            du = dist[u]
+            if du != sssp.UNREACHABLE and du < dist[v] and du + int(tw[e]) == dist[v]:
+                best = u if best < 0 else min(best, u)
+        pred[v] = best
+    return pred
+
+
 def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_driver, monkeypatch):
     """``LaunchConfig(loop="phast")``: no queues or piles; the hierarchy uploaded by sweep
     position after the plan's buffers; a solve queues no init kernel, copies the upward
     search's seeds and launches the sweep with the contract's arguments (a new generation each
-    solve), then near-far's predecessor pass. The arrays and seeds it hands the kernel, swept as
-    the kernel sweeps them, give SciPy's distances. Real weights run the persistent loop and
+    solve), then the result pass, which finds the predecessors from the reverse graph's CSR
+    (uploaded before the hierarchy; no tree pass). The arrays and seeds it hands the kernel,
+    swept as the kernel sweeps them, give SciPy's distances, and the reverse CSR pulled as the
+    result pass pulls it the tree rule's predecessors. Real weights run the persistent loop and
     say why; Crauser is refused."""
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
@@ -1177,8 +1196,13 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
         assert not names & {"d_qF", "d_qR", "d_thr", "d_pushed", "d_infar"}
         h = ph.hierarchy
         plan_uploads = len([b for b in p.buffers if b.fill == "upload" and b.nbytes])
-        order, level_ptr, down_ptr, down_pos, down_w = uploaded[plan_uploads:]
+        tptr, tsrc, tw, order, level_ptr, down_ptr, down_pos, down_w = uploaded[plan_uploads:]
         np.testing.assert_array_equal(order, h.order)
+        rev = graph.reverse()
+        np.testing.assert_array_equal(tptr, rev.indptr)
+        np.testing.assert_array_equal(tsrc, rev.indices)
+        np.testing.assert_array_equal(tw, rev.weights)
+        assert solver._static_stats()["tree"] == "result pass"
         assert level_ptr.dtype == np.int32 and level_ptr[-1] == graph.n
         assert down_w.dtype == solver.val_dtype and down_pos.size == h.down_src.size
         stats = solver._static_stats()["phast"]
@@ -1213,10 +1237,28 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
                 order, level_ptr, down_ptr, down_pos, down_w, seeds, ph.small, room
             )
             np.testing.assert_array_equal(got, dijkstra(graph, source).dist)
+            res = dict(
+                zip(
+                    kernels.RESULT_ARGS,
+                    fake_driver.functions["sssp_result"].calls[-1][3:],
+                    strict=True,
+                )
+            )
+            assert (res["tree_ptr"], res["tree_src"], res["tree_w"]) == solver._pull_tree[:3]
+            assert int(res["tree_w_bytes"]) == solver.weight_dtype.itemsize
+            pred = _pull_like_the_result_pass(tptr, tsrc, tw, got)
+            src, dst, w = graph.edges()
+            tight = (got[src] != sssp.UNREACHABLE) & (got[src] < got[dst])
+            tight &= got[src] + w == got[dst]
+            want = np.full(graph.n, np.iinfo(np.int64).max)
+            np.minimum.at(want, dst[tight], src[tight])
+            want[want == np.iinfo(np.int64).max] = -1
+            np.testing.assert_array_equal(pred, want)
+            assert pred[source] == -1 and np.count_nonzero(pred >= 0) > graph.n // 2
         assert "sssp_nf_init" not in fake_driver.functions or not (
             fake_driver.functions["sssp_nf_init"].calls
         )
-        assert len(fake_driver.functions["sssp_nf_tree"].calls) == 3
+        assert not fake_driver.functions["sssp_nf_tree"].calls  # the result pass pulls
         # Many sources: the batch kernel without trees (as on every loop), else sweep by sweep.
         assert solver.batch() is not None and "batch kernel" in solver.many_stats(False)["batch"]
         assert solver.many_stats(True)["lanes"] == 1

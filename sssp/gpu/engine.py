@@ -283,6 +283,8 @@ class EngineSolver(DeviceBuffers):
                 lambda func, block: resident_blocks(func, self.info, block, cuda),
                 self.plan.wide,
             )
+        # The reverse CSR first: the hierarchy's arrays are the solver's last uploads.
+        self._pull_tree = self._setup_pull_tree() if self.loop == "phast" else None
         self._phast: PhastSweep | None = None
         if self.loop == "phast":
             from .phast import PhastSweep
@@ -378,6 +380,31 @@ class EngineSolver(DeviceBuffers):
                 self._upload(graph.indices.astype(np.int32, copy=False)),
                 self._upload(graph.weights.astype(self.weight_dtype)),
             )
+
+    PULL_TREE_MAX_IN_DEGREE = 1024
+    """The most incoming edges a node may have for the result pass to find the predecessors
+    itself (a thread a node, :meth:`_setup_pull_tree`); past it the tree pass runs."""
+
+    def _setup_pull_tree(self) -> tuple[Any, Any, Any, np.int32] | None:
+        """The reverse graph's CSR on the device, for a result pass that finds each node's
+        predecessor from its incoming edges (``kernels.RESULT_KERNEL``'s ``tree_ptr``): where the
+        solve's last kernel writes every distance (the phast sweep), a solve then needs neither
+        the tree pass nor a cleared ``pred`` (two commands and 4-14 us of a small graph's GPU
+        time, ``benchmarks/results/h200/phast_probe_split_h100_run155.csv``), for 12 bytes an edge
+        of device memory (16 with 64-bit weights). None for real weights (the pull compares
+        integer sums) and for a node of more than :data:`PULL_TREE_MAX_IN_DEGREE` incoming edges."""
+        graph = self.graph
+        if self.params.floating or graph.n == 0:
+            return None
+        rev = graph.reverse()
+        if rev.m and int(rev.out_degree().max()) > self.PULL_TREE_MAX_IN_DEGREE:
+            return None
+        return (
+            self._upload(rev.indptr.astype(np.int64, copy=False)),
+            self._upload(rev.indices.astype(np.int32, copy=False)),
+            self._upload(rev.weights.astype(self.weight_dtype)),
+            np.int32(self.weight_dtype.itemsize),
+        )
 
     def _setup_result_pass(self) -> None:
         """The result pass (``kernels.RESULT_KERNEL``) and the host memory it writes: result
@@ -581,7 +608,7 @@ class EngineSolver(DeviceBuffers):
             if not ln.ctrl_ready:
                 self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
                 ln.ctrl_ready = True
-            if ln.d_pred is not None:
+            if ln.d_pred is not None and self._pull_tree is None:
                 self.cuda.memset_d32_async(ln.d_pred, 0xFFFFFFFF, self.n, ln.stream)
             return
         self.cuda.memcpy_htod_async(ln.d_ctrl, self.ctrl0, ln.stream)
@@ -693,7 +720,7 @@ class EngineSolver(DeviceBuffers):
         self.start(source)
         self.run_phases()
         ev_loop.record(stream)
-        if return_predecessors and self._tree_pass:
+        if return_predecessors and self._tree_pass and self._pull_tree is None:
             if self._wide is not None:
                 self._wide.tree(self._lane0)
             else:
@@ -846,6 +873,7 @@ class EngineSolver(DeviceBuffers):
     ) -> None:
         null = np.uintp(0)
         grid, block = self._result_grid
+        tree = self._pull_tree if self._pull_tree is not None and int(d_pred) else None
         self._result_func.prepared_async_call(
             grid,
             block,
@@ -864,6 +892,7 @@ class EngineSolver(DeviceBuffers):
             np.int32(self._counters),
             np.int32(self._history_len),
             np.int32(out_kind),
+            *(tree or (null, null, null, np.int32(0))),
         )
 
     def _deliver(
@@ -1148,7 +1177,7 @@ class EngineSolver(DeviceBuffers):
             s = int(s)
             self.start(s, lane)
             self.run_phases(lane)
-            if want_pred and self._tree_pass:
+            if want_pred and self._tree_pass and self._pull_tree is None:
                 self._launch("tree", lane=lane)
             self._result_pass(
                 lane,
@@ -1317,6 +1346,7 @@ class EngineSolver(DeviceBuffers):
                     stats["grid_fused_across_blocks"] = True
             if self._phast is not None:
                 stats["phast"] = self._phast.stats()
+                stats["tree"] = "result pass" if self._pull_tree is not None else "tree pass"
             if self.loop_fallback:
                 stats["loop_fallback"] = self.loop_fallback
             if self.relax_graph is not self.graph:
