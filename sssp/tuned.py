@@ -366,7 +366,9 @@ def resolve_pick(
         return Resolved(pick)
     mine = graph.graph_class().diameter
     if pick.config.loop != "phast":
-        if mine != "lowdiam" or hierarchy == "never":
+        if mine != "lowdiam" or hierarchy == "never" or pick.algorithm != "near-far":
+            return Resolved(pick)
+        if not _cache_holds_any():  # the usual case: no second lookup, nothing hashed
             return Resolved(pick)
         highdiam = replace(graph.graph_class(), diameter="highdiam")
         other, other_config, other_source, other_detail = _lookup(
@@ -408,6 +410,14 @@ LOW_STEP_SOURCES = 3
 """Sources of the CPU near-far solves that count a low-diameter graph's steps (:func:`_fewer_levels`)."""
 
 
+def _cache_holds_any() -> bool:
+    """Whether the hierarchy cache folder holds any hierarchy at all (a listing, no hashing)."""
+    from .hierarchy import cache_dir
+
+    folder = cache_dir()
+    return folder is not None and folder.is_dir() and next(folder.glob("*.npz"), None) is not None
+
+
 def _fewer_levels(graph: Graph, nearfar: Pick, phast: Pick) -> Pick:
     """For a low-diameter graph: ``phast`` (a high-diameter record's pick on the phast loop)
     where the graph's hierarchy is in the cache and its sweep goes through fewer levels below the
@@ -421,13 +431,10 @@ def _fewer_levels(graph: Graph, nearfar: Pick, phast: Pick) -> Pick:
     the cache holds no hierarchy at all. Near-far's steps are counted by the CPU's near-far
     (:func:`sssp.cpu.nearfar.near_far`) at the pick's Δ from :data:`LOW_STEP_SOURCES` seeded
     sources, the median; the levels are counted on the hierarchy."""
-    if nearfar.algorithm != "near-far" or nearfar.delta is None:
+    if nearfar.algorithm != "near-far" or nearfar.delta is None or not _cache_holds_any():
         return nearfar
-    from .hierarchy import cache_dir, cache_path, read_cached
+    from .hierarchy import cache_path, read_cached
 
-    folder = cache_dir()
-    if folder is None or not folder.is_dir() or next(folder.glob("*.npz"), None) is None:
-        return nearfar
     found = read_cached(graph, cache_path(graph))
     if found is None:
         return nearfar
