@@ -527,10 +527,14 @@ def _save_result(r: SSSPResult, path: str, labels: Any) -> None:
         if r.pred is not None:  # solves here ask for the tree; None would need a pickle
             arrays["pred"] = r.pred
         if labels is not None:
-            arrays["labels"] = np.asarray(labels)
+            labels = np.asarray(labels)
+            if labels.dtype == object:  # string ids: unicode, so the file needs no pickle
+                labels = np.array([str(v) for v in labels.tolist()], dtype=np.str_)
+            arrays["labels"] = labels
+        from .formats.npz import save_arrays
+
         with atomic_output(path, ".npz") as tmp, open(tmp, "wb") as fh:
-            # numpy's stub reads **arrays as possibly its allow_pickle flag (numpy >= 2.1 only).
-            np.savez(fh, **arrays)  # type: ignore[arg-type]
+            save_arrays(fh, arrays)  # an interrupt during the write comes out as itself
     else:
         with atomic_output(path, ".npy") as tmp, open(tmp, "wb") as fh:
             if is_stream(tmp):

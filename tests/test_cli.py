@@ -467,6 +467,21 @@ def test_solve_npz_holds_dist_and_pred(graph_file, tmp_path, capsys):
         assert z["pred"].dtype == np.int32 and z["dist_float"].dtype == np.float64
 
 
+def test_solve_npz_keeps_string_labels_without_a_pickle(tmp_path, capsys):
+    """A graph whose nodes are named by strings: ``-o tree.npz`` holds them as unicode, so the
+    file reads back with ``allow_pickle=False`` (an object array would need a pickle)."""
+    names = np.array(["a", "bb", "c", "dd"], dtype=object)
+    graph = sssp.Graph.from_edges(4, [0, 1, 2], [1, 2, 3], [2, 3, 4], labels=names)
+    path = tmp_path / "named.npz"
+    sssp.save(graph, path)
+    out_file = tmp_path / "tree.npz"
+    rc, _, err = run(capsys, "solve", str(path), "--backend", "cpu", "-o", str(out_file))
+    assert rc == 0, err
+    with np.load(out_file, allow_pickle=False) as z:
+        assert z["labels"].dtype.kind == "U" and z["labels"].tolist() == names.tolist()
+        np.testing.assert_array_equal(z["dist"], [0, 2, 5, 9])
+
+
 def test_solve_output_suffix_must_be_npy_or_npz(graph_file, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["solve", str(graph_file), "-o", str(tmp_path / "d.txt")])
