@@ -548,6 +548,7 @@ def test_phast_tree_in_the_result_pass_or_the_tree_pass(monkeypatch, pull):
     by edge; a sink source and a graph of one node have none."""
     from sssp.gpu.engine import EngineSolver
 
+    monkeypatch.setattr(EngineSolver, "RESULT_PASS_TREE", True)
     if not pull:
         monkeypatch.setattr(EngineSolver, "PULL_TREE_MAX_IN_DEGREE", 0)
     want = "result pass" if pull else "tree pass"

@@ -1179,6 +1179,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
 
     monkeypatch.setattr(PhastSweep, "stage_edges", False)  # staged: the next test
     monkeypatch.setattr(PhastSweep, "labels", False)  # the host searches
+    monkeypatch.setattr(EngineSolver, "RESULT_PASS_TREE", True)
     graph = sssp.generate("road", size=3000, seed=4)
     uploaded: list[np.ndarray] = []
     record = fake_driver.memcpy_htod
@@ -1262,6 +1263,19 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
         # Many sources: the batch kernel without trees (as on every loop), else sweep by sweep.
         assert solver.batch() is not None and "batch kernel" in solver.many_stats(False)["batch"]
         assert solver.many_stats(True)["lanes"] == 1
+    monkeypatch.setattr(EngineSolver, "RESULT_PASS_TREE", False)  # the default: the tree pass
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        assert solver._pull_tree is None and solver._static_stats()["tree"] == "tree pass"
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
+        solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = solver._phast.hierarchy.levels + 1
+        solver.solve(5)
+        assert len(fake_driver.functions["sssp_nf_tree"].calls) == 1
+        res = dict(
+            zip(
+                kernels.RESULT_ARGS, fake_driver.functions["sssp_result"].calls[-1][3:], strict=True
+            )
+        )
+        assert int(res["tree_ptr"]) == 0 and int(res["tree_w_bytes"]) == 0
     default_small = ph.small
     for limit in (0, 32768):  # no level in block 0; wider levels in several passes
         wider = replace(config, local_limit=limit)

@@ -381,6 +381,12 @@ class EngineSolver(DeviceBuffers):
                 self._upload(graph.weights.astype(self.weight_dtype)),
             )
 
+    RESULT_PASS_TREE = False
+    """Whether a phast solver's result pass finds the predecessors itself
+    (:meth:`_setup_pull_tree`). Off until the kernel has run on a GPU: written and checked
+    against a CPU mirror of the kernel (``tests/test_gpu_plan.py``) and compiled by nvcc, but
+    every device call of the session that wrote it was refused. ``tests/test_gpu_nearfar.py``
+    turns it on for its test."""
     PULL_TREE_MAX_IN_DEGREE = 1024
     """The most incoming edges a node may have for the result pass to find the predecessors
     itself (a thread a node, :meth:`_setup_pull_tree`); past it the tree pass runs."""
@@ -394,7 +400,7 @@ class EngineSolver(DeviceBuffers):
         of device memory (16 with 64-bit weights). None for real weights (the pull compares
         integer sums) and for a node of more than :data:`PULL_TREE_MAX_IN_DEGREE` incoming edges."""
         graph = self.graph
-        if self.params.floating or graph.n == 0:
+        if not self.RESULT_PASS_TREE or self.params.floating or graph.n == 0:
             return None
         rev = graph.reverse()
         if rev.m and int(rev.out_degree().max()) > self.PULL_TREE_MAX_IN_DEGREE:
