@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import logging
 
 import networkx as nx
 import numpy as np
@@ -16,7 +15,7 @@ import sssp
 from sssp.cli import main
 from sssp.cpu import NEAR_FAR_BATCH_WORKERS, NEAR_FAR_MAX_DEGREE, default_algorithm
 from sssp.cpu.many import available_cores
-from sssp.errors import InvalidTypeError
+from sssp.errors import ConfigIgnoredWarning, InvalidTypeError
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -72,7 +71,7 @@ def test_solve_is_solver_with_one_parameter_list_and_defaults():
     [random_graph(1500, 20), random_graph(1500, 2), random_graph(1500, 20, unit=True)],
     ids=["dense", "sparse", "unit"],
 )
-def test_solve_solver_and_many_sources_take_the_same_default(graph, caplog):
+def test_solve_solver_and_many_sources_take_the_same_default(graph):
     want = default_algorithm(graph)
     with sssp.Solver(graph, backend="cpu") as solver:
         assert solver.algorithm == want
@@ -80,8 +79,9 @@ def test_solve_solver_and_many_sources_take_the_same_default(graph, caplog):
     batch = default_algorithm(graph, workers=min(8, available_cores()))
     assert sssp.solve(graph, range(8), backend="cpu").algorithm == batch
     assert sssp.solve(graph, [0, 1], backend="cpu", min_only=True).algorithm == want  # one solve
-    with caplog.at_level(logging.WARNING, logger="sssp.solve"):  # tuned=True is for the GPU
+    with pytest.warns(ConfigIgnoredWarning, match="tuned=True is ignored"):  # for the GPU
         assert sssp.solve(graph, 0, backend="cpu", tuned=True).algorithm == want
+    with pytest.warns(ConfigIgnoredWarning, match="tuned=True is ignored"):
         assert sssp.Solver(graph, backend="cpu", tuned=True).algorithm == want
     assert sssp.solve(graph, 0, backend="cpu", algorithm="auto").algorithm == want
     assert (
