@@ -603,7 +603,11 @@ def cmd_hierarchy(args: argparse.Namespace, out: TextIO) -> int:
             f"the hierarchy cache is off (${CACHE_ENV}): a hierarchy built now would not be "
             f"kept; unset {CACHE_ENV} or set it to a folder"
         )
-    if read_cached(graph, path) is None:
+    t0 = time.perf_counter()
+    found = read_cached(graph, path)
+    if found is not None:
+        h, cached = found, True
+    else:
         # Before a build of minutes: a folder that cannot keep it is refused now.
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -619,14 +623,14 @@ def cmd_hierarchy(args: argparse.Namespace, out: TextIO) -> int:
             f"{PROG}: building the contraction hierarchy of {nodes} (Ctrl-C stops it)",
             file=sys.stderr,
         )
-    t0 = time.perf_counter()
-    h, cached = hierarchy_for(graph)
+        t0 = time.perf_counter()
+        h, cached = hierarchy_for(graph)
+        if not path.exists():  # hierarchy_for warns and goes on where it cannot write the file
+            raise InvalidArgumentError(
+                f"the hierarchy could not be kept in {escape(str(path.parent))} (set "
+                f"{CACHE_ENV} to another folder)"
+            )
     seconds = time.perf_counter() - t0
-    if not path.exists():  # hierarchy_for warns and goes on where it cannot write the file
-        raise InvalidArgumentError(
-            f"the hierarchy could not be kept in {escape(str(path.parent))} (set {CACHE_ENV} "
-            "to another folder)"
-        )
     summary = {
         "file": args.file,
         "nodes": graph.n,

@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from .classes import GraphClass
 from .config import ConfigSource, LaunchConfig
 from .errors import InvalidArgumentError
@@ -438,8 +440,6 @@ def _fewer_levels(graph: Graph, nearfar: Pick, phast: Pick) -> Pick:
     found = read_cached(graph, cache_path(graph))
     if found is None:
         return nearfar
-    import numpy as np
-
     from .cpu.nearfar import near_far
 
     below = found.levels_below(phast.config.core)
