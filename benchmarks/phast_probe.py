@@ -29,7 +29,10 @@ one level adds, block 0's and the grid's.
 ``--variants`` runs each configuration again with the result path changed: ``copies``, the
 result pass writes device buffers and copies bring them to the host (``host_mapped=False``);
 ``notree``, no predecessor tree (``return_predecessors=False``: no tree pass, the distances
-alone cross to the host). ``gpu_us - loop_us`` is the passes after the sweep.
+alone cross to the host); ``pull`` and ``push``, the tree found by the result pass from the
+reverse graph's edges or by the tree pass (``EngineSolver.RESULT_PASS_TREE`` on and off).
+A variant may be named more than once, to interleave them on a noisy host.
+``gpu_us - loop_us`` is the passes after the sweep.
 
 So ``full - top`` is what the grid's levels add, ``top - empty`` block 0's top levels and,
 with ``+dsearch`` (the device searches upward itself), ``empty - bare`` that search; with
@@ -54,6 +57,7 @@ With ``+dsearch`` or ``+labels`` the host does not search (``search_us`` 0).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import struct
 import sys
@@ -68,6 +72,7 @@ from bench_nearfar import config_for, graphs, phast_sweep  # noqa: E402
 import kernels  # noqa: E402
 import sssp  # noqa: E402
 from sssp.cpu.reference import dijkstra  # noqa: E402
+from sssp.verify import check_tree  # noqa: E402
 
 FORMS = ("full", "top", "empty", "again", "bare", "bare1")
 HOST = ("search", "to_launch", "launch_call", "after")
@@ -93,8 +98,15 @@ COLUMNS = (
     "verified",
 )
 LEVEL_COLUMNS = ("graph", "config", "form", "j", "us")
-VARIANTS = {"copies": ({"host_mapped": False}, True), "notree": ({}, False)}
-"""``--variants``: the solver's extra options and whether a solve returns the tree."""
+VARIANTS = {
+    "copies": ({"host_mapped": False}, True, None),
+    "notree": ({}, False, None),
+    "pull": ({}, True, True),
+    "push": ({}, True, False),
+}
+"""``--variants``: the solver's extra options, whether a solve returns the tree, and where the
+tree is found (``EngineSolver.RESULT_PASS_TREE``: True the result pass, False the tree pass,
+None as the solver ships)."""
 
 
 class _Timed:
@@ -162,6 +174,21 @@ class _Timed:
         return 1e3 * self.after.time_since(self.before)
 
 
+@contextlib.contextmanager
+def _result_pass_tree(pull: bool | None):
+    """``EngineSolver.RESULT_PASS_TREE`` set to ``pull`` for the solvers made inside (None:
+    unchanged)."""
+    from sssp.gpu.engine import EngineSolver
+
+    was = EngineSolver.RESULT_PASS_TREE
+    if pull is not None:
+        EngineSolver.RESULT_PASS_TREE = pull
+    try:
+        yield
+    finally:
+        EngineSolver.RESULT_PASS_TREE = was
+
+
 def probe(
     graph: sssp.Graph,
     sources,
@@ -175,9 +202,10 @@ def probe(
     rows appended to it."""
     refs = {s: dijkstra(graph, s).dist for s in sources}
     config = config_for(label)
-    options, tree = VARIANTS[variant] if variant else ({}, True)
+    options, tree, pull = VARIANTS[variant] if variant else ({}, True, None)
     with (
         phast_sweep(label),
+        _result_pass_tree(pull),
         sssp.Solver(graph, backend="gpu", algorithm="near-far", config=config, **options) as sv,
     ):
         engine = sv._gpu
@@ -220,6 +248,8 @@ def probe(
                     host["launch_call"].append(timed.returned - timed.called)
                     host["after"].append(t_back - timed.returned)
                     ok &= bool(np.array_equal(r.dist, refs[s]))
+                    if tree:
+                        check_tree(graph, r)  # raises on a wrong predecessor
                     loop.append(1e6 * r.timings["loop"])
                     gpu.append(1e6 * r.timings["gpu"])
                     wall.append(1e6 * r.timings["wall"])
