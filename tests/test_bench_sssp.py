@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import math
 import os
 import shutil
@@ -507,7 +508,11 @@ def test_gpu_stage_on_a_device(tmp_path):
     )
     row = bench_sssp.measure("rgg-3000", bench_sssp.rgg_graph(3000, seed=1), args, tmp_path)
     assert row.checks["gpu"] == "ok exact", row.checks
-    assert row.gpu_ms > 0 and row.phases > 0 and row.gpu_mem_mb > 0
+    assert row.gpu_ms > 0 and row.gpu_mem_mb > 0
+    # A phast pick whose core table holds every node (a core of 4 096 on this graph of 3 000)
+    # sweeps no level: its answer is the table's rows.
+    phast = json.loads(row.stats).get("phast") or {}
+    assert row.phases > 0 or phast.get("core_nodes") == row.n, (row.phases, phast)
     assert row.config_source != "n/a" and row.config != "n/a"
 
 
