@@ -1171,8 +1171,9 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
     solve), then the result pass, which finds the predecessors from the reverse graph's CSR
     (uploaded before the hierarchy; no tree pass). The arrays and seeds it hands the kernel,
     swept as the kernel sweeps them, give SciPy's distances, and the reverse CSR pulled as the
-    result pass pulls it the tree rule's predecessors. Real weights run the persistent loop and
-    say why; Crauser is refused."""
+    result pass pulls it the tree rule's predecessors; past ``PULL_TREE_MAX_MEAN_DEGREE`` edges
+    a node the tree pass runs. Real weights run the persistent loop and say why; Crauser is
+    refused."""
     from sssp.cpu.reference import dijkstra
     from sssp.gpu.engine import EngineSolver
     from sssp.gpu.phast import PhastSweep
@@ -1263,7 +1264,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
         # Many sources: the batch kernel without trees (as on every loop), else sweep by sweep.
         assert solver.batch() is not None and "batch kernel" in solver.many_stats(False)["batch"]
         assert solver.many_stats(True)["lanes"] == 1
-    monkeypatch.setattr(EngineSolver, "RESULT_PASS_TREE", False)  # the default: the tree pass
+    monkeypatch.setattr(EngineSolver, "RESULT_PASS_TREE", False)  # off: the tree pass
     with EngineSolver(graph, algorithm="near-far", config=config) as solver:
         assert solver._pull_tree is None and solver._static_stats()["tree"] == "tree pass"
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
@@ -1276,6 +1277,14 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             )
         )
         assert int(res["tree_ptr"]) == 0 and int(res["tree_w_bytes"]) == 0
+    # A graph of more edges a node than the pull's limit keeps the tree pass (its lanes).
+    monkeypatch.setattr(EngineSolver, "RESULT_PASS_TREE", True)
+    monkeypatch.setattr(EngineSolver, "PULL_TREE_MAX_MEAN_DEGREE", graph.m / graph.n - 0.01)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        assert solver._pull_tree is None and solver._static_stats()["tree"] == "tree pass"
+    monkeypatch.setattr(EngineSolver, "PULL_TREE_MAX_MEAN_DEGREE", graph.m / graph.n)
+    with EngineSolver(graph, algorithm="near-far", config=config) as solver:
+        assert solver._static_stats()["tree"] == "result pass"
     default_small = ph.small
     for limit in (0, 32768):  # no level in block 0; wider levels in several passes
         wider = replace(config, local_limit=limit)

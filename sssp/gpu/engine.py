@@ -381,15 +381,20 @@ class EngineSolver(DeviceBuffers):
                 self._upload(graph.weights.astype(self.weight_dtype)),
             )
 
-    RESULT_PASS_TREE = False
+    RESULT_PASS_TREE = True
     """Whether a phast solver's result pass finds the predecessors itself
-    (:meth:`_setup_pull_tree`). Off until the kernel has run on a GPU: written and checked
-    against a CPU mirror of the kernel (``tests/test_gpu_plan.py``) and compiled by nvcc, but
-    every device call of the session that wrote it was refused. ``tests/test_gpu_nearfar.py``
-    turns it on for its test."""
+    (:meth:`_setup_pull_tree`); off, the tree pass does, after a cleared ``pred``. Both are
+    tested on the GPU (``tests/test_gpu_nearfar.py``); ``benchmarks/phast_probe.py --variants
+    pull push`` times the two."""
     PULL_TREE_MAX_IN_DEGREE = 1024
     """The most incoming edges a node may have for the result pass to find the predecessors
     itself (a thread a node, :meth:`_setup_pull_tree`); past it the tree pass runs."""
+    PULL_TREE_MAX_MEAN_DEGREE = 16.0
+    """The most edges a node on average for the result pass to find the predecessors: its
+    thread reads a node's incoming edges one by one, where the tree pass spreads a node's edges
+    over the configuration's lanes. On an H100 (runs 168-169) the result pass saved about 10 us
+    a solve on the 2-D meshes (6-8 edges a node) and cost about as much on vibrobox and
+    bcsstk29 (27 and 43)."""
 
     def _setup_pull_tree(self) -> tuple[Any, Any, Any, np.int32] | None:
         """The reverse graph's CSR on the device, for a result pass that finds each node's
@@ -398,9 +403,12 @@ class EngineSolver(DeviceBuffers):
         the tree pass nor a cleared ``pred`` (two commands and 4-14 us of a small graph's GPU
         time, ``benchmarks/results/h200/phast_probe_split_h100_run155.csv``), for 12 bytes an edge
         of device memory (16 with 64-bit weights). None for real weights (the pull compares
-        integer sums) and for a node of more than :data:`PULL_TREE_MAX_IN_DEGREE` incoming edges."""
+        integer sums), for a graph of more than :data:`PULL_TREE_MAX_MEAN_DEGREE` edges a node
+        on average and for a node of more than :data:`PULL_TREE_MAX_IN_DEGREE` incoming edges."""
         graph = self.graph
         if not self.RESULT_PASS_TREE or self.params.floating or graph.n == 0:
+            return None
+        if graph.m > self.PULL_TREE_MAX_MEAN_DEGREE * graph.n:
             return None
         rev = graph.reverse()
         if rev.m and int(rev.out_degree().max()) > self.PULL_TREE_MAX_IN_DEGREE:
