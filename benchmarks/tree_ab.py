@@ -7,13 +7,16 @@ cleared ``pred``) and one with it on (the result pass pulls each node's predeces
 reverse graph's edges, whatever the graph's mean degree: ``PULL_TREE_MAX_MEAN_DEGREE`` is
 lifted), in that order, and times back-to-back solves the way a caller makes them
 (``r = solver.solve(s)``, the last result held): wall time from the call to the returned
-result by ``time.perf_counter``, and the solve's CUDA-event times beside it. Medians over the sources,
-in microseconds. Rounds interleave the two, so a noisy host moves both.
+result by ``time.perf_counter``, and the solve's CUDA-event times beside it. Medians over the
+sources, in microseconds. Rounds interleave the two, so a noisy host moves both.
 
 Before the timed solves, three of the sources are solved and checked: distances against the CPU
 reference's, every tree edge by :func:`sssp.verify.check_tree`.
-``phast_probe.py`` wraps the sweep's launch in events of its own, which changes the host's path
-the two forms take; this script times the solver untouched.
+
+``phast_probe.py --variants push pull`` measured the host's path to the sweep's launch 15-35 us
+slower with the pull (H100, run 164), where a solve timed untouched showed no such difference
+(run 169): the probe's own event wrapper around the sweep is part of what it times, for reasons
+not found. This script times the solver untouched.
 """
 
 from __future__ import annotations
