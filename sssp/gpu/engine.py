@@ -384,17 +384,17 @@ class EngineSolver(DeviceBuffers):
     RESULT_PASS_TREE = True
     """Whether a phast solver's result pass finds the predecessors itself
     (:meth:`_setup_pull_tree`); off, the tree pass does, after a cleared ``pred``. Both are
-    tested on the GPU (``tests/test_gpu_nearfar.py``); ``benchmarks/phast_probe.py --variants
-    pull push`` times the two."""
+    tested on the GPU (``tests/test_gpu_nearfar.py``); ``benchmarks/tree_ab.py`` times the
+    two."""
     PULL_TREE_MAX_IN_DEGREE = 1024
     """The most incoming edges a node may have for the result pass to find the predecessors
     itself (a thread a node, :meth:`_setup_pull_tree`); past it the tree pass runs."""
     PULL_TREE_MAX_MEAN_DEGREE = 16.0
     """The most edges a node on average for the result pass to find the predecessors: its
     thread reads a node's incoming edges one by one, where the tree pass spreads a node's edges
-    over the configuration's lanes. On an H100 (runs 168-169) the result pass saved about 10 us
-    a solve on the 2-D meshes (6-8 edges a node) and cost about as much on vibrobox and
-    bcsstk29 (27 and 43)."""
+    over the configuration's lanes. On an H100 the result pass saved about 10 us a solve of
+    fe_body (7 edges a node, run 169) and cost 2-17 us of GPU time on vibrobox and bcsstk29
+    (27 and 43, run 168)."""
 
     def _setup_pull_tree(self) -> tuple[Any, Any, Any, np.int32] | None:
         """The reverse graph's CSR on the device, for a result pass that finds each node's
