@@ -1229,7 +1229,7 @@ def test_a_solver_on_the_phast_loop_uploads_a_hierarchy_and_sweeps_it(fake_drive
             assert int(a["nap"]) == PhastSweep.nap_ns
             assert a["key"] == solver.d_key and a["ctrl"] == solver.d_ctrl
             # 32-bit distances: the stamp is the published word's upper half, no array of its own
-            assert a["pgen"] is a["pword"] == ph.d_pword and a["seed_gen"] == ph.d_seed_gen
+            assert a["pgen"] == a["pword"] == ph.d_pword and a["seed_gen"] == ph.d_seed_gen
             seeds = tuple(a.copy() for a in ph.sent_seeds())
             # One copy: the distances, then the positions right after them
             assert seeds[0].size == seeds[1].size == count
@@ -1990,7 +1990,7 @@ def test_packed_launch_writes_what_a_fresh_pack_would():
     """``PackedLaunch``: the arguments set so far, in the layout of a pack of the whole list
     (each field at a multiple of its size, as pycuda packs ``prepared_async_call``'s), sent
     by the function's ``_launch_kernel`` where it has one, else by ``prepared_async_call``;
-    an argument set again replaces its bytes only."""
+    an argument set again replaces its bytes only, by name or through a writer."""
     import struct
 
     from sssp.gpu.base import PackedLaunch
@@ -2022,5 +2022,15 @@ def test_packed_launch_writes_what_a_fresh_pack_would():
     fallback = _Func("sweep")
     packed.launch(fallback, (1, 1, 1), (32, 1, 1), None)
     assert [int(a) for a in fallback.calls[-1][3:]] == list(values.values())
+    # A writer: the same bytes as a fresh pack, for neighbours merged into one struct write
+    # (padding included) and for names out of order.
+    every = packed.writer(*spec.args)
+    values = {k: v + 1 if k != "gen" else 5 for k, v in values.items()}
+    every(*values.values())
+    assert packed.buffer == struct.pack("@" + spec.arg_format, *values.values())
+    some = packed.writer("nentries", "seed_pos", "seed_d", "nseeds", "gen", "source")
+    some(6, 11, 12, 13, 14, -2)
+    values.update(nentries=6, seed_pos=11, seed_d=12, nseeds=13, gen=14, source=-2)
+    assert packed.buffer == struct.pack("@" + spec.arg_format, *values.values())
     with pytest.raises(sssp.SolverError, match="argument names"):
         PackedLaunch(spec.args, spec.arg_format + "i")

@@ -6,6 +6,7 @@ CUDA-graph loop all build on it; it imports none of them."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -89,14 +90,14 @@ class DeviceBuffers:
 class PackedLaunch:
     """A kernel's argument buffer, packed once in the layout ``prepared_async_call`` packs (a
     field at a multiple of its size), with the arguments that change between launches written
-    into it in place (:meth:`set`). pycuda's ``prepared_async_call`` packs every argument again
-    on each call and then hands the buffer to the function's ``_launch_kernel``: 11-28 us for
-    the phast sweep's 38 arguments on an H100's host (run 151; 5-8 us through this, run 152),
-    on a solve's critical path where the launch starts the device's work. :meth:`launch`
-    calls ``_launch_kernel`` with the kept buffer (the driver copies the arguments at the
-    launch, so the next :meth:`set` may follow at once), or ``prepared_async_call`` with the
-    arguments where a function has no such method (another pycuda, a test's stand-in, a
-    probe's wrapper).
+    into it in place (:meth:`set`, or a :meth:`writer`'s function). pycuda's
+    ``prepared_async_call`` packs every argument again on each call and then hands the buffer to
+    the function's ``_launch_kernel``: 11-28 us for the phast sweep's 38 arguments on an H100's
+    host (run 151; 5-8 us through this, run 152), on a solve's critical path where the launch
+    starts the device's work. :meth:`launch` calls ``_launch_kernel`` with the kept buffer (the
+    driver copies the arguments at the launch, so the next write may follow at once), or
+    ``prepared_async_call`` with the arguments unpacked from it where a function has no such
+    method (another pycuda, a test's stand-in, a probe's wrapper).
 
     Parameters
     ----------
@@ -109,14 +110,16 @@ class PackedLaunch:
     def __init__(self, names: tuple[str, ...], fmt: str) -> None:
         if len(names) != len(fmt):
             raise SolverError(f"{len(names)} argument names for a format of {len(fmt)} codes")
-        # Each argument's writer (a compiled struct's pack_into) and offset in the buffer: the
-        # end of the packed prefix that ends with it, less its size.
-        self._put: dict[str, tuple[Any, int]] = {}
+        self._fmt = struct.Struct("@" + fmt)
+        # Each argument's struct code and offset in the buffer: the end of the packed prefix that
+        # ends with it, less its size.
+        self._at: dict[str, tuple[str, int]] = {}
         for i, (name, code) in enumerate(zip(names, fmt, strict=True)):
-            field = struct.Struct(code)
-            self._put[name] = (field.pack_into, struct.calcsize("@" + fmt[: i + 1]) - field.size)
-        self._buf = bytearray(struct.calcsize("@" + fmt))
-        self._args: dict[str, Any] = dict.fromkeys(names, np.uintp(0))
+            self._at[name] = (code, struct.calcsize("@" + fmt[: i + 1]) - struct.calcsize(code))
+        self._put = {
+            name: (struct.Struct(code).pack_into, at) for name, (code, at) in self._at.items()
+        }
+        self._buf = bytearray(self._fmt.size)
 
     def set(self, **values: Any) -> None:
         """Arguments by name (ints, NumPy scalars or device allocations)."""
@@ -124,7 +127,36 @@ class PackedLaunch:
         for name, value in values.items():
             write, at = put[name]
             write(buf, at, int(value))
-        self._args.update(values)
+
+    def writer(self, *names: str) -> Callable[..., None]:
+        """A function that writes the arguments ``names`` (Python ints, in this order) in one
+        call: one struct write for each run of them that lies in the buffer as a packed struct
+        of their codes would (neighbours in the argument list, no padding between them that
+        ``@`` packing would not add), for a launch that changes the same few arguments every
+        time, where :meth:`set` looks up and converts each one."""
+        runs: list[tuple[Any, int, int, int]] = []  # (pack_into, offset, first, end) in names
+        i = 0
+        while i < len(names):
+            code, at = self._at[names[i]]
+            j = i + 1
+            while j < len(names):
+                nxt, nat = self._at[names[j]]
+                if nat - at != struct.calcsize("@" + code + nxt) - struct.calcsize(nxt):
+                    break
+                code += nxt
+                j += 1
+            runs.append((struct.Struct("@" + code).pack_into, at, i, j))
+            i = j
+        buf = self._buf
+        if len(runs) == 1:
+            write, at, _, _ = runs[0]
+            return lambda *values: write(buf, at, *values)
+
+        def put(*values: int) -> None:
+            for write, at, a, b in runs:
+                write(buf, at, *values[a:b])
+
+        return put
 
     def launch(self, func: Any, grid: tuple, block: tuple, stream: Any, shared: int = 0) -> None:
         """Queue ``func`` on ``stream`` with the arguments set so far."""
@@ -132,7 +164,8 @@ class PackedLaunch:
         if direct is not None:
             direct(grid, block, self._buf, shared, stream)
         else:
-            func.prepared_async_call(grid, block, stream, *self._args.values(), shared_size=shared)
+            args = self._fmt.unpack(self._buf)
+            func.prepared_async_call(grid, block, stream, *args, shared_size=shared)
 
     @property
     def buffer(self) -> bytes:
