@@ -82,6 +82,15 @@ def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
     return value if isinstance(value, LazyStats) else MappingProxyType(dict(value))
 
 
+def completed(result: Any, **fields: Any) -> None:
+    """Set ``fields`` of a result that a solver built (:meth:`SSSPResult.assembled`) while its
+    device worked and that is known only after the wait (``iterations``, ``stats``): for that
+    solver alone, before the result is returned (a returned result is frozen)."""
+    if "stats" in fields:
+        fields["stats"] = _frozen_mapping(fields["stats"])
+    result.__dict__.update(fields)
+
+
 def _rebuilt(cls: type, values: dict[str, Any]) -> Any:
     return cls(**values)
 
