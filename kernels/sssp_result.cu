@@ -60,27 +60,40 @@ __device__ __forceinline__ void sssp_res_store64(unsigned int *info, int word, u
     info[word + 1] = (unsigned int)(v >> 32);
 }
 
-// The pull form of the predecessor rule for node v at distance dv (see the header).
+// The pull form of the predecessor rule for node v at distance dv (see the header). Four edges a
+// round: their tails and weights, then the tails' keys, are loaded before any is compared, so a
+// row of d edges waits for about d / 4 pairs of dependent loads, not d.
 __device__ __forceinline__ unsigned int sssp_res_pull(const unsigned long long *__restrict__ key,
                                                       const long long *__restrict__ ptr,
                                                       const int *__restrict__ src, const void *__restrict__ w,
                                                       int w_bytes, int layout, int v, unsigned long long dv) {
     unsigned int best = SSSP_NO_PRED;
     const long long end = ptr[v + 1];
-    for (long long e = ptr[v]; e < end; ++e) {
-        const int u = src[e];
-        const unsigned long long k = key[u];
-        unsigned long long du;
-        if (layout == SSSP_RES_PACKED) {
-            du = k >> 32;
-            if (du == 0xFFFFFFFFull) continue;
-        } else {
-            du = k;
-            if (du == 0xFFFFFFFFFFFFFFFFull) continue;
+    for (long long e = ptr[v]; e < end; e += 4) {
+        int u[4];
+        unsigned long long we[4], k[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const bool in = e + j < end;
+            u[j] = in ? src[e + j] : -1;
+            we[j] = !in               ? 0ull
+                    : w_bytes == 8    ? ((const unsigned long long *)w)[e + j]
+                                      : (unsigned long long)((const unsigned int *)w)[e + j];
         }
-        const unsigned long long we =
-            w_bytes == 8 ? ((const unsigned long long *)w)[e] : (unsigned long long)((const unsigned int *)w)[e];
-        if (du < dv && du + we == dv) best = min(best, (unsigned int)u);  // both below 2^63: no wrap
+#pragma unroll
+        for (int j = 0; j < 4; ++j) k[j] = u[j] >= 0 ? key[u[j]] : 0xFFFFFFFFFFFFFFFFull;  // none: unreached
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            unsigned long long du;
+            if (layout == SSSP_RES_PACKED) {
+                du = k[j] >> 32;
+                if (du == 0xFFFFFFFFull) continue;
+            } else {
+                du = k[j];
+                if (du == 0xFFFFFFFFFFFFFFFFull) continue;
+            }
+            if (du < dv && du + we[j] == dv) best = min(best, (unsigned int)u[j]);  // both below 2^63: no wrap
+        }
     }
     return best;
 }
