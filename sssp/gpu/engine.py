@@ -394,12 +394,13 @@ class EngineSolver(DeviceBuffers):
     PULL_TREE_MAX_IN_DEGREE = 1024
     """The most incoming edges a node may have for the result pass to find the predecessors
     itself (a thread a node, :meth:`_setup_pull_tree`); past it the tree pass runs."""
-    PULL_TREE_MAX_MEAN_DEGREE = 16.0
+    PULL_TREE_MAX_MEAN_DEGREE = 64.0
     """The most edges a node on average for the result pass to find the predecessors: its
-    thread reads a node's incoming edges one by one, where the tree pass spreads a node's edges
-    over the configuration's lanes. On an H100 the result pass saved about 10 us a solve of
-    fe_body (7 edges a node, run 169) and cost 2-17 us of GPU time on vibrobox and bcsstk29
-    (27 and 43, run 168)."""
+    thread reads a node's incoming edges four at a time, where the tree pass spreads a node's
+    edges over the configuration's lanes. On an H100 the result pass saved about 10 us a solve
+    of fe_body (7 edges a node, run 169); reading one edge at a time it cost 2-17 us of GPU time
+    on vibrobox and bcsstk29 (27 and 43, run 168), four at a time it saved 3-6 (run 172).
+    Denser graphs were not measured."""
 
     def _setup_pull_tree(self) -> tuple[Any, Any, Any, np.int32] | None:
         """The reverse graph's CSR on the device, for a result pass that finds each node's
