@@ -1122,6 +1122,42 @@ def test_seed_from_package(store, tmp_path, monkeypatch):
     assert [r.key.replay for r in store.runs()] == [False, True]
 
 
+def test_a_default_database_takes_the_records_shipped_since_it_was_made(tmp_path, monkeypatch):
+    """A default database seeded by an older package holds no record of the kernels shipped
+    since: the next process that opens it imports the shipped documents (runs and bests, the
+    newer of two winning), once; a database named by URL is left as it is; so is a default
+    database whose kernel versions are all known already."""
+    import tuning_db.store as store_mod
+
+    with Store("sqlite://") as source:
+        populate(source)
+        source.export_json(tmp_path / "old.json")
+    old = (tmp_path / "old.json").read_text()
+    new = old.replace(KV.digest, "sha256:fed987")  # the same records, measured on newer kernels
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("SSSP_TUNING_DB", raising=False)
+    monkeypatch.setattr(store_mod, "_SHIPPED_CHECKED", set())
+    monkeypatch.setattr(export_mod, "shipped_exports", lambda: [("a.json", old)])
+    with Store() as made:  # seeded by the older package
+        assert made.created and {b.kernel_version.digest for b in made.all_best()} == {KV.digest}
+    monkeypatch.setattr(export_mod, "shipped_exports", lambda: [("a.json", old), ("b.json", new)])
+    with Store(f"sqlite:///{tuning_db.default_path()}") as named:  # named by URL: nothing taken
+        assert {b.kernel_version.digest for b in named.all_best()} == {KV.digest}
+    with Store() as upgraded:
+        assert not upgraded.created
+        digests = sorted({b.kernel_version.digest for b in upgraded.all_best()})
+        assert digests == sorted({KV.digest, "sha256:fed987"})
+        assert len(upgraded.all_best()) == 6 and len(upgraded.runs()) == 4
+    calls: list[int] = []
+    monkeypatch.setattr(Store, "seed_from_package", lambda self: calls.append(1) or 0)
+    with Store():  # this process compared them already
+        pass
+    monkeypatch.setattr(store_mod, "_SHIPPED_CHECKED", set())
+    with Store():  # another process: every shipped kernel version is known
+        pass
+    assert calls == []
+
+
 def test_seed_without_shipped_data_is_a_no_op(store):
     assert store.seed_from_package() == 0
     assert store.devices() == []
@@ -1152,7 +1188,9 @@ def test_default_database_is_seeded_once(tmp_path, monkeypatch):
     with Store() as s:
         assert not s.created
         assert len(s.all_best()) == 1
-    assert len(calls) == 1
+    # Read to seed, then to compare the kernel versions with the database's (none new: no
+    # import, the best above is still the one record)
+    assert len(calls) == 2
     with Store(f"sqlite:///{tmp_path / 'explicit.sqlite'}") as s:  # only the default is seeded
         assert s.all_best() == []
 

@@ -9,7 +9,8 @@ import and seeding are in :mod:`tuning_db.transfer`.
 The default database is the SQLite file ``tuning.sqlite`` in the user data directory; the
 environment variable ``SSSP_TUNING_DB`` overrides it with any SQLAlchemy URL (PostgreSQL for
 several tuning workers and hosts) or an existing file. A new default database is seeded with the
-measurements shipped in ``tuning_db/data/*.json``.
+measurements shipped in ``tuning_db/data/*.json``; an older one takes them when they name a
+kernel version it has never seen (:func:`tuning_db.transfer.take_newer_shipped`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ __all__ = ["Store", "open_store"]
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+_SHIPPED_CHECKED: set[str] = set()
+"""Default databases this process has compared with the shipped records (:meth:`Store._take_newer_shipped`)."""
 
 
 class Store(RunsMixin, TrialsMixin, BestsMixin):
@@ -155,6 +159,24 @@ class Store(RunsMixin, TrialsMixin, BestsMixin):
         except BaseException:
             self._engine.dispose()  # don't keep a refused file open
             raise
+        if is_default and seed and not self.created and not self.read_only and not _in_place:
+            self._take_newer_shipped()
+
+    def _take_newer_shipped(self) -> None:
+        """A default database made by an older version of the package takes the records shipped
+        since (:func:`tuning_db.transfer.take_newer_shipped`), once per process and database.
+        A database busy or refusing the writes is left as it is, with a warning: the look-up
+        goes on with what it holds."""
+        if self.url in _SHIPPED_CHECKED:
+            return
+        _SHIPPED_CHECKED.add(self.url)
+        try:
+            n = transfer.take_newer_shipped(self)
+        except StoreError as err:
+            logger.warning("%s: the newer shipped records were not imported: %s", self.where, err)
+            return
+        if n:
+            logger.info("%s took %d records shipped since it was made", self.where, n)
 
     def _create_sqlite_file(self, path: Path, *, seed: bool) -> bool:
         """Build a new database (schema, Optuna's tables, seeds) in a temporary file beside
