@@ -59,6 +59,8 @@
 //             from the device's copy of every position's: no search, no copy): the first
 //             `nentries` are core nodes the search reached, whose table rows give the core's
 //             distances (as the device's search takes them), the others seeds below the core.
+//             Where block 0 sweeps no top level (`small` 0), every block takes a share of the
+//             core's positions and publishes their distances itself (sssp_ph_core_by_grid).
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
 // yet), so the engine's tree pass (sssp_nf_tree) and result pass read a PHAST solve as they read
 // a near-far one; ctrl[PHASE] = levels + 1 (the engine reports levels as the steps) and
@@ -223,21 +225,69 @@ __device__ __noinline__ sssp_d_t sssp_ph_wait(const unsigned long long *pword, c
 #endif
 // The core's distances into sd[0, ncore), block 0's threads: the least over `entries` entries
 // (entry(i, e, de): the i-th entry's position e and distance de) of de plus the table's row e.
+// A thread takes SSSP_PH_CORE_COLS columns a block's width apart and reads an entry's row at all
+// of them at once, four entries a round: sixteen loads in flight, not four, so the merge waits
+// for a few L2 round trips (fe_body: 21 entries x 3 909 columns, 1 024 threads), not for 21.
+#define SSSP_PH_CORE_COLS 4
 template <typename Entry>
 __device__ __forceinline__ void sssp_ph_through_core(int entries, Entry entry, const sssp_d_t *__restrict__ table,
                                                      int ncore, sssp_d_t *sd) {
-    for (int c = threadIdx.x; c < ncore; c += blockDim.x) {
-        unsigned long long best = SSSP_PH_NONE;
+    const int stride = SSSP_PH_CORE_COLS * blockDim.x;
+    for (int c0 = threadIdx.x; c0 < ncore; c0 += stride) {
+        unsigned long long best[SSSP_PH_CORE_COLS];
+#pragma unroll
+        for (int k = 0; k < SSSP_PH_CORE_COLS; ++k) best[k] = SSSP_PH_NONE;
 #pragma unroll 4
         for (int i = 0; i < entries; ++i) {
             int e;
             unsigned long long de;
             entry(i, e, de);
-            const sssp_d_t t = __ldg(table + (long long)e * ncore + c);
-            const unsigned long long v = de + (unsigned long long)t;
+            const sssp_d_t *__restrict__ row = table + (long long)e * ncore;
+#pragma unroll
+            for (int k = 0; k < SSSP_PH_CORE_COLS; ++k) {
+                const int c = c0 + k * (int)blockDim.x;
+                const sssp_d_t t = c < ncore ? __ldg(row + c) : (sssp_d_t)SSSP_INF_BITS;
+                const unsigned long long v = de + (unsigned long long)t;
+                if (t != (sssp_d_t)SSSP_INF_BITS && v < best[k]) best[k] = v;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < SSSP_PH_CORE_COLS; ++k) {
+            const int c = c0 + k * (int)blockDim.x;
+            if (c < ncore) sd[c] = best[k] > SSSP_PH_CAP ? (sssp_d_t)SSSP_INF_BITS : (sssp_d_t)best[k];
+        }
+    }
+}
+
+// The core's distances by the whole grid, published as the levels below read them (pword and
+// the key), for a label's `entries` when block 0 sweeps no top level (`small` 0: no block needs
+// them in shared memory). The grid's warp w takes core positions w, w + warps, ...; its lanes
+// split the entries and the least is taken by shuffles. One L2 round trip for the table, on every multiprocessor at once, where
+// block 0 alone waited for its threads' columns one after another.
+__device__ __forceinline__ void sssp_ph_core_by_grid(int entries, const int *__restrict__ seed_pos,
+                                                     const sssp_d_t *__restrict__ seed_d,
+                                                     const sssp_d_t *__restrict__ table, int ncore,
+                                                     unsigned long long *pword, unsigned int *pgen, unsigned int gen,
+                                                     sssp_key_t *key, const int *__restrict__ order) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    for (long long c = first; c < ncore; c += warps) {  // warp-uniform: whole warps shuffle
+        unsigned long long best = SSSP_PH_NONE;
+        for (int i = lane; i < entries; i += 32) {
+            const sssp_d_t t = __ldg(table + (long long)__ldg(seed_pos + i) * ncore + c);
+            const unsigned long long v = (unsigned long long)__ldg(seed_d + i) + (unsigned long long)t;
             if (t != (sssp_d_t)SSSP_INF_BITS && v < best) best = v;
         }
-        sd[c] = best > SSSP_PH_CAP ? (sssp_d_t)SSSP_INF_BITS : (sssp_d_t)best;
+        for (int o = 16; o > 0; o >>= 1) {
+            const unsigned long long w = __shfl_xor_sync(0xffffffffu, best, o);
+            best = w < best ? w : best;
+        }
+        if (lane == 0) {
+            const sssp_d_t d = best > SSSP_PH_CAP ? (sssp_d_t)SSSP_INF_BITS : (sssp_d_t)best;
+            sssp_ph_publish(pword, pgen, c, d, gen);
+            key[__ldg(order + c)] = sssp_ph_key(d);
+        }
     }
 }
 
@@ -381,6 +431,8 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
     sssp_d_t *sd = reinterpret_cast<sssp_d_t *>(sssp_ph_smem);
     const int top = level_ptr[small];
     const int n = level_ptr[levels];
+    // A label's core distances by the whole grid where no top level needs them in block 0.
+    const bool grid_core = nentries > 0 && small == 0;
     if (blockIdx.x == 0) {
         // Shared memory: the top's distances, then the staged edges' weights, their row offsets
         // and their tails (the distance type first, for its alignment).
@@ -426,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
                            slevel, sdist, bag, table, ncore, scnt, sd, seed_val, seed_gen, ctrl);
         }
         const int count = source >= 0 ? 0 : sssp_ph_nseeds;
-        if (nentries > 0) {  // a label: its entries give the core's distances
+        if (nentries > 0 && !grid_core) {  // a label: its entries give the core's distances
             sssp_ph_through_core(nentries, [&](int i, int &e, unsigned long long &de) {
                 e = __ldg(seed_pos + i);
                 de = (unsigned long long)__ldg(seed_d + i);
@@ -454,6 +506,9 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             __threadfence();
             sssp_ph_release(seed_gen + n, gen);
         }
+        if (grid_core) {
+            sssp_ph_core_by_grid(nentries, seed_pos, seed_d, table, ncore, pword, pgen, gen, key, order);
+        }
         // A level in passes of blockDim / lanes nodes (block-uniform, so whole warps shuffle).
         for (int l = 0; l < small; ++l) {
             const int b = level_ptr[l], e = level_ptr[l + 1];
@@ -473,12 +528,15 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             }
             sssp_block_sync();
         }
-        for (int p = threadIdx.x; p < top; p += blockDim.x) {
+        for (int p = grid_core ? top : threadIdx.x; p < top; p += blockDim.x) {
             sssp_ph_publish(pword, pgen, p, sd[p], gen);
             key[__ldg(order + p)] = sssp_ph_key(sd[p]);
         }
-    } else if (small < levels) {
-        if (threadIdx.x == 0) {  // block 0 may itself wait for the host (seed_flag): by the clock
+    } else {
+        if (grid_core) {
+            sssp_ph_core_by_grid(nentries, seed_pos, seed_d, table, ncore, pword, pgen, gen, key, order);
+        }
+        if (small < levels && threadIdx.x == 0) {  // block 0 may itself wait for the host (seed_flag): by the clock
             const unsigned long long t0 = sssp_ph_clock();
             for (long long polls = 1; sssp_ph_acquire(seed_gen + n) != gen; ++polls) {
                 if (((volatile unsigned int *)ctrl)[SSSP_CTRL_ABORT] ||
