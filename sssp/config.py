@@ -55,9 +55,13 @@ graph, a step per level (PHAST: integer weights only, otherwise the persistent l
 :mod:`sssp.gpu.phast`); the paper's host-driven relax/min/update kernels."""
 FUSE_LEVELS = ("", " fused", " fused across blocks")
 """The cluster loop's fusion levels (``LaunchConfig.fuse``: 0, 1, 2), as its text shows them."""
-CORE_NODES_MAX = 4096
+CORE_NODES_MAX = 8192
 """The most nodes of the phast loop's core table (:attr:`LaunchConfig.core`,
-:func:`sssp.hierarchy.core_table`: 128 MiB of distances on the host)."""
+:func:`sssp.hierarchy.core_table`: 512 MiB of int64 distances on the host while it is built, 256
+MiB of int32 kept where they fit). Against 4 096, it left the record's 14 meshes 2-11 fewer levels
+to sweep and their sweeps 2-79 us shorter, while the merge of a label through the wider table
+cost cs4, delaunay_n15 and t60k more than that (H100, run 186:
+``benchmarks/results/h200/phast_probe_core8192_h100_run186.csv``): the tuner measures both."""
 MIN_BLOCK, MAX_BLOCK = 32, 1024
 SHORTCUT_CHOICES = (0, 4, 8, 16, 32)
 """Shortcut edges per node a configuration may ask for (:attr:`LaunchConfig.shortcuts`; 0: none).

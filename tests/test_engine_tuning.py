@@ -646,7 +646,7 @@ def test_phast_point_leads_high_diameter_classes():
 
 
 def test_the_phast_points_measure_the_widest_core_table_then_1024_nodes():
-    """High-diameter classes measure the sweep under a core table of up to 4 096 nodes (the most
+    """High-diameter classes measure the sweep under a core table of up to 8 192 nodes (the most
     a configuration allows), then of 1 024, both canonical points of both spaces (the plain
     sweep stays in the space); a core means nothing to another loop (such a point collapses to
     its plain one, its configuration has none), and it round-trips through a record's options

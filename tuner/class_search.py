@@ -80,13 +80,14 @@ SHORTCUTS = (0, 8, 16, 32)
 (``LaunchConfig.shortcuts``). On the CPU reference 8, 16 and 32 a node cut the steps of the
 record's meshes and roads about 1.9x, 2.7x and 3.8x for 1.6-3.4, 2.6-6.7 and 4.5-13 times the
 edges (``benchmarks/results/cpu/shortcut_steps.csv``); what that costs a step is the device's."""
-CORE_CHOICES = (0, 512, 1024, 2048, CORE_NODES_MAX)
+CORE_CHOICES = (0, 512, 1024, 2048, 4096, CORE_NODES_MAX)
 """Phast loop: the most nodes of the hierarchy's top levels whose distances the host keeps in a
 core table (``LaunchConfig.core``; 0: none; up to ``sssp.config.CORE_NODES_MAX``). On this
 project's 2-core host a core of up to 1 024 nodes left 7-33 of the record's 32-110 levels to
 sweep (``benchmarks/results/cpu/phast_core.csv``). Since a solve reads its source's upward search
 from the labels kept on the device, a larger core costs no search: the table is built once per
-solver (0.3-0.8 s for COL and fe_body at 4 096 on that host, whose labels it shrinks), and a
+solver (COL's and fe_body's in 1.8-2.1 s at 8 192 on that host's two threads, whose labels it
+shrinks by 29-32 % against 4 096), and a
 label's merge through the wider table costs the sweep's block 0 a few microseconds more while
 the levels it removes each cost 2.5-6 (H100, runs 155 and 157, ``benchmarks/results/h200/``)."""
 AUTO_SPACE: dict[str, tuple] = {
@@ -331,9 +332,11 @@ cti, COL, grid-512 and the 1M road-like graph fell up to 1.48x, that of the 2-D 
 under the labels it won every class searched on an H100 against no core (run 154)."""
 
 PHAST_WIDE_CORE_WARM_START = {**PHAST_WARM_START, "core": CORE_NODES_MAX}
-"""The phast point with a core table of up to 4 096 nodes, the largest allowed: with the
-labels, cs4, fe_body, t60k and wing_nodal swept 13-24 us faster under it than under 1 024 (their
-levels below the core 6-9 instead of 14-21; H100, ``phast_probe_core_h100_run157.csv``). It
+"""The phast point with a core table of up to 8 192 nodes, the largest allowed: with the
+labels, cs4, fe_body, t60k and wing_nodal swept 13-24 us faster under 4 096 nodes than under
+1 024 (their levels below the core 6-9 instead of 14-21; H100,
+``phast_probe_core_h100_run157.csv``), and the record's 14 meshes 2-79 us faster again under
+8 192 (2-11 levels fewer; H100, ``phast_probe_core8192_h100_run186.csv``). It
 leads the phast points of high-diameter classes (:func:`start_points`), the core of 1 024
 follows: every such search measures both; the sweep without a core only where the search
 samples it."""

@@ -132,8 +132,11 @@ class PhastSweep:
         # 92, their seeds found in 28 and 20 us on this project's 2-core host against 51 and
         # 37 without (benchmarks/results/cpu/phast_core_int32.csv). On an H100 (run 138) cs4's
         # sweep kernel fell from 181 to 87 us and its wall time 1.48x; the 2-D meshes gained
-        # nothing (benchmarks/results/h200/README.md). The tuner measures it per class.
-        self.core = core_table(h, min(s.config.core, room // 4 // (width + 4)))
+        # nothing (benchmarks/results/h200/README.md). The tuner measures it per class. Half
+        # of the room: a core of 8 192 at 32 or 64 bits (64 or 96 KiB), which still leaves the
+        # sweep's two blocks of 1 024 threads a multiprocessor where it stages nothing more;
+        # against 4 096 it cut the sweep of every mesh of the record (H100, run 186).
+        self.core = core_table(h, min(s.config.core, room // 2 // (width + 4)))
         k, nodes = self.core.levels, self.core.nodes
         first = int(h.down_ptr[nodes])  # the first in-edge below the core
         # The device's hierarchy starts below the core: level_ptr from the core's end (still
@@ -178,9 +181,9 @@ class PhastSweep:
         # The core table in the distance type (infinity: no path), for the device's search
         # and for the labels' entries.
         if nodes and (self.searching or self._labels is not None):
-            table = self.core.dist.astype(np.int64)
-            none = (table < 0) | (table >= inf)
-            table = np.where(none, 0, table).astype(val)
+            dist = self.core.dist  # up to 512 MiB at 8 192 nodes: no copy in int64
+            none = (dist < 0) | (dist >= inf)
+            table = dist.astype(val)  # the entries past infinity are overwritten next
             table[none] = self._no_path
             self.d_table = s._upload(table.reshape(-1))
         self.host_search = not self.searching and self._labels is None
