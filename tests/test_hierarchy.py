@@ -264,6 +264,26 @@ def test_a_core_table_of_long_distances_keeps_64_bits():
         np.testing.assert_array_equal(phast(graph, h, s, core=table).dist, dijkstra(graph, s).dist)
 
 
+@pytest.mark.parametrize(
+    ("stored", "val"), [(np.int32, np.uint32), (np.int64, np.uint64), (np.int64, np.uint32)]
+)
+def test_a_core_tables_device_copy_marks_no_path_with_every_bit(stored, val):
+    """The table the sweep reads (:func:`sssp.gpu.phast.device_table`, importable without a
+    GPU): flat, in the distance type, every bit set where the host's table has no path (-1) or
+    a distance at or past the distance type's infinity; the others unchanged."""
+    from sssp.gpu.phast import device_table
+
+    val = np.dtype(val)
+    inf = min(int(np.iinfo(val).max), int(np.iinfo(np.int64).max))
+    big = min(int(np.iinfo(stored).max), 2**40)
+    dist = np.array([[0, 7, -1], [big, 3, inf if big >= inf else 5], [-1, 2, 0]], dtype=stored)
+    got = device_table(dist, val, inf)
+    assert got.dtype == val and got.shape == (9,)
+    want = [v if 0 <= v < inf else int(np.iinfo(val).max) for v in dist.reshape(-1).tolist()]
+    assert got.tolist() == want
+    assert dist[0, 2] == -1  # the host's table is left as it was
+
+
 def test_core_table_refusals():
     graph = _random(30, 90, 2)
     h = build_hierarchy(graph)

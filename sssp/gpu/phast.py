@@ -30,6 +30,17 @@ if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
 
 
+def device_table(dist: np.ndarray, val: np.dtype, inf: int) -> np.ndarray:
+    """A core table's distances (:attr:`sssp.hierarchy.CoreTable.dist`: int32 or int64, -1 for
+    no path) as the device reads them: flat, in the unsigned distance type ``val``, every bit
+    set where there is no path or the distance reaches ``inf``. No int64 copy of the table is
+    made (512 MiB at 8 192 nodes)."""
+    none = (dist < 0) | (dist >= inf)
+    table = dist.astype(val)  # the entries past infinity are overwritten next
+    table[none] = np.iinfo(val).max
+    return table.reshape(-1)
+
+
 class PhastSweep:
     """The PHAST loop of one :class:`~sssp.gpu.engine.EngineSolver` (integer distances).
 
@@ -181,11 +192,7 @@ class PhastSweep:
         # The core table in the distance type (infinity: no path), for the device's search
         # and for the labels' entries.
         if nodes and (self.searching or self._labels is not None):
-            dist = self.core.dist  # up to 512 MiB at 8 192 nodes: no copy in int64
-            none = (dist < 0) | (dist >= inf)
-            table = dist.astype(val)  # the entries past infinity are overwritten next
-            table[none] = self._no_path
-            self.d_table = s._upload(table.reshape(-1))
+            self.d_table = s._upload(device_table(self.core.dist, val, inf))
         self.host_search = not self.searching and self._labels is None
         # Where the host searches, a solve's seeds go in one copy: their distances, then their
         # positions right after the last of them (the kernel gets both addresses), from one of
