@@ -817,10 +817,10 @@ def core_table(hierarchy: Hierarchy, nodes: int, *, threads: int | None = None) 
     most ``nodes`` nodes together (module docstring, 4): K PHAST solves over the core, K x K
     int32 where the distances fit, else int64 (4 or 8 MiB for K = 1024, 64 or 128 at 4 096, 256
     or 512 at 8 192; 0.1 s on one core of this project's 2-core host for cs4's core of 1 009
-    nodes, 0.8 s for fe_body's of 3 924). The rows are split in contiguous runs over ``threads`` threads
-    (default: the available cores). A solve reads a table row per core node its search reached
-    that no earlier one reaches sooner (20 of cs4's 121 at the median), so the narrower rows
-    pay. ``nodes`` 0 gives the empty table (no core). Ctrl-C stops it.
+    nodes, 0.8 s for fe_body's of 3 924). The rows are split in contiguous runs over
+    ``threads`` threads (default: the available cores). A solve reads a table row per core node
+    its search reached that no earlier one reaches sooner (20 of cs4's 121 at the median), so
+    the narrower rows pay. ``nodes`` 0 gives the empty table (no core). Ctrl-C stops it.
 
     Raises
     ------

@@ -87,9 +87,9 @@ project's 2-core host a core of up to 1 024 nodes left 7-33 of the record's 32-1
 sweep (``benchmarks/results/cpu/phast_core.csv``). Since a solve reads its source's upward search
 from the labels kept on the device, a larger core costs no search: the table is built once per
 solver (COL's and fe_body's in 1.8-2.1 s at 8 192 on that host's two threads, whose labels it
-shrinks by 29-32 % against 4 096), and a
-label's merge through the wider table costs the sweep's block 0 a few microseconds more while
-the levels it removes each cost 2.5-6 (H100, runs 155 and 157, ``benchmarks/results/h200/``)."""
+shrinks by 28-32 % against 4 096), and a label's merge through the wider table costs the
+sweep's block 0 a few microseconds more while the levels it removes each cost 2.5-6 (H100,
+runs 155 and 157, ``benchmarks/results/h200/``)."""
 AUTO_SPACE: dict[str, tuple] = {
     **SPACE,
     "loop": (*SPACE["loop"], "cluster", "wide", "phast"),
