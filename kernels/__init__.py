@@ -513,16 +513,28 @@ pass; ``LaunchConfig.local_limit`` may send it wider levels, swept in several pa
 
 
 def phast_smem_bytes(
-    level_ptr, down_ptr, small: int, staged: int, dist_bytes: int, counters: int = 0
+    level_ptr,
+    down_ptr,
+    small: int,
+    staged: int,
+    dist_bytes: int,
+    counters: int = 0,
+    *,
+    grid_core: bool = False,
 ) -> int:
-    """The sweep's dynamic shared memory: the distances of the top ``small`` levels, then the
-    in-edges of the first ``staged`` levels (weights, row offsets, tails' positions), then
-    ``counters`` words (the device's upward search: a count of reached positions per level
-    below the core, and one for the core), as kernels/sssp_phast.cu lays them out."""
-    top = int(level_ptr[small])
-    pst = int(level_ptr[staged])
+    """The sweep's dynamic shared memory: the distances of the positions above
+    ``level_ptr[small]`` (the core's, where one sits above ``level_ptr[0]``, and the top
+    ``small`` levels'; none with ``grid_core``: a label's core merged by the whole grid, which
+    needs ``small`` 0), then the in-edges of the first ``staged`` levels (weights, row offsets,
+    tails' positions), then ``counters`` words (the device's upward search: a count of reached
+    positions per level below the core, and one for the core), as kernels/sssp_phast.cu lays
+    them out."""
+    if grid_core and small:
+        raise KernelContractError(f"grid_core needs no top level in block 0, not small={small}")
+    top = 0 if grid_core else int(level_ptr[small])
+    first, pst = int(level_ptr[0]), int(level_ptr[staged])
     est = int(down_ptr[pst])
-    return dist_bytes * (top + est) + 4 * (pst + 1 + est + counters)
+    return dist_bytes * (top + est) + 4 * (pst - first + 1 + est + counters)
 
 
 def phast_staged_levels(

@@ -60,7 +60,9 @@
 //             `nentries` are core nodes the search reached, whose table rows give the core's
 //             distances (as the device's search takes them), the others seeds below the core.
 //             Where block 0 sweeps no top level (`small` 0), every block takes a share of the
-//             core's positions and publishes their distances itself (sssp_ph_core_by_grid).
+//             core's positions and publishes their distances itself (sssp_ph_core_by_grid), and
+//             block 0 keeps none of them in shared memory; the host then passes the table and
+//             `ncore` with every label, one with no entries too (no path to the core).
 // Each node's key is written as near-far leaves it (sssp_nf_finish: the distance, no predecessor
 // yet), so the engine's tree pass (sssp_nf_tree) and result pass read a PHAST solve as they read
 // a near-far one; ctrl[PHASE] = levels + 1 (the engine reports levels as the steps) and
@@ -261,9 +263,11 @@ __device__ __forceinline__ void sssp_ph_through_core(int entries, Entry entry, c
 
 // The core's distances by the whole grid, published as the levels below read them (pword and
 // the key), for a label's `entries` when block 0 sweeps no top level (`small` 0: no block needs
-// them in shared memory). The grid's warp w takes core positions w, w + warps, ...; its lanes
-// split the entries and the least is taken by shuffles. One L2 round trip for the table, on every multiprocessor at once, where
-// block 0 alone waited for its threads' columns one after another.
+// them in shared memory; none of the core's distances is kept there). The grid's warp w takes
+// core positions w, w + warps, ...; its lanes split the entries and the least is taken by
+// shuffles: one L2 round trip for the table, on every multiprocessor at once, where block 0 alone
+// waited for its threads' columns one after another. No entries: no path, every core distance
+// infinity.
 __device__ __forceinline__ void sssp_ph_core_by_grid(int entries, const int *__restrict__ seed_pos,
                                                      const sssp_d_t *__restrict__ seed_d,
                                                      const sssp_d_t *__restrict__ table, int ncore,
@@ -429,18 +433,23 @@ __device__ __forceinline__ sssp_d_t sssp_ph_pull(const P *__restrict__ ptr, cons
 extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
     extern __shared__ __align__(16) unsigned char sssp_ph_smem[];
     sssp_d_t *sd = reinterpret_cast<sssp_d_t *>(sssp_ph_smem);
-    const int top = level_ptr[small];
     const int n = level_ptr[levels];
-    // A label's core distances by the whole grid where no top level needs them in block 0.
-    const bool grid_core = nentries > 0 && small == 0;
+    // A label's core distances by the whole grid where no top level needs them in block 0 (the
+    // host passes the table with every label, entries or none: none gives no path to the core).
+    const bool grid_core = ncore > 0 && small == 0 && source < 0;
+    // The positions whose distances block 0 keeps in shared memory: the core's and the top
+    // levels', none where the grid takes the core.
+    const int top = grid_core ? 0 : level_ptr[small];
+    // The staged levels' positions [first, pst) (first: the first level below the core).
+    const int first = level_ptr[0], pst = level_ptr[staged];
     if (blockIdx.x == 0) {
         // Shared memory: the top's distances, then the staged edges' weights, their row offsets
-        // and their tails (the distance type first, for its alignment).
-        const int pst = level_ptr[staged];
+        // (sptr[p - first] for position p) and their tails (the distance type first, for its
+        // alignment).
         const int est = (int)down_ptr[pst];
         sssp_d_t *sw = sd + top;
         int *sptr = reinterpret_cast<int *>(sw + est);
-        int *spos = sptr + pst + 1;
+        int *spos = sptr + (pst - first) + 1;
         int *scnt = spos + est;  // the device's search: its lists' counts
         __shared__ int sssp_ph_nseeds;
         for (int p = threadIdx.x; p < top; p += blockDim.x) sd[p] = (sssp_d_t)SSSP_INF_BITS;
@@ -453,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             sw[j] = __ldg(down_w + j);
             spos[j] = __ldg(down_pos + j);
         }
-        for (int p = threadIdx.x; p <= pst; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + p);
+        for (int p = threadIdx.x; p <= pst - first; p += blockDim.x) sptr[p] = (int)__ldg(down_ptr + first + p);
         if (threadIdx.x == 0 && source < 0) {
             int count = nseeds;
             if (seed_flag != nullptr) {  // launched before the host's search: wait for its seeds
@@ -518,8 +527,9 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
                 const int p = base + threadIdx.x / lanes;
                 sssp_d_t best = (sssp_d_t)SSSP_INF_BITS;
                 if (p < e) {
-                    best = l < staged ? sssp_ph_pull<true, true>(sptr, spos, sw, sd, pword, pgen, gen, ctrl, nap, p,
-                                                                 lane, lanes, sd[p])
+                    // sptr - first: the staged offsets indexed by position, as down_ptr is.
+                    best = l < staged ? sssp_ph_pull<true, true>(sptr - first, spos, sw, sd, pword, pgen, gen, ctrl,
+                                                                 nap, p, lane, lanes, sd[p])
                                       : sssp_ph_pull<true, false>(down_ptr, down_pos, down_w, sd, pword, pgen, gen,
                                                                   ctrl, nap, p, lane, lanes, sd[p]);
                 }
@@ -528,7 +538,7 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
             }
             sssp_block_sync();
         }
-        for (int p = grid_core ? top : threadIdx.x; p < top; p += blockDim.x) {
+        for (int p = threadIdx.x; p < top; p += blockDim.x) {
             sssp_ph_publish(pword, pgen, p, sd[p], gen);
             key[__ldg(order + p)] = sssp_ph_key(sd[p]);
         }
@@ -572,9 +582,8 @@ extern "C" __global__ void __launch_bounds__(1024) sssp_ph_sweep(SSSP_PH_ARGS) {
         }
     }
     if (blockIdx.x == 0 && source >= 0) {
-        const int pst = level_ptr[staged];
         const int est = (int)down_ptr[pst];
-        const int *scnt = reinterpret_cast<const int *>(sd + top + est) + pst + 1 + est;
+        const int *scnt = reinterpret_cast<const int *>(sd + top + est) + (pst - first) + 1 + est;
         sssp_ph_forget(nlev, level_ptr, scnt, bag, sdist);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {

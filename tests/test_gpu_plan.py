@@ -1118,15 +1118,15 @@ def _sweep_like_the_kernel(
     """What sssp_ph_sweep computes, from the arrays a solver uploads and the seeds it copies:
     block 0's top levels (every in-edge from a top position; the first ``staged`` of them read
     from the copies the kernel stages: the first ``down_ptr[level_ptr[staged]]`` edges and the
-    row offsets of positions up to ``level_ptr[staged]``), then a level at a time; keys by node
-    (int64, UNREACHABLE for none)."""
+    row offsets of positions ``level_ptr[0]`` to ``level_ptr[staged]``), then a level at a
+    time; keys by node (int64, UNREACHABLE for none)."""
     n = order.size
     inf = np.iinfo(down_w.dtype).max
     top = int(level_ptr[small])
     assert top <= top_room
-    pst = int(level_ptr[staged])
+    first, pst = int(level_ptr[0]), int(level_ptr[staged])
     est = int(down_ptr[pst])
-    sptr = down_ptr[: pst + 1].astype(np.int32)  # the kernel keeps them as int
+    sptr = down_ptr[first : pst + 1].astype(np.int32)  # int, by position less `first`
     spos, sw = down_pos[:est].copy(), down_w[:est].copy()
     pdist = np.full(n, inf, dtype=np.uint64)
     pos, d = seeds
@@ -1134,7 +1134,7 @@ def _sweep_like_the_kernel(
     for level in range(level_ptr.size - 1):
         for p in range(level_ptr[level], level_ptr[level + 1]):
             if level < staged:
-                b, e = int(sptr[p]), int(sptr[p + 1])
+                b, e = int(sptr[p - first]), int(sptr[p - first + 1])
                 assert 0 <= b <= e <= est
                 tails, weights = spos[b:e], sw[b:e]
             else:
@@ -1585,7 +1585,7 @@ def test_phast_core_table_seeds_the_sweep_below_it(fake_driver, monkeypatch, nod
         np.testing.assert_array_equal(down_w, h.down_w[first:])
         lp = h.level_ptr[k:]
         room = 232448 - 128
-        rest = room - (width + 4) * top - 4
+        rest = room - width * top - 4  # the core's distances and one row offset
         assert ph.small == kernels.phast_top_levels(np.diff(lp), width, rest, 1024)
         assert ph.staged <= ph.small and (ph.staged > 0 or k == h.levels)
         assert ph.smem == kernels.phast_smem_bytes(lp, down_ptr, ph.small, ph.staged, width) <= room
@@ -1852,6 +1852,17 @@ def test_phast_labels_seed_the_sweep(fake_driver, monkeypatch, nodes, wide):
             np.testing.assert_array_equal(table == ph._no_path, core.dist < 0)
         lp = h.level_ptr[k:]
         first = int(h.down_ptr[top])
+        width = 8 if wide else 4
+        # With no top level in block 0 the grid merges the core: no core distance in block
+        # 0's shared memory, only the one row offset of no staged level.
+        assert ph.grid_core == (top > 0 and ph.small == 0)
+        assert ph.smem == kernels.phast_smem_bytes(
+            lp, h.down_ptr - first, ph.small, ph.staged, width, grid_core=ph.grid_core
+        )
+        if ph.grid_core:
+            assert ph.smem == 4
+        elif top:
+            assert ph.smem >= width * top
         down_w = np.minimum(h.down_w[first:], ph._inf).astype(solver.val_dtype)
         solver.h_info[:] = 0
         solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
@@ -1864,9 +1875,8 @@ def test_phast_labels_seed_the_sweep(fake_driver, monkeypatch, nodes, wide):
             p = int(h.position[source])
             assert int(a["source"]) == -1 and int(a["seed_flag"]) == 0
             assert int(a["nseeds"]) == lab.ptr[p + 1] - lab.ptr[p]
-            assert int(a["nentries"]) == lab.entries[p] and int(a["ncore"]) == (
-                top if lab.entries[p] else 0
-            )
+            # The table with every label: one with no entries publishes the core as no path.
+            assert int(a["nentries"]) == lab.entries[p] and int(a["ncore"]) == top
             assert r.stats["upward_settled"] == int(a["nseeds"]) - int(a["nentries"])
             seeds = _label_like_the_kernel(a, arrays, int(ph.d_label_pos), int(ph.d_label_d))
             got = _sweep_like_the_kernel(
@@ -1913,6 +1923,17 @@ def test_phast_shared_memory_rules():
             assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, staged, 4) <= budget
         if staged < 3:
             assert kernels.phast_smem_bytes(level_ptr, down_ptr, 3, staged + 1, 4) > budget
+    # Under a core of 5 positions (level_ptr from the core's end; its positions' offsets,
+    # below the first in-edge under it, are not read): its distances kept in block 0, but no
+    # row offset of its positions; none of it where the grid merges a label's core.
+    cored = level_ptr + 5
+    cored_ptr = np.concatenate(([-9] * 5, down_ptr))
+    assert kernels.phast_smem_bytes(cored, cored_ptr, 0, 0, 4) == 4 * 5 + 4
+    assert kernels.phast_smem_bytes(cored, cored_ptr, 0, 0, 4, grid_core=True) == 4
+    assert kernels.phast_smem_bytes(cored, cored_ptr, 0, 0, 8, 3, grid_core=True) == 4 * 4
+    assert kernels.phast_smem_bytes(cored, cored_ptr, 3, 2, 4) == 4 * (5 + 7 + 4) + 4 * (3 + 1 + 4)
+    with pytest.raises(kernels.KernelContractError, match="small=3"):
+        kernels.phast_smem_bytes(cored, cored_ptr, 3, 0, 4, grid_core=True)
 
 
 def test_a_tuned_phast_pick_waits_for_its_background_build(fake_driver, monkeypatch, tmp_path):

@@ -233,16 +233,22 @@ class PhastSweep:
         limit = block if s.config.local_limit < 0 else s.config.local_limit
         # The search's counts: one a level below the core, one for the core.
         self.counters = h.levels - k + 1 if self.searching else 0
-        # The row offsets of the positions above the first swept level stay (none staged).
+        # Beside the top levels' distances: the core's, one row offset (none staged) and the
+        # search's counts.
         self.small = kernels.phast_top_levels(
-            np.diff(lp), width, room - 4 * (nodes + 1 + self.counters) - width * nodes, limit
+            np.diff(lp), width, room - 4 * (1 + self.counters) - width * nodes, limit
         )
+        # A label's core merged by the whole grid (no top level in block 0): no core distance
+        # in shared memory (kernels/sssp_phast.cu, "labels").
+        self.grid_core = self._labels is not None and nodes > 0 and self.small == 0
         func.set_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES, room)
         # Every block asks for block 0's shared memory, and all must be resident at once (the
         # grid barrier): the most shared memory the multiprocessor can give, not a carveout the
         # driver might choose smaller than the occupancy rule assumed.
         func.set_attribute(fa.PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
-        base = kernels.phast_smem_bytes(lp, dp, self.small, 0, width, self.counters)
+        base = kernels.phast_smem_bytes(
+            lp, dp, self.small, 0, width, self.counters, grid_core=self.grid_core
+        )
         fits = max(1, blocks_per_sm(func, block, base))
         self.staged = 0
         if self.stage_edges:
@@ -253,7 +259,9 @@ class PhastSweep:
             self.staged = kernels.phast_staged_levels(
                 lp, dp, self.small, width, budget, self.counters
             )
-        self.smem = kernels.phast_smem_bytes(lp, dp, self.small, self.staged, width, self.counters)
+        self.smem = kernels.phast_smem_bytes(
+            lp, dp, self.small, self.staged, width, self.counters, grid_core=self.grid_core
+        )
         fits = max(1, blocks_per_sm(func, block, self.smem))
         self.grid = ((s.info.sm_count * fits, 1, 1), (block, 1, 1))
         # The sweep's arguments packed once; a launch writes the few that change
@@ -441,8 +449,9 @@ class PhastSweep:
             self._packed_lane = lane
         self._put_seeds(seed_pos, seed_d, count, self.gen)
         call = self._call
-        if self._labels is not None:  # the table only for a label's entries
-            table, ncore = (self._table_ptr, self.core.nodes) if entries else (0, 0)
+        if self._labels is not None:  # the table with every label (a label of no entries
+            # reaches no core node: the kernel then publishes the core as no path)
+            table, ncore = self._table_ptr, self.core.nodes
         else:
             table, ncore = call[2], call[3]
         if (flag, source, table, ncore, entries) != call:
