@@ -2062,3 +2062,47 @@ def test_packed_launch_writes_what_a_fresh_pack_would():
     assert packed.buffer == struct.pack("@" + spec.arg_format, *values.values())
     with pytest.raises(sssp.SolverError, match="argument names"):
         PackedLaunch(spec.args, spec.arg_format + "i")
+
+
+@pytest.mark.parametrize(
+    ("loop", "labels"),
+    [("persistent", True), ("wide", True), ("cluster", True), ("phast", True), ("phast", False)],
+)
+def test_a_closed_solver_is_freed_by_its_last_reference(fake_driver, monkeypatch, loop, labels):
+    """A solver and its helpers (the phast sweep, the wide loop, the batch kernel) form no
+    reference cycle: with the garbage collector off, dropping the last reference frees it, so
+    pycuda frees its streams, events, modules and page-locked memory then, in the caller's
+    thread (a cycle left them to a collection in any thread, where pycuda warns that it cannot
+    clean them up and leaks them). A helper kept past its solver says so in one error."""
+    import gc
+    import weakref
+
+    from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.phast import PhastSweep
+
+    monkeypatch.setattr(PhastSweep, "labels", labels)
+    graph = (
+        _road_and_a_path(False)
+        if loop == "phast"
+        else sssp.generate("random", size=3000, degree=4, seed=5)
+    )
+    gc.collect()
+    gc.disable()
+    try:
+        solver = EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop=loop))
+        helper = {"phast": solver._phast, "wide": solver._wide}.get(loop)
+        if loop == "cluster":
+            helper = solver.batch()
+        assert (helper is not None) is (loop != "persistent")
+        if loop == "phast":
+            assert solver._phast is not None and (solver._phast._labels is not None) is labels
+        ref = weakref.ref(solver)
+        solver.close()
+        del solver
+        assert ref() is None
+    finally:
+        gc.enable()
+    if helper is not None:
+        owner = "_solver" if loop == "cluster" else "solver"
+        with pytest.raises(sssp.SolverError, match="solver that owned this .* is gone"):
+            getattr(helper, owner)

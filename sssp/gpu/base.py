@@ -6,8 +6,9 @@ CUDA-graph loop all build on it; it imports none of them."""
 from __future__ import annotations
 
 import struct
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
@@ -20,6 +21,35 @@ from .device import driver
 from .plan import MIN_ALLOC_BYTES
 
 _cubins: dict[tuple[str, str, str], bytes] = {}
+
+_Owner = TypeVar("_Owner")
+
+
+class OwnerRef(Generic[_Owner]):
+    """A helper's reference to the solver that owns it (a class attribute: ``solver:
+    OwnerRef[EngineSolver] = OwnerRef()``, then ``self.solver = solver``), held weakly. A strong
+    one would make a cycle that only the garbage collector breaks, at a time and in a thread of
+    its choosing, where pycuda can no longer free the solver's streams, events, modules and
+    page-locked memory (it warns "out-of-thread context could not be cleaned up" and leaks
+    them); so a solver is freed when its last reference goes."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_ref"
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> OwnerRef[_Owner]: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> _Owner: ...
+    def __get__(self, obj: object | None, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        owner = getattr(obj, self._slot)()
+        if owner is None:
+            raise SolverError(f"the solver that owned this {type(obj).__name__} is gone")
+        return owner
+
+    def __set__(self, obj: object, value: _Owner) -> None:
+        setattr(obj, self._slot, weakref.ref(value))
 
 
 def compile_cubin(

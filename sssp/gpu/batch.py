@@ -15,7 +15,7 @@ import numpy as np
 
 import kernels
 
-from .base import compile_cubin
+from .base import OwnerRef, compile_cubin
 from .plan import SMEM_RESERVED_PER_BLOCK, BatchPlan
 
 
@@ -29,6 +29,9 @@ class BatchKernel:
         placement's copy and the sources (freed with it).
     plan : BatchPlan
     """
+
+    _solver: OwnerRef[Any] = OwnerRef()
+    """The solver that owns this kernel (held weakly: :class:`~sssp.gpu.base.OwnerRef`)."""
 
     STREAMS = 1
     """Streams the chunks are queued on, in turn. One: a chunk holds a source for every cluster

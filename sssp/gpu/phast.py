@@ -24,7 +24,7 @@ import kernels
 
 from ..cpu.parallel import INF
 from ..hierarchy import Hierarchy, core_table, hierarchy_for, upward_labels
-from .base import PackedLaunch
+from .base import OwnerRef, PackedLaunch
 
 if TYPE_CHECKING:
     from .engine import EngineSolver, _Lane
@@ -56,6 +56,9 @@ class PhastSweep:
     hierarchy : Hierarchy, optional
         The graph's, where the caller has it (else :func:`sssp.hierarchy.hierarchy_for`).
     """
+
+    solver: OwnerRef[EngineSolver] = OwnerRef()
+    """The solver that owns this sweep (held weakly: :class:`~sssp.gpu.base.OwnerRef`)."""
 
     stage_edges = True
     """Whether block 0 copies the in-edges of its top levels into shared memory first (as many
@@ -128,6 +131,7 @@ class PhastSweep:
         self._inf = inf = min(int(np.iinfo(val).max), int(np.iinfo(np.int64).max))
         self._no_path = np.iinfo(val).max  # the kernel's infinity (every bit set)
         down_w = np.minimum(h.down_w, inf).astype(val)
+        self._cuda = cuda  # for the per-solve path, not looked up through the weak owner
         func = s.funcs["sweep"]
         fa = cuda.function_attribute
         attr = cuda.device_attribute
@@ -370,7 +374,7 @@ class PhastSweep:
         the core table), its seeds sent. ``alone``: no other sweep is queued behind this one
         before the caller waits for it (a single solve), so with :attr:`early_launch` the
         sweep may be launched before the host's search."""
-        cuda = self.solver.cuda
+        cuda = self._cuda
         self.gen += 1
         if self.gen == 2**32:  # every stamp could be taken for this solve's: clear them
             self._clear_stamps(cuda.memset_d8_async, lane.stream)

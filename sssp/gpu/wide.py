@@ -22,7 +22,7 @@ import numpy as np
 
 import kernels
 
-from .base import compile_cubin
+from .base import OwnerRef, compile_cubin
 from .plan import hub_entries
 
 if TYPE_CHECKING:
@@ -48,6 +48,9 @@ class WideLoop:
     params : kernels.WideParams, optional
         The module's compile-time parameters (default: the contract's).
     """
+
+    solver: OwnerRef[EngineSolver] = OwnerRef()
+    """The solver that owns this loop (held weakly: :class:`~sssp.gpu.base.OwnerRef`)."""
 
     FIRST_ROUNDS = 2
     MAX_ROUNDS = 8
