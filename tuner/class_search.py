@@ -814,7 +814,7 @@ def _final_key(point: Mapping[str, Any]) -> str:
 def pick_finalist(
     study: Any, scorer: Scorer, ok: list[Trial], *, graph_class: GraphClass, algorithm: str
 ) -> Trial:
-    """The search's pick: of the :data:`FINALISTS` best distinct points by their trial, each
+    """The search's pick: of the :data:`FINALISTS` best points by their trial, each
     measured :data:`FINAL_ROUNDS` times more in turn (so that drift hits them alike), the least
     median of its trial and those measurements. A finalist that fails a measurement (a wrong
     answer, an error) is out. The measurements are kept in ``study`` (:data:`FINALS_ATTR`,
@@ -826,12 +826,8 @@ def pick_finalist(
     TuningError
         Every finalist failed a measurement.
     """
-    finalists: list[Trial] = []
-    for t in sorted(ok, key=lambda t: t.wall_ms or 0.0):
-        if all(point_key(t.params) != point_key(f.params) for f in finalists):
-            finalists.append(t)
-        if len(finalists) == FINALISTS:
-            break
+    # A study measures each point once (tuner.driver.drive), so its best trials are distinct.
+    finalists = sorted(ok, key=lambda t: t.wall_ms or 0.0)[:FINALISTS]
     kept = study.user_attrs.get(FINALS_ATTR)
     measured: dict[str, list[float | None]] = {
         k: list(v) for k, v in (kept if isinstance(kept, dict) else {}).items()
