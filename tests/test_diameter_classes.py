@@ -123,6 +123,24 @@ def test_high_diameter_class_instances():
         class_instance(GraphClass("24k", "deg200", "highdiam"))
 
 
+def test_deg2_high_diameter_classes_are_searched_on_a_road_and_a_grid():
+    """Roads and 2-D meshes share the deg2 high-diameter classes: the search scores both a
+    road-like network and a grid of the class's size; every other class has its one instance."""
+    from tuner.workload import class_instances, instance_label
+
+    gc = GraphClass("24k", "deg2", "highdiam")
+    parts = class_instances(gc, seed=3)
+    assert [label.split()[0] for _, label in parts] == ["road", "grid"]
+    assert all(g.graph_class() == gc for g, _ in parts)
+    grid = parts[1][0]
+    assert abs(grid.n - gc.nodes) / gc.nodes < 0.01 and grid.m / grid.n > 3.9
+    assert instance_label(parts) == f"{parts[0][1]} + {parts[1][1]}"
+    assert instance_label(class_instances(gc, seed=3)) == instance_label(parts)  # seeded
+    for one in (GraphClass("24k", "deg20", "highdiam"), GraphClass("24k", "deg2")):
+        ((g, label),) = class_instances(one, seed=3)
+        assert g.graph_class() == one and instance_label([(g, label)]) == label
+
+
 def _record(gc: GraphClass, algorithm_pick: str, loop: str = "persistent"):
     cfg = LaunchConfig(KernelConfig(512, "N", 4), loop=loop, blocks_per_sm=1, local_limit=2048)
     point = {

@@ -264,6 +264,56 @@ def test_the_finalists_measured_again_decide_the_pick(tmp_path, no_gpu):
     assert (replayed.best.tuned_config, replayed.best.chosen_algorithm) == live_pick
 
 
+def test_a_point_is_scored_on_every_instance_of_its_class(tmp_path, no_gpu, monkeypatch):
+    """A deg2 high-diameter class is searched on a road and a grid: each point's score is the
+    geometric mean of its median wall time on each (kept beside it, through the study), a point
+    that fails on one instance fails naming it, and the run's key names both instances."""
+    import math
+
+    made: list[int] = []
+
+    def for_graph(graph, sources, **kw):
+        made.append(graph.n)
+        scale = 1.0 if len(made) == 1 else 4.0  # the road first, then the grid
+
+        def scorer(point):
+            t = timed(point)
+            if t.wall_ms is None or (scale > 1 and point["loop"] == "phast"):
+                return t if t.wall_ms is None else class_search.Trial(point, None, error="bad")
+            ms = t.wall_ms * scale
+            return class_search.Trial(point, ms, (ms,) * len(sources), (ms / 2,) * 3, 9)
+
+        return scorer
+
+    monkeypatch.setattr(class_search.SolveScorer, "for_graph", staticmethod(for_graph))
+    gc = GraphClass("24k", "deg2", "highdiam")
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    with Store(url, seed=False) as store:
+        out = class_search.tune_class(
+            gc, EngineOptions(budget=12, sources=3, many="skip"), store=store
+        )
+        assert out is not None and len(made) == 2
+        (run,) = store.runs()
+        assert run.key.instance.startswith("road n=24576") and " + grid n=" in run.key.instance
+        study = store.study(run, class_search.STUDY_KERNEL)
+        picked = study.user_attrs["instance_sources"]
+        assert len(picked) == 2 and study.user_attrs["sources"] == picked[0]
+        trials = class_search.study_trials(study)
+    ok = [t for t in trials if t.wall_ms is not None]
+    assert ok and all(len(t.parts) == 2 for t in ok)
+    for t in ok:
+        (road, _), (grid, _) = t.parts
+        assert grid == pytest.approx(4 * road) and t.wall_ms == pytest.approx(2 * road)
+        assert t.gpu_median_ms == pytest.approx(math.sqrt(road * grid) / 2)
+        assert len(t.times_ms) == 6
+    failed = [t for t in trials if t.params["loop"] == "phast"]  # the warm start's first
+    assert failed and all(
+        t.error.startswith("on grid n=") and t.error.endswith(": bad") for t in failed
+    )
+    assert out.best.tuned_config.loop != "phast"
+    assert out.best.tuned_median_ms == pytest.approx(min(t.wall_ms for t in ok), rel=0.5)
+
+
 def _record_measured_runs(url: str, classes, opts: EngineOptions) -> None:
     """Measured class-search runs (the stand-in scorer) for replays to replay."""
     with Store(url, seed=False) as store:

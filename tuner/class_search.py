@@ -7,7 +7,9 @@ the default on every sparse class). Here every candidate point is scored by what
 for: the median wall time of whole solves (``SSSPResult.timings["wall"]``: initialisation, every
 phase, predecessors, the copy back and the result), with the CUDA-event time of the same solves
 kept beside it, over several sources of the class's instance, each answer checked against
-SciPy's distances. The tuning driver (:mod:`tuner.driver`) runs the search: a tuning run per
+SciPy's distances. A class of several instances (:func:`tuner.workload.class_instances`: a road
+and a grid for deg2 high-diameter classes) scores a point by the geometric mean of its median
+wall time on each (:class:`CompositeScorer`). The tuning driver (:mod:`tuner.driver`) runs the search: a tuning run per
 class (resumed after an interrupt, shared by workers), Optuna's TPE (seeded) with the default
 enqueued first, and the acceptance rule of every tuning for the stored record.
 
@@ -30,7 +32,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -493,6 +495,10 @@ class Trial:
     back and the result's assembly); ``gpu_ms`` holds the CUDA-event time of the same solves
     beside it. A point that cannot run, or gives wrong distances, has ``wall_ms`` None and says
     why in ``error``.
+
+    Scored on several instances (:class:`CompositeScorer`), ``parts`` holds each instance's
+    (median wall ms, median CUDA-event ms), ``wall_ms`` is the geometric mean of their wall
+    times, and ``times_ms`` / ``gpu_ms`` hold every solve of every instance in turn.
     """
 
     params: Mapping[str, Any]
@@ -501,6 +507,7 @@ class Trial:
     gpu_ms: tuple[float, ...] = ()
     phases: int = 0
     error: str = ""
+    parts: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.wall_ms is None and not self.error:
@@ -508,6 +515,9 @@ class Trial:
 
     @property
     def gpu_median_ms(self) -> float | None:
+        """The median CUDA-event time; over several instances the geometric mean of theirs."""
+        if self.parts:
+            return geometric_mean([gpu for _, gpu in self.parts])
         return float(np.median(self.gpu_ms)) if self.gpu_ms else None
 
     def attrs(self) -> dict[str, Any]:
@@ -519,6 +529,7 @@ class Trial:
             "gpu_ms": list(self.gpu_ms),
             "phases": self.phases,
             "error": self.error,
+            **({"parts": [list(p) for p in self.parts]} if self.parts else {}),
         }
 
     @classmethod
@@ -532,6 +543,7 @@ class Trial:
                 tuple(float(t) for t in attrs.get("gpu_ms", ())),
                 int(attrs.get("phases", 0)),
                 str(attrs.get("error", "")),
+                tuple((float(w), float(g)) for w, g in attrs.get("parts", ())),
             )
         except (KeyError, TypeError, ValueError) as err:
             raise TuningError(
@@ -678,6 +690,38 @@ class SolveScorer:
         return dataclasses.replace(trial, params=dict(point))
 
 
+def geometric_mean(values: Sequence[float]) -> float:
+    """The geometric mean of positive ``values``: a composite score in which each instance's
+    relative change counts alike, whatever its absolute time."""
+    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=np.float64)))))
+
+
+@dataclass(frozen=True)
+class CompositeScorer:
+    """Scores a point on several instances (:func:`tuner.workload.class_instances`), one
+    scorer each: the trial's ``wall_ms`` is the geometric mean of the instances' median wall
+    times, ``parts`` keeps each one's. A point that fails on any instance fails, naming it."""
+
+    parts: tuple[tuple[str, Scorer], ...]
+
+    def __call__(self, point: dict[str, Any]) -> Trial:
+        trials = []
+        for label, part in self.parts:
+            t = part(point)
+            if t.wall_ms is None:
+                return Trial(dict(point), None, error=f"on {label}: {t.error}")
+            trials.append(t)
+        walls = [float(t.wall_ms) for t in trials if t.wall_ms is not None]
+        return Trial(
+            dict(point),
+            geometric_mean(walls),
+            tuple(x for t in trials for x in t.times_ms),
+            tuple(x for t in trials for x in t.gpu_ms),
+            max(t.phases for t in trials),
+            parts=tuple((w, t.gpu_median_ms or 0.0) for w, t in zip(walls, trials, strict=True)),
+        )
+
+
 @dataclass(frozen=True)
 class RecordedScorer:
     """Scores points from recorded measurements (a measured run's trials), for machines without
@@ -753,6 +797,8 @@ def search(
             if trial.wall_ms is not None
             else f"failed: {trial.error}"
         )
+        if trial.parts:  # each instance's, behind their geometric means
+            figures += " (" + "; ".join(f"{w:.3f} / {g:.3f}" for w, g in trial.parts) + ")"
         log.info("%s: measured %s: %s", graph_class, point_label(point, algorithm), figures)
         return driver.Measured(trial.wall_ms, {MARKER: trial.attrs()}, trial)
 
@@ -978,12 +1024,12 @@ def tune_class(
     """
     from . import many_search
     from .pipeline import device_record
-    from .workload import class_instance
+    from .workload import class_instances, instance_label
 
     interrupt.check()
     if opts.many == "only":
         return _tune_many_only(graph_class, opts, store=store, claim=claim, scorer=many_scorer)
-    graph = None
+    made: list[tuple[Graph, str]] = []
     recorded: Recorded | None = None
     if opts.replay:
         recorded = recorded_run(store, graph_class, opts)
@@ -994,7 +1040,8 @@ def tune_class(
         )
     else:
         device, version = device_record(opts.device), engine_kernel_version()
-        graph, instance = class_instance(graph_class, seed=opts.seed)
+        made = class_instances(graph_class, seed=opts.seed)
+        instance = instance_label(made)
         sources = []
     key = RunKey(
         device=device,
@@ -1019,17 +1066,24 @@ def tune_class(
                 graph_class,
                 len(driver.measured_trials(study, MARKER)),
             )
-        if graph is not None:
-            sources = representative_sources(graph, opts.sources, run.seed + 29)
+        if made:
+            picked = [representative_sources(g, opts.sources, run.seed + 29) for g, _ in made]
+            sources = picked[0]
             if scorer is None:
-                scorer = SolveScorer.for_graph(
-                    graph,
-                    sources,
-                    algorithm=opts.algorithm,
-                    variant=opts.variant,
-                    device=opts.device,
-                )
-        if "sources" not in study.user_attrs:
+                parts = [
+                    (
+                        label,
+                        SolveScorer.for_graph(
+                            g, src, algorithm=opts.algorithm, variant=opts.variant,
+                            device=opts.device,
+                        ),
+                    )
+                    for (g, label), src in zip(made, picked, strict=True)
+                ]  # fmt: skip
+                scorer = parts[0][1] if len(parts) == 1 else CompositeScorer(tuple(parts))
+            if len(made) > 1 and "instance_sources" not in study.user_attrs:
+                study.set_user_attr("instance_sources", [[int(s) for s in p] for p in picked])
+        if "sources" not in study.user_attrs:  # the first instance's
             study.set_user_attr("sources", [int(s) for s in sources])
         if recorded is not None and recorded.finals and FINALS_ATTR not in study.user_attrs:
             study.set_user_attr(FINALS_ATTR, recorded.finals)  # the replay's finalists
@@ -1065,7 +1119,7 @@ def tune_class(
             opts,
             store=store,
             record=best,
-            made=None if graph is None else (graph, instance),
+            made=made[0] if made else None,  # the first instance's
             claim=claim,
             scorer=many_scorer,
         )
