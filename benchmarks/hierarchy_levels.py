@@ -2,6 +2,7 @@
 
     python benchmarks/hierarchy_levels.py --graphs-dir G --out OUT.csv t60k COL grid-512 road-1M
     python benchmarks/hierarchy_levels.py --level-weights 1 16 --out OUT.csv cs4 COL road-1M
+    python benchmarks/hierarchy_levels.py --cores 1024 4096 8192 --graphs-dir G 4elt road-24k grid-157
 
 A near-far solve on a road or a mesh takes about as many dependent steps as its deepest shortest
 path has edges (``spt_depth.py``); PHAST (:mod:`sssp.hierarchy`) takes one per level of a
@@ -14,7 +15,9 @@ the upward search settles, the CPU sweep's milliseconds (sequential, the tree in
 the CPU reference near-far's steps at the default Δ, beside the record's steps, GPU and GAP
 milliseconds. Every PHAST answer is checked against near-far's distances and tree.
 ``--level-weights`` builds each graph's hierarchy once per weight of a node's level in its
-contraction priority (``sssp.contraction.LEVEL_WEIGHT``; default: the library's).
+contraction priority (``sssp.contraction.LEVEL_WEIGHT``; default: the library's). ``--cores``
+adds, per core table size, the levels the device sweeps below it (``levels_below_<size>``): what
+a wider core table saves a graph, which differs between roads and meshes of one size.
 
 Counts and CPU times only: what a level costs on the device is for the device to measure.
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +52,7 @@ COLUMNS = (
     "small_levels",
     "small_nodes",
     "max_level_nodes",
+    "levels_below",
     "source",
     "upward_settled",
     "cpu_sweep_ms",
@@ -76,6 +81,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="W",
         help=f"weights of a node's level in its priority (default: {LEVEL_WEIGHT})",
     )
+    ap.add_argument(
+        "--cores",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="NODES",
+        help="core table sizes: report the levels below each",
+    )
     args = ap.parse_args(argv)
     record = record_rows(args.record)
     rows: list[dict] = []
@@ -88,18 +101,27 @@ def main(argv: list[str] | None = None) -> int:
         sources = pick_sources(graph, count, args.seed)
         refs = {s: near_far(graph, s) for s in sources}
         for weight in args.level_weights:
-            rows += _levels(name, graph, weight, refs, rec, args.small)
+            rows += _levels(name, graph, weight, refs, rec, args.small, args.cores)
     if args.out:
         write_rows(args.out, COLUMNS, rows)
     return 0
 
 
-def _levels(name: str, graph: sssp.Graph, weight: int, refs: dict, rec: dict, small_at: int):
+def _levels(
+    name: str,
+    graph: sssp.Graph,
+    weight: int,
+    refs: dict,
+    rec: dict,
+    small_at: int,
+    cores: Sequence[int] = (),
+):
     """The rows of one graph's hierarchy at level weight ``weight``, one per source of
     ``refs`` (near-far's answers, each PHAST answer checked against its source's)."""
     h = build_hierarchy(graph, level_weight=weight)
     sizes = np.diff(h.level_ptr)
     small = sizes < small_at
+    below = " ".join(f"{c}:{h.levels_below(c)}" for c in cores)
     per = []
     for s, ref in refs.items():
         r = phast(graph, h, s)
@@ -117,6 +139,7 @@ def _levels(name: str, graph: sssp.Graph, weight: int, refs: dict, rec: dict, sm
                 "small_levels": int(small.sum()),
                 "small_nodes": int(sizes[small].sum()),
                 "max_level_nodes": int(sizes.max()),
+                "levels_below": below,
                 "source": s,
                 "upward_settled": r.stats["upward_settled"],
                 "cpu_sweep_ms": 1e3 * r.timings["total"],
@@ -132,7 +155,8 @@ def _levels(name: str, graph: sssp.Graph, weight: int, refs: dict, rec: dict, sm
         f"{name:14s} n {graph.n:8d} weight {weight:3d} levels {h.levels:4d} ({int(small.sum())} "
         f"under {small_at} nodes) edges x{h.edges / max(graph.m, 1):4.2f} build "
         f"{h.seconds:6.2f} s  upward {med['upward_settled']:5.0f}  near-far steps "
-        f"{med['nearfar_steps']:5.0f}  CPU sweep {med['cpu_sweep_ms']:7.2f} ms",
+        f"{med['nearfar_steps']:5.0f}  CPU sweep {med['cpu_sweep_ms']:7.2f} ms"
+        + (f"  below cores {below}" if cores else ""),
         flush=True,
     )
     return per
