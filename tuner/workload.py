@@ -94,12 +94,13 @@ def class_instances(gc: GraphClass, *, seed: int = 0) -> list[tuple[Graph, str]]
     weights 1..100, seeded).
 
     Those classes hold road networks (mean degree 2.4-3) and 2-D meshes (3-6: Walshaw's and
-    DIMACS10's FE meshes and Delaunay triangulations). A contraction hierarchy leaves a mesh
-    more levels below a core table than a road of the same size (24k nodes below a core of
-    1 024 / 4 096 / 8 192: the road-like instance 7 / 4 / 2, the grid 12 / 6 / 3, 4elt 10 / 5 /
-    3, cs4 21 / 7 / 4, delaunay_n15 12 / 7 / 5), so a search on the road alone picked cores
-    too small for the meshes (runs 187-189). The grid stands in for the meshes: a point's score
-    is the geometric mean of its median wall time on each instance."""
+    DIMACS10's FE meshes and Delaunay triangulations). Searched on the road-like instance alone
+    they picked a core table of 1 024 nodes where the shipped records' 4 096-8 192 were faster on
+    11 of the record's 14 meshes (runs 187-189). Below a core of 1 024 / 8 192 nodes a grid of
+    24k nodes keeps 12 / 3 levels, the road-like instance 8 / 2, the meshes 7-21 / 1-6
+    (``benchmarks/results/cpu/levels_below_cores.csv``). The grid stands in for the meshes: a
+    point's score is the geometric mean of its median wall time on each instance.
+    """
     from sssp.generators import generate
 
     first = class_instance(gc, seed=seed)
