@@ -312,6 +312,14 @@ def test_a_point_is_scored_on_every_instance_of_its_class(tmp_path, no_gpu, monk
     )
     assert out.best.tuned_config.loop != "phast"
     assert out.best.tuned_median_ms == pytest.approx(min(t.wall_ms for t in ok), rel=0.5)
+    with Store(url) as store:  # a replay (no GPU, no instances built) reaches the same pick
+        again = class_search.tune_class(
+            gc, EngineOptions(budget=12, sources=3, many="skip", replay=True), store=store
+        )
+        replays = [r for r in store.runs() if r.key.replay]
+    assert again is not None and again.best.replay and len(made) == 2
+    assert again.best.tuned_config == out.best.tuned_config
+    assert [r.key.instance for r in replays] == [run.key.instance]
 
 
 def _record_measured_runs(url: str, classes, opts: EngineOptions) -> None:
