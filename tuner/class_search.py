@@ -9,9 +9,10 @@ phase, predecessors, the copy back and the result), with the CUDA-event time of 
 kept beside it, over several sources of the class's instance, each answer checked against
 SciPy's distances. A class of several instances (:func:`tuner.workload.class_instances`: a road
 and a grid for deg2 high-diameter classes) scores a point by the geometric mean of its median
-wall time on each (:class:`CompositeScorer`). The tuning driver (:mod:`tuner.driver`) runs the search: a tuning run per
-class (resumed after an interrupt, shared by workers), Optuna's TPE (seeded) with the default
-enqueued first, and the acceptance rule of every tuning for the stored record.
+wall time on each (:class:`CompositeScorer`). The tuning driver (:mod:`tuner.driver`) runs the
+search: a tuning run per class (resumed after an interrupt, shared by workers), Optuna's TPE
+(seeded) with the default enqueued first, and the acceptance rule of every tuning for the
+stored record.
 
 The space (:data:`SPACE`): loop ("persistent", "graph", "host"), block size, L1 state (the
 paper's per-kernel knob, applied to every kernel of the solve), lanes per node in relax (the
