@@ -16,8 +16,8 @@ the CPU reference near-far's steps at the default Δ, beside the record's steps,
 milliseconds. Every PHAST answer is checked against near-far's distances and tree.
 ``--level-weights`` builds each graph's hierarchy once per weight of a node's level in its
 contraction priority (``sssp.contraction.LEVEL_WEIGHT``; default: the library's). ``--cores``
-adds, per core table size, the levels the device sweeps below it (``levels_below_<size>``): what
-a wider core table saves a graph, which differs between roads and meshes of one size.
+adds, per core table size, the levels the device sweeps below it (column ``levels_below``,
+``size:levels`` pairs): what a wider core table saves a graph, roads against meshes of one size.
 
 Counts and CPU times only: what a level costs on the device is for the device to measure.
 """
