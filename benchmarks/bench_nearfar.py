@@ -10,7 +10,7 @@ block-local limit. Each point: a warm-up solve, then the median over ``--sources
 CUDA-event time of a whole solve, the steps (phases) and buckets, the cost per step (loop
 time / steps) and the wall time (call to returned result); beside them the solver's
 construction (module, upload, shortcut build: ``LABEL+sN``). Every answer is checked against SciPy's Dijkstra. This is the measurement behind
-near-far's place in the tuner's search space (``tuner/class_search.py``); ``bench_sssp.py`` is the
+near-far's place in the tuner's search space (``tuner/engine_space.py``); ``bench_sssp.py`` is the
 record against the CPU anchors.
 """
 

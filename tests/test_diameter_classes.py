@@ -13,7 +13,7 @@ from sssp.classes import DIAMETER_PENALTY, GraphClass, high_diameter_classes, si
 from sssp.config import KernelConfig, LaunchConfig
 from sssp.errors import UnknownClassError
 from sssp.gpu.device import DeviceInfo
-from tuner import class_search
+from tuner import class_search, engine_space
 from tuning_db import Store
 from tuning_db.records import DeviceRecord
 
@@ -144,7 +144,7 @@ def test_deg2_high_diameter_classes_are_searched_on_a_road_and_a_grid():
 def _record(gc: GraphClass, algorithm_pick: str, loop: str = "persistent"):
     cfg = LaunchConfig(KernelConfig(512, "N", 4), loop=loop, blocks_per_sm=1, local_limit=2048)
     point = {
-        **class_search.from_config(cfg),
+        **engine_space.from_config(cfg),
         "algorithm": algorithm_pick,
         "delta_scale": 16.0 if algorithm_pick == "near-far" else 1,
     }

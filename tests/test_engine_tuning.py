@@ -13,14 +13,14 @@ from sssp.classes import GraphClass
 from sssp.config import CORE_NODES_MAX, ConfigError, KernelConfig, LaunchConfig
 from sssp.gpu.device import DeviceInfo
 from sssp.tuned import resolve_config
-from tuner import class_search
+from tuner import class_search, engine_space, scoring
 from tuning_db import Store
 from tuning_db.records import DeviceRecord
 
 H200 = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580.159.04", "13.0")
 
 
-SEARCHED = class_search.to_config(
+SEARCHED = engine_space.to_config(
     {
         "loop": "graph",
         "block_size": 1024,
@@ -40,7 +40,7 @@ def search_result(
         graph_class=GraphClass("98k", "deg2"),
         algorithm=algorithm,
         variant="successors",
-        best_point=point or class_search.from_config(SEARCHED),
+        best_point=point or engine_space.from_config(SEARCHED),
         best_ms=1.0,
         default_ms=speedup,
         spread=spread,
@@ -67,8 +67,8 @@ def memory_study():
 )
 def test_wide_points_lead_the_warm_start_of_large_low_diameter_classes(graph_class, first):
     for algorithm in ("auto", "near-far"):
-        points = class_search.start_points(algorithm, graph_class)
-        base = class_search.start_points(algorithm)
+        points = engine_space.start_points(algorithm, graph_class)
+        base = engine_space.start_points(algorithm)
         assert "wide" not in [p["loop"] for p in base]
         if not first:
             if graph_class is None or graph_class.size in ("24k", "49k", "98k", "196k", "393k"):
@@ -77,32 +77,32 @@ def test_wide_points_lead_the_warm_start_of_large_low_diameter_classes(graph_cla
         d = 1 if algorithm == "auto" else 0  # "auto" measures its default (Crauser OUT) first
         wide = points[d : d + 2]
         assert sorted(map(repr, points)) == sorted(map(repr, base + wide))
-        nearfar = [p for p in points[d + 2 :] if class_search.choice(p, algorithm)[0] == "near-far"]
+        nearfar = [p for p in points[d + 2 :] if engine_space.choice(p, algorithm)[0] == "near-far"]
         last = [p["loop"] == "cluster" and p["fuse"] != 2 for p in nearfar]
         assert any(last) and last == sorted(last)  # fused across blocks runs across the grid
         assert [(p["loop"], p["delta_scale"]) for p in wide] == [("wide", 0.5), ("wide", 1)]
-        assert all(class_search.choice(p, algorithm)[0] == "near-far" for p in wide)
+        assert all(engine_space.choice(p, algorithm)[0] == "near-far" for p in wide)
 
 
 def test_space_points_round_trip():
-    for point in (class_search.DEFAULT_POINT, *class_search.WARM_START):
-        assert set(point) == set(class_search.SPACE)
-        assert all(point[k] in class_search.SPACE[k] for k in point), point
-        assert class_search.from_config(class_search.to_config(point)) == point
+    for point in (engine_space.DEFAULT_POINT, *engine_space.WARM_START):
+        assert set(point) == set(engine_space.SPACE)
+        assert all(point[k] in engine_space.SPACE[k] for k in point), point
+        assert engine_space.from_config(engine_space.to_config(point)) == point
     large = GraphClass("3145k", "deg20")
     for algorithm, graph_class in itertools.product(("auto", "near-far"), (None, large)):
-        space = class_search.space_for(algorithm)
-        for point in class_search.start_points(algorithm, graph_class):
+        space = engine_space.space_for(algorithm)
+        for point in engine_space.start_points(algorithm, graph_class):
             assert set(point) == set(space) and all(point[k] in space[k] for k in point), point
             assert (
-                class_search.canonical(point) == point
+                engine_space.canonical(point) == point
             )  # start points are their own representatives
-            back = class_search.from_config(
-                class_search.to_config(point)
+            back = engine_space.from_config(
+                engine_space.to_config(point)
             )  # the launch part of the point
             assert back == {k: point[k] for k in back}, point
     # the default point is the default configuration (local limit -1 means 8 x 256)
-    default = class_search.to_config(class_search.DEFAULT_POINT)
+    default = engine_space.to_config(engine_space.DEFAULT_POINT)
     assert default.relax == LaunchConfig.default().relax and default.loop == "persistent"
 
 
@@ -117,40 +117,40 @@ def test_canonical_cluster_points():
         "local_limit": 8192,
         "cluster": 16,
     }
-    nf = class_search.canonical(
+    nf = engine_space.canonical(
         {**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2}
     )
     assert nf["loop"] == "cluster" and nf["cluster"] == 16
     assert (nf["lanes"], nf["blocks_per_sm"], nf["local_limit"]) == (kernels.CLUSTER_LANES, 1, 0)
-    cr = class_search.canonical(
+    cr = engine_space.canonical(
         {**base, "loop": "cluster", "algorithm": "crauser", "delta_scale": 2}
     )
     assert (cr["loop"], cr["cluster"], cr["delta_scale"], cr["lanes"]) == ("persistent", 0, 1, 4)
-    host = class_search.canonical(
+    host = engine_space.canonical(
         {**base, "loop": "host", "algorithm": "near-far", "delta_scale": 2}
     )
     assert (host["loop"], host["cluster"]) == ("persistent", 0)
-    own = class_search.canonical(
+    own = engine_space.canonical(
         {**base, "loop": "graph", "delta_scale": 4}
     )  # near-far's own space
     assert own["loop"] == "persistent"
-    cfg = class_search.to_config(nf)
+    cfg = engine_space.to_config(nf)
     assert cfg.loop == "cluster" and cfg.cluster == 16
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg  # stored and read back
-    fused = class_search.canonical(
+    fused = engine_space.canonical(
         {**base, "loop": "cluster", "algorithm": "near-far", "delta_scale": 2, "fuse": 1}
     )
-    cfg = class_search.to_config(fused)
-    assert cfg.fuse and class_search.from_config(cfg)["fuse"] == 1
+    cfg = engine_space.to_config(fused)
+    assert cfg.fuse and engine_space.from_config(cfg)["fuse"] == 1
     assert LaunchConfig.from_parts(cfg.as_dict(), cfg.options()) == cfg
     assert "fused" in str(cfg)
-    grid = class_search.canonical(
+    grid = engine_space.canonical(
         {**base, "loop": "persistent", "algorithm": "near-far", "delta_scale": 2, "fuse": 1}
     )
     assert (
-        grid["fuse"] == 0 and not class_search.to_config(grid).fuse
+        grid["fuse"] == 0 and not engine_space.to_config(grid).fuse
     )  # fusion is the cluster loop's
-    assert "fuse" in class_search.AUTO_SPACE and "fuse" in class_search.space_for("near-far")
+    assert "fuse" in engine_space.AUTO_SPACE and "fuse" in engine_space.space_for("near-far")
 
 
 @pytest.mark.parametrize("speedup,kept", [(3.0, False), (1.01, True)])
@@ -200,9 +200,9 @@ def test_search_keeps_its_trials_as_an_optuna_study(tmp_path):
 
     def scorer(point):
         if point["lanes"] == 32:
-            return class_search.Trial(point, None, error="wrong distances from source 1")
+            return scoring.Trial(point, None, error="wrong distances from source 1")
         ms = point["block_size"] / 256
-        return class_search.Trial(point, ms, (ms,) * 3, (ms / 2,) * 3, 7)
+        return scoring.Trial(point, ms, (ms,) * 3, (ms / 2,) * 3, 7)
 
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     name = "sssp/GPU-1234/d/24k-deg2/crauser-successors/engine/run-1"
@@ -215,30 +215,28 @@ def test_search_keeps_its_trials_as_an_optuna_study(tmp_path):
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     failed = [t for t in study.trials if t.state == optuna.trial.TrialState.FAIL]
     assert len(done) + len(failed) == len(res.trials) == 12
-    assert all(
-        t.user_attrs[class_search.MARKER]["error"].startswith("wrong distances") for t in failed
-    )
+    assert all(t.user_attrs[scoring.MARKER]["error"].startswith("wrong distances") for t in failed)
     assert study.best_value == min(t.wall_ms for t in res.trials if t.wall_ms is not None)
-    first = class_search.Trial.from_attrs(done[0].user_attrs[class_search.MARKER])
+    first = scoring.Trial.from_attrs(done[0].user_attrs[scoring.MARKER])
     assert first.phases == 7 and first.gpu_median_ms == first.wall_ms / 2  # gpu kept beside
 
 
 def test_auto_space_canonical_points_and_start():
     """ "auto" adds the algorithm and near-far's Δ scale; near-far runs on the persistent loop and
     Δ means nothing to Crauser, so points that run the same solve collapse to one."""
-    space = class_search.space_for("auto")
+    space = engine_space.space_for("auto")
     assert (
         space["algorithm"] == ("crauser", "crauser-inout", "near-far") and 1 in space["delta_scale"]
     )
-    for point in class_search.start_points("auto"):
+    for point in engine_space.start_points("auto"):
         assert set(point) == set(space) and all(point[k] in space[k] for k in point)
-    first = class_search.start_points("auto")[0]
-    assert class_search.choice(first, "auto") == ("crauser", None)  # the default is Crauser OUT's
-    nf = {**class_search.DEFAULT_POINT, "loop": "graph", "algorithm": "near-far", "delta_scale": 16}
-    assert class_search.canonical(nf)["loop"] == "persistent"
-    cr = {**class_search.DEFAULT_POINT, "algorithm": "crauser", "delta_scale": 64}
-    assert class_search.canonical(cr)["delta_scale"] == 1
-    assert class_search.choice(nf, "auto") == ("near-far", 16.0)
+    first = engine_space.start_points("auto")[0]
+    assert engine_space.choice(first, "auto") == ("crauser", None)  # the default is Crauser OUT's
+    nf = {**engine_space.DEFAULT_POINT, "loop": "graph", "algorithm": "near-far", "delta_scale": 16}
+    assert engine_space.canonical(nf)["loop"] == "persistent"
+    cr = {**engine_space.DEFAULT_POINT, "algorithm": "crauser", "delta_scale": 64}
+    assert engine_space.canonical(cr)["delta_scale"] == 1
+    assert engine_space.choice(nf, "auto") == ("near-far", 16.0)
 
 
 def test_auto_search_picks_and_stores_the_algorithm(tmp_path):
@@ -249,9 +247,9 @@ def test_auto_search_picks_and_stores_the_algorithm(tmp_path):
     from sssp.tuned import resolve_choice
 
     def scorer(point):
-        algorithm, scale = class_search.choice(point, "auto")
+        algorithm, scale = engine_space.choice(point, "auto")
         ms = 5.0 if algorithm != "near-far" else 1.0 + abs((scale or 1) - 64) / 64
-        return class_search.Trial(point, ms, (ms, ms), (ms, ms), 3)
+        return scoring.Trial(point, ms, (ms, ms), (ms, ms), 3)
 
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
     gc = GraphClass("98k", "deg2")
@@ -410,7 +408,7 @@ def test_solver_runs_the_pick_and_says_why(tmp_path, stand_in_gpu):
     from sssp.solve import Solver
 
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
-    point = {**class_search.from_config(SEARCHED), "algorithm": "near-far", "delta_scale": 64}
+    point = {**engine_space.from_config(SEARCHED), "algorithm": "near-far", "delta_scale": 64}
     url = _store_pick(tmp_path, "auto", point)
     seen = stand_in_gpu
     with Solver(graph, tuned=True, db=url) as solver:
@@ -430,7 +428,7 @@ def test_an_explicit_near_far_solver_takes_its_records_delta_unless_given(tmp_pa
 
     graph = sssp.generate("random", size="98k", degree=2, seed=0)
     url = _store_pick(
-        tmp_path, "near-far", {**class_search.from_config(SEARCHED), "delta_scale": 4}
+        tmp_path, "near-far", {**engine_space.from_config(SEARCHED), "delta_scale": 4}
     )
     seen = stand_in_gpu
     with Solver(graph, algorithm="near-far", tuned=True, db=url) as solver:
@@ -454,28 +452,28 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
         cluster=16,
         fuse=True,
     )
-    pick = {**class_search.from_config(searched), "algorithm": "near-far", "delta_scale": 2.0}
+    pick = {**engine_space.from_config(searched), "algorithm": "near-far", "delta_scale": 2.0}
     best = class_search.to_best(search_result(5.0, algorithm="auto", point=pick), H200)
-    point = class_search.previous_point(best, "auto")
+    point = engine_space.previous_point(best, "auto")
     assert point == {
-        **class_search.from_config(searched),
+        **engine_space.from_config(searched),
         "algorithm": "near-far",
         "delta_scale": 2.0,
         "shortcuts": 0,  # a record made before shortcuts has none
         "core": 0,  # nor a core table (the phast loop's only)
     }
-    assert class_search.previous_point(best, "crauser") is None  # not in Crauser's space
+    assert engine_space.previous_point(best, "crauser") is None  # not in Crauser's space
     crauser = class_search.to_best(search_result(5.0), H200)
-    assert class_search.previous_point(crauser, "crauser") == class_search.from_config(
+    assert engine_space.previous_point(crauser, "crauser") == engine_space.from_config(
         crauser.config
     )
 
     order = []
 
     def scorer(point):
-        algorithm, scale = class_search.choice(point, "auto")
-        order.append((algorithm, class_search.from_config(class_search.to_config(point)), scale))
-        return class_search.Trial(point, 2.0, (2.0, 2.0), (1.0, 1.0), 3)
+        algorithm, scale = engine_space.choice(point, "auto")
+        order.append((algorithm, engine_space.from_config(engine_space.to_config(point)), scale))
+        return scoring.Trial(point, 2.0, (2.0, 2.0), (1.0, 1.0), 3)
 
     gc = GraphClass("98k", "deg2")
     class_search.search(
@@ -483,7 +481,7 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
     )
     assert order[0][0] == "crauser" and order[1] == (
         "near-far",
-        class_search.from_config(searched),
+        engine_space.from_config(searched),
         2.0,
     )
 
@@ -501,7 +499,7 @@ def test_a_retune_measures_the_stored_best_right_after_the_default(tmp_path):
 def test_canonical_wide_points():
     """The wide loop runs near-far only, on its own kernels: one point per Δ scale."""
     base = {"block_size": 1024, "l1": "A", "lanes": 4, "blocks_per_sm": 2, "local_limit": 8192}
-    wide = class_search.canonical(
+    wide = engine_space.canonical(
         {**base, "loop": "wide", "algorithm": "near-far", "delta_scale": 2, "cluster": 16}
     )
     assert wide == {
@@ -516,13 +514,13 @@ def test_canonical_wide_points():
         "local_limit": 0,
         "shortcuts": 0,
     }
-    assert all(wide[k] in class_search.AUTO_SPACE[k] for k in wide)
-    cut = class_search.canonical({**base, "loop": "wide", "algorithm": "near-far", "shortcuts": 8})
-    assert cut["shortcuts"] == 0 and class_search.to_config(cut).shortcuts == 0
-    crauser = class_search.canonical({**base, "loop": "wide", "algorithm": "crauser"})
+    assert all(wide[k] in engine_space.AUTO_SPACE[k] for k in wide)
+    cut = engine_space.canonical({**base, "loop": "wide", "algorithm": "near-far", "shortcuts": 8})
+    assert cut["shortcuts"] == 0 and engine_space.to_config(cut).shortcuts == 0
+    crauser = engine_space.canonical({**base, "loop": "wide", "algorithm": "crauser"})
     assert crauser["loop"] == "persistent" and crauser["block_size"] == 1024
-    assert "wide" in class_search.space_for("near-far")["loop"]
-    assert class_search.to_config(wide).loop == "wide"
+    assert "wide" in engine_space.space_for("near-far")["loop"]
+    assert engine_space.to_config(wide).loop == "wide"
 
 
 def test_a_point_whose_loop_falls_back_is_not_measured(monkeypatch):
@@ -556,7 +554,7 @@ def test_a_point_whose_loop_falls_back_is_not_measured(monkeypatch):
     monkeypatch.setattr(sssp.gpu, "make_solver", Fallen)
 
     def score(config):
-        return class_search.score(
+        return scoring.score(
             graph,
             config,
             [0],
@@ -582,8 +580,8 @@ def test_a_point_whose_loop_falls_back_is_not_measured(monkeypatch):
 
 
 def test_cluster_points_go_last_from_786k_nodes():
-    small = class_search.start_points("auto", GraphClass("393k", "deg2", "highdiam"))
-    large = class_search.start_points("auto", GraphClass("786k", "deg2", "highdiam"))
+    small = engine_space.start_points("auto", GraphClass("393k", "deg2", "highdiam"))
+    large = engine_space.start_points("auto", GraphClass("786k", "deg2", "highdiam"))
     assert sorted(map(repr, small)) == sorted(map(repr, large))
     # Fused across blocks keeps its place: it runs across the grid where no cluster holds the
     # graph; the other cluster points go last.
@@ -601,19 +599,19 @@ def test_cluster_points_go_last_from_786k_nodes():
 
 def test_shortcut_points_follow_the_first_near_far_point_of_high_diameter_classes():
     for algorithm in ("auto", "near-far"):
-        high = class_search.start_points(algorithm, GraphClass("393k", "deg2", "highdiam"))
-        low = class_search.start_points(algorithm, GraphClass("393k", "deg2"))
-        nearfar = [p for p in high if class_search.choice(p, algorithm)[0] == "near-far"]
+        high = engine_space.start_points(algorithm, GraphClass("393k", "deg2", "highdiam"))
+        low = engine_space.start_points(algorithm, GraphClass("393k", "deg2"))
+        nearfar = [p for p in high if engine_space.choice(p, algorithm)[0] == "near-far"]
         assert [p["loop"] for p in nearfar[:2]] == ["phast", "phast"]  # (test_phast_point...)
         nearfar = nearfar[2:]
         assert [p["shortcuts"] for p in nearfar[:3]] == [0, 16, 16]
         assert {p["loop"] for p in nearfar[1:3]} == {"cluster", "persistent"}
-        assert all(class_search.to_config(p).shortcuts == 16 for p in nearfar[1:3])
+        assert all(engine_space.to_config(p).shortcuts == 16 for p in nearfar[1:3])
         assert all(p.get("shortcuts", 0) == 0 for p in low)
-        assert all(class_search.canonical(p) == p for p in high)
+        assert all(engine_space.canonical(p) == p for p in high)
     # the phase-synchronous algorithms take none: such a point collapses to its plain one
     crauser = {**nearfar[1], "algorithm": "crauser"}
-    assert class_search.canonical(crauser)["shortcuts"] == 0
+    assert engine_space.canonical(crauser)["shortcuts"] == 0
 
 
 def test_phast_point_leads_high_diameter_classes():
@@ -622,26 +620,26 @@ def test_phast_point_leads_high_diameter_classes():
     its local limit (the widest level block 0 sweeps) and lanes (the most a node's in-edges are
     split over) do, and the
     phase-synchronous algorithms run on the persistent loop instead."""
-    point = class_search.PHAST_WARM_START
-    assert point["loop"] == "phast" and class_search.canonical(point) == point
-    config = class_search.to_config(point)
+    point = engine_space.PHAST_WARM_START
+    assert point["loop"] == "phast" and engine_space.canonical(point) == point
+    config = engine_space.to_config(point)
     assert config.loop == "phast" and config.shortcuts == 0 and not config.fuse
     assert config.relax.lanes == 4  # measured faster than 1 on every mesh (runs 122, 134)
     for algorithm in ("auto", "near-far"):
-        space = class_search.space_for(algorithm)
+        space = engine_space.space_for(algorithm)
         assert "phast" in space["loop"]
-        high = class_search.start_points(algorithm, GraphClass("49k", "deg2", "highdiam"))
-        low = class_search.start_points(algorithm, GraphClass("49k", "deg2"))
-        first = [p for p in high if class_search.choice(p, algorithm)[0] == "near-far"][0]
+        high = engine_space.start_points(algorithm, GraphClass("49k", "deg2", "highdiam"))
+        low = engine_space.start_points(algorithm, GraphClass("49k", "deg2"))
+        first = [p for p in high if engine_space.choice(p, algorithm)[0] == "near-far"][0]
         assert first["loop"] == "phast" and all(p["loop"] != "phast" for p in low)
         assert all(set(p) == set(space) and p[k] in space[k] for p in high for k in p)
     other = {**point, "delta_scale": 16, "block_size": 128, "blocks_per_sm": 2}
-    assert class_search.canonical(other) == point
-    lanes = class_search.canonical({**point, "lanes": 8})
-    assert lanes != point and class_search.to_config(lanes).relax.lanes == 8
-    grid = class_search.canonical({**point, "local_limit": 0})  # every level a grid step
-    assert grid != point and class_search.to_config(grid).local_limit == 0
-    crauser = class_search.canonical({**point, "algorithm": "crauser"})
+    assert engine_space.canonical(other) == point
+    lanes = engine_space.canonical({**point, "lanes": 8})
+    assert lanes != point and engine_space.to_config(lanes).relax.lanes == 8
+    grid = engine_space.canonical({**point, "local_limit": 0})  # every level a grid step
+    assert grid != point and engine_space.to_config(grid).local_limit == 0
+    crauser = engine_space.canonical({**point, "algorithm": "crauser"})
     assert crauser["loop"] == "persistent" and crauser["delta_scale"] == 1
 
 
@@ -651,41 +649,41 @@ def test_the_phast_points_measure_the_widest_core_table_then_1024_nodes():
     sweep stays in the space); a core means nothing to another loop (such a point collapses to
     its plain one, its configuration has none), and it round-trips through a record's options
     and a configuration."""
-    wide, core = class_search.PHAST_WIDE_CORE_WARM_START, class_search.PHAST_CORE_WARM_START
-    assert core == {**class_search.PHAST_WARM_START, "core": 1024}
-    assert wide == {**class_search.PHAST_WARM_START, "core": CORE_NODES_MAX}
-    assert class_search.PHAST_WARM_START["core"] == 0
-    assert max(class_search.CORE_CHOICES) == CORE_NODES_MAX and 0 in class_search.CORE_CHOICES
-    assert class_search.to_config(wide).core == CORE_NODES_MAX
-    config = class_search.to_config(core)
+    wide, core = engine_space.PHAST_WIDE_CORE_WARM_START, engine_space.PHAST_CORE_WARM_START
+    assert core == {**engine_space.PHAST_WARM_START, "core": 1024}
+    assert wide == {**engine_space.PHAST_WARM_START, "core": CORE_NODES_MAX}
+    assert engine_space.PHAST_WARM_START["core"] == 0
+    assert max(engine_space.CORE_CHOICES) == CORE_NODES_MAX and 0 in engine_space.CORE_CHOICES
+    assert engine_space.to_config(wide).core == CORE_NODES_MAX
+    config = engine_space.to_config(core)
     assert config.loop == "phast" and config.core == 1024 and "core<=1024" in str(config)
-    assert class_search.from_config(config) == {
+    assert engine_space.from_config(config) == {
         k: v for k, v in core.items() if k not in ("algorithm", "delta_scale", "cluster", "fuse")
         and (k != "shortcuts")
     }  # fmt: skip
     assert LaunchConfig.from_parts(config.as_dict(), config.options()) == config
-    assert "core" not in class_search.to_config(class_search.PHAST_WARM_START).options()
+    assert "core" not in engine_space.to_config(engine_space.PHAST_WARM_START).options()
     for algorithm in ("auto", "near-far"):
-        high = class_search.start_points(algorithm, GraphClass("49k", "deg2", "highdiam"))
+        high = engine_space.start_points(algorithm, GraphClass("49k", "deg2", "highdiam"))
         phast = [p for p in high if p["loop"] == "phast"]
         assert [p["core"] for p in phast] == [CORE_NODES_MAX, 1024]
         assert all(p["core"] == 0 for p in high if p["loop"] != "phast")
-        low = class_search.start_points(algorithm, GraphClass("49k", "deg2"))
+        low = engine_space.start_points(algorithm, GraphClass("49k", "deg2"))
         assert all(p["core"] == 0 for p in low)
-    cluster = class_search.canonical({**core, "loop": "cluster"})
-    assert cluster["core"] == 0 and class_search.to_config(cluster).core == 0
+    cluster = engine_space.canonical({**core, "loop": "cluster"})
+    assert cluster["core"] == 0 and engine_space.to_config(cluster).core == 0
 
 
 def test_a_phast_record_reads_back_as_its_point_and_configuration():
     """A class record that chose the phast loop: its configuration round-trips through the
     record's parts, reads back as the canonical phast point of both spaces, and the solver it
     makes asks for the phast loop (shortcuts are refused there)."""
-    point = class_search.PHAST_WARM_START
+    point = engine_space.PHAST_WARM_START
     best = class_search.to_best(search_result(5.0, algorithm="auto", point=point), H200)
     assert best.config.loop == "phast" and "loop=phast" in str(best.config).replace(" ", "")
     assert LaunchConfig.from_parts(best.config.as_dict(), best.config.options()) == best.config
-    assert class_search.previous_point(best, "auto") == point
+    assert engine_space.previous_point(best, "auto") == point
     nearfar = {k: v for k, v in point.items() if k != "algorithm"}
-    assert class_search.previous_point(best, "near-far") == nearfar
+    assert engine_space.previous_point(best, "near-far") == nearfar
     with pytest.raises(ConfigError, match="persistent and cluster"):
         LaunchConfig(loop="phast", shortcuts=8)

@@ -9,7 +9,7 @@ import pytest
 import sssp
 from sssp.classes import GraphClass
 from sssp.config import KernelConfig, LaunchConfig
-from tuner import class_search, many_search
+from tuner import class_search, engine_space, many_search
 from tuning_db.records import DeviceRecord
 
 try:
@@ -26,7 +26,7 @@ def cluster_record(algorithm: str = "near-far") -> class_search.BestRecord:
     config = LaunchConfig(
         KernelConfig(1024, "N", 8), loop="cluster", blocks_per_sm=1, local_limit=0
     )
-    point = {**class_search.from_config(config), "algorithm": algorithm, "delta_scale": 2.0}
+    point = {**engine_space.from_config(config), "algorithm": algorithm, "delta_scale": 2.0}
     result = class_search.SearchResult(
         graph_class=GraphClass("24k", "deg2"),
         algorithm="auto",

@@ -17,7 +17,9 @@ from sssp.errors import InvalidArgumentError
 from sssp.gpu.device import DeviceInfo
 from sssp.hierarchy import BackgroundBuild, build_hierarchy, cache_path, hierarchy_for
 from sssp.tuned import HIERARCHY_READ, TunedChoice, TunedFallback, resolve_pick
-from tuner.class_search import SearchResult, Trial, _stored_options, canonical, to_config
+from tuner.class_search import SearchResult, _stored_options
+from tuner.engine_space import canonical, to_config
+from tuner.scoring import Trial
 from tuning_db.records import fallback_options, read_fallback
 
 INFO = DeviceInfo(0, "stand-in H200", "GPU-0", (9, 0), 132, 1 << 37, "0", "13.0", "0:0")

@@ -12,8 +12,9 @@ import pytest
 from sssp.classes import GraphClass
 from sssp.config import LaunchConfig
 from sssp.errors import TuningError
-from tuner import class_search, driver, many_search
-from tuner.class_search import EngineOptions, Trial
+from tuner import class_search, driver, engine_space, many_search
+from tuner.class_search import EngineOptions
+from tuner.scoring import Trial
 from tuning_db import RunStatus, Store
 from tuning_db.records import DeviceRecord
 
@@ -24,12 +25,12 @@ GC = GraphClass("24k", "deg2")
 
 
 def near_far_point() -> dict:
-    return dict(class_search.start_points("auto")[1])  # the cluster loop, near-far
+    return dict(engine_space.start_points("auto")[1])  # the cluster loop, near-far
 
 
 def timed(point: dict) -> Trial:
     """The class search's stand-in: near-far beats Crauser, bigger blocks are faster."""
-    algorithm, _ = class_search.choice(point, "auto")
+    algorithm, _ = engine_space.choice(point, "auto")
     ms = (4.0 if algorithm != "near-far" else 1.0) + 256 / point["block_size"] / 10
     return Trial(point, ms, (ms, ms, ms), (ms / 2,) * 3, 9)
 

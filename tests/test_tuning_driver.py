@@ -17,7 +17,7 @@ import pytest
 from sssp.classes import GraphClass
 from sssp.cliutil import Interrupted
 from sssp.errors import TuningError
-from tuner import class_search, driver, interrupt, workers
+from tuner import class_search, driver, engine_space, interrupt, scoring, workers
 from tuner.class_search import EngineOptions
 from tuning_db import RunStatus, Store
 from tuning_db.records import DeviceRecord, KernelVersionRecord, RunKey
@@ -29,15 +29,15 @@ CLASSES = [GraphClass("24k", "deg2"), GraphClass("24k", "deg20"), GraphClass("49
 MEASURED = re.compile(r"^(\S+): measured (.+): ")
 
 
-def timed(point: dict) -> class_search.Trial:
+def timed(point: dict) -> scoring.Trial:
     """A stand-in for whole solves: near-far at Δ x2 is fastest, bigger blocks are faster, 32
     lanes give wrong distances (a failed point is data)."""
     if point["lanes"] == 32:
-        return class_search.Trial(point, None, error="wrong distances from source 3")
-    algorithm, scale = class_search.choice(point, "auto")
+        return scoring.Trial(point, None, error="wrong distances from source 3")
+    algorithm, scale = engine_space.choice(point, "auto")
     ms = 4.0 if algorithm != "near-far" else 1.0 + abs((scale or 1) - 2) / 8
     ms += 256 / point["block_size"] / 10
-    return class_search.Trial(point, ms, (ms, ms, ms), (ms / 2,) * 3, 9)
+    return scoring.Trial(point, ms, (ms, ms, ms), (ms / 2,) * 3, 9)
 
 
 class Counting:
@@ -48,10 +48,10 @@ class Counting:
         self.calls: list[tuple] = []
         self.stop_at = stop_at
 
-    def __call__(self, point: dict) -> class_search.Trial:
+    def __call__(self, point: dict) -> scoring.Trial:
         if self.stop_at is not None and len(self.calls) + 1 == self.stop_at:
             raise KeyboardInterrupt
-        self.calls.append(class_search.point_key(point))
+        self.calls.append(engine_space.point_key(point))
         return timed(point)
 
 
@@ -82,8 +82,8 @@ def study_keys(store: Store, run) -> list[tuple]:
         study_name=studies.study_name(run, class_search.STUDY_KERNEL), storage=store.storage
     )
     return [
-        class_search.point_key(t.user_attrs[class_search.MARKER]["point"])
-        for t in driver.measured_trials(study, class_search.MARKER)
+        engine_space.point_key(t.user_attrs[scoring.MARKER]["point"])
+        for t in driver.measured_trials(study, scoring.MARKER)
     ]
 
 
@@ -114,7 +114,7 @@ def test_acceptance_rule_refuses_times_that_are_no_times(bad):
 def test_class_search_records_follow_the_acceptance_rule():
     """The stored record of a class search keeps the default exactly when the rule says so,
     its A/A spread included (the rule of tune run's records too)."""
-    point = {**class_search.start_points("auto")[1]}
+    point = {**engine_space.start_points("auto")[1]}
     for default, spread in ((1.5, 0.0), (1.5, 0.3), (1.015, 0.0), (1.03, 0.0)):
         result = class_search.SearchResult(
             graph_class=CLASSES[0],
@@ -197,8 +197,8 @@ class Lucky:
     def point(self) -> tuple | None:
         return self.seen[self.lucky - 1] if len(self.seen) >= self.lucky else None
 
-    def __call__(self, point: dict) -> class_search.Trial:
-        key = class_search.point_key(point)
+    def __call__(self, point: dict) -> scoring.Trial:
+        key = engine_space.point_key(point)
         self.calls.append(key)
         first = key not in self.seen
         if first:
@@ -207,7 +207,7 @@ class Lucky:
         if key != self.point or got.wall_ms is None:
             return got
         ms = 0.001 if first else 100.0
-        return class_search.Trial(point, ms, (ms,) * 3, (ms / 2,) * 3, 9)
+        return scoring.Trial(point, ms, (ms,) * 3, (ms / 2,) * 3, 9)
 
 
 def test_the_finalists_measured_again_decide_the_pick(tmp_path, no_gpu):
@@ -226,8 +226,8 @@ def test_the_finalists_measured_again_decide_the_pick(tmp_path, no_gpu):
     lucky = scorer.point
     trials = [t for t in res.trials if t.wall_ms is not None]
     assert min(trials, key=lambda t: t.wall_ms).params == dict(lucky)  # it led the trials
-    assert class_search.point_key(res.best_point) != lucky
-    others = [t for t in trials if class_search.point_key(t.params) != lucky]
+    assert engine_space.point_key(res.best_point) != lucky
+    others = [t for t in trials if engine_space.point_key(t.params) != lucky]
     assert res.best_point == min(others, key=lambda t: t.wall_ms).params
     n = class_search.FINALISTS * class_search.FINAL_ROUNDS
     assert scorer.calls[-n - 4 : -4].count(lucky) == class_search.FINAL_ROUNDS
@@ -243,9 +243,9 @@ def test_the_finalists_measured_again_decide_the_pick(tmp_path, no_gpu):
         finals = study.user_attrs[class_search.FINALS_ATTR]
         assert sorted(len(v) for v in finals.values()) == [2] * class_search.FINALISTS
         assert [100.0, 100.0] in finals.values()  # the lucky point, measured again
-        recorded = [t for t in class_search.study_trials(study) if t.wall_ms is not None]
+        recorded = [t for t in scoring.study_trials(study) if t.wall_ms is not None]
         lucky_trial = min(recorded, key=lambda t: t.wall_ms)
-        assert class_search.point_key(lucky_trial.params) == first.point  # it led the trials
+        assert engine_space.point_key(lucky_trial.params) == first.point  # it led the trials
         expected = min(
             (t for t in recorded if t is not lucky_trial), key=lambda t: t.wall_ms
         ).params
@@ -256,8 +256,8 @@ def test_the_finalists_measured_again_decide_the_pick(tmp_path, no_gpu):
         assert len(again.calls) == 4  # the final comparison only
         assert resumed.best_point == expected
     live_pick = (live.best.tuned_config, live.best.chosen_algorithm)
-    lucky_config = class_search.to_config(dict(lucky_trial.params))
-    assert live.best.tuned_config == class_search.to_config(dict(expected)) != lucky_config
+    lucky_config = engine_space.to_config(dict(lucky_trial.params))
+    assert live.best.tuned_config == engine_space.to_config(dict(expected)) != lucky_config
     with Store(url) as store:  # a replay picks by the recorded finalists, not by the trials
         replayed = class_search.tune_class(gc, dataclasses.replace(opts, replay=True), store=store)
         assert replayed is not None and replayed.best.replay
@@ -279,13 +279,13 @@ def test_a_point_is_scored_on_every_instance_of_its_class(tmp_path, no_gpu, monk
         def scorer(point):
             t = timed(point)
             if t.wall_ms is None or (scale > 1 and point["loop"] == "phast"):
-                return t if t.wall_ms is None else class_search.Trial(point, None, error="bad")
+                return t if t.wall_ms is None else scoring.Trial(point, None, error="bad")
             ms = t.wall_ms * scale
-            return class_search.Trial(point, ms, (ms,) * len(sources), (ms / 2,) * 3, 9)
+            return scoring.Trial(point, ms, (ms,) * len(sources), (ms / 2,) * 3, 9)
 
         return scorer
 
-    monkeypatch.setattr(class_search.SolveScorer, "for_graph", staticmethod(for_graph))
+    monkeypatch.setattr(scoring.SolveScorer, "for_graph", staticmethod(for_graph))
     gc = GraphClass("24k", "deg2", "highdiam")
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     with Store(url, seed=False) as store:
@@ -298,7 +298,7 @@ def test_a_point_is_scored_on_every_instance_of_its_class(tmp_path, no_gpu, monk
         study = store.study(run, class_search.STUDY_KERNEL)
         picked = study.user_attrs["instance_sources"]
         assert len(picked) == 2 and study.user_attrs["sources"] == picked[0]
-        trials = class_search.study_trials(study)
+        trials = scoring.study_trials(study)
     ok = [t for t in trials if t.wall_ms is not None]
     assert ok and all(len(t.parts) == 2 for t in ok)
     for t in ok:
@@ -340,15 +340,15 @@ def test_tune_engine_replay_resumes_after_ctrl_c(tmp_path, no_gpu, monkeypatch, 
     argv = ["engine", "--replay", "--graph-class", "deg2", "--size", "24k", "--budget", "10"]
     argv += ["--sources", "3"]  # the recording's
     calls: list[tuple] = []
-    replay = class_search.RecordedScorer.__call__
+    replay = scoring.RecordedScorer.__call__
 
     def interrupted(self, point):
         if len(calls) == 5:
             raise KeyboardInterrupt
-        calls.append(class_search.point_key(point))
+        calls.append(engine_space.point_key(point))
         return replay(self, point)
 
-    monkeypatch.setattr(class_search.RecordedScorer, "__call__", interrupted)
+    monkeypatch.setattr(scoring.RecordedScorer, "__call__", interrupted)
     capsys.readouterr()
     with caplog.at_level(logging.INFO, logger="tuner"):
         assert main([*argv, "--db", url]) == 130
@@ -357,7 +357,7 @@ def test_tune_engine_replay_resumes_after_ctrl_c(tmp_path, no_gpu, monkeypatch, 
             "tune: interrupted by SIGINT; the run is stored as interrupted and resumes on the next "
             "call"
         ]
-        monkeypatch.setattr(class_search.RecordedScorer, "__call__", replay)
+        monkeypatch.setattr(scoring.RecordedScorer, "__call__", replay)
         assert main([*argv, "--db", url]) == 0
     out = capsys.readouterr().out
     (line,) = [ln for ln in out.splitlines() if ln.startswith("24k/deg2")]
@@ -404,10 +404,10 @@ def test_a_replay_needs_a_measured_run(tmp_path):
 
 
 def test_recorded_trials_round_trip():
-    t = timed({**class_search.start_points("auto")[1]})
-    assert class_search.Trial.from_attrs(t.attrs()) == t
+    t = timed({**engine_space.start_points("auto")[1]})
+    assert scoring.Trial.from_attrs(t.attrs()) == t
     with pytest.raises(TuningError, match="needs its reason"):
-        class_search.Trial({"loop": "graph"}, None)
+        scoring.Trial({"loop": "graph"}, None)
 
 
 # -- the ask/tell loop ------------------------------------------------------------------------

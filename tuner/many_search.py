@@ -48,14 +48,15 @@ from tuning_db import Store
 from tuning_db.records import BestRecord, RunKey, RunRecord, RunStatus
 
 from . import driver, interrupt
-from .class_search import EngineOptions, Trial, engine_kernel_version
+from .class_search import EngineOptions, engine_kernel_version
+from .scoring import Trial
 
 log = logging.getLogger(__name__)
 
 STUDY_KERNEL = "engine-many"
 """What a many-source search's run and study are named after in place of a kernel."""
 MARKER = "rows"
-"""The user attribute of a measured trial (:meth:`tuner.class_search.Trial.attrs`)."""
+"""The user attribute of a measured trial (:meth:`tuner.scoring.Trial.attrs`)."""
 BLOCKS = (256, 512, 1024)
 """Threads per block of the batch kernel that are searched (1024 is the default)."""
 WIDENINGS = (1, 2, 4)
