@@ -211,6 +211,39 @@ def test_export_of_a_gpu_model_gives_back_its_shipped_engine_records(capsys, tmp
     assert "invalid choice" in usage_error(capsys, "export", "--kernel", "relax", "-o", "x.json")
 
 
+def test_export_newest_keeps_one_record_of_a_class_per_gpu_model(capsys, tmp_path):
+    """Two cards of one model searched the same class: ``--newest`` exports the later search
+    only (what a lookup on a third card takes), without it both."""
+    import dataclasses
+    import datetime as dt
+
+    from tuning_db.records import DeviceRecord
+
+    url = f"sqlite:///{tmp_path / 'two.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.seed_from_package()
+        record = next(r for r in store.all_best() if r.device.name == "NVIDIA H200")
+        other = DeviceRecord(**{**dataclasses.asdict(record.device), "uuid": "GPU-other-card"})
+        later = record.updated_at + dt.timedelta(days=1)
+        store.put_best(dataclasses.replace(record, device=other, updated_at=later))
+
+    def cards(*extra: str) -> list[str]:
+        """The cards of the exported records of ``record``'s class, algorithm and variant."""
+        out = tmp_path / "e.json"
+        argv = ["export", "--db", url, "--device-name", "H200", "--kernel", "engine"]
+        rc, _, _ = run(capsys, *argv, "--no-trials", *extra, "-o", str(out))
+        assert rc == 0
+        slot = (dataclasses.asdict(record.graph_class), record.algorithm, record.variant)
+        return sorted(
+            b["device"]
+            for b in json.loads(out.read_text())["best"]
+            if (b["graph_class"], b["algorithm"], b["variant"]) == slot
+        )
+
+    assert cards() == sorted([record.device.uuid, "GPU-other-card"])
+    assert cards("--newest") == ["GPU-other-card"]
+
+
 def test_import_shipped_brings_newer_records_into_an_older_database(capsys, tmp_path):
     """A database seeded by an older version holds an older record of a class: ``tune import
     --shipped`` replaces it with the shipped one (newer), and keeps what is as new."""

@@ -821,7 +821,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args, writes=False)
     check_writable_dir(args.output)
     with atomic_output(args.output, ".json") as tmp:
-        store.export_json(tmp, device_name=args.device_name, kernel=args.kernel, trials=args.trials)
+        store.export_json(
+            tmp,
+            device_name=args.device_name,
+            kernel=args.kernel,
+            trials=args.trials,
+            newest=args.newest,
+        )
     print(f"wrote {escape(args.output)}", file=sys.stderr)
     return 0
 
