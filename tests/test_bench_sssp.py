@@ -686,6 +686,54 @@ def test_phast_core_reports_the_levels_a_core_table_leaves(tmp_path, monkeypatch
     assert all(r["verified"] == "yes" for r in rows)
 
 
+def test_hierarchy_cache_fills_the_folder_bench_sssp_and_the_tuner_read(
+    tmp_path, monkeypatch, capsys
+):
+    """``hierarchy_cache.py``: the hierarchies of the graphs bench_sssp builds from the same
+    options and of a class's tuning instances are built once, then read; ``--skip`` leaves one
+    out; bad options fail by name."""
+    import gzip
+
+    import hierarchy_cache
+
+    from sssp.hierarchy import hierarchy_for
+    from tuner import workload
+
+    graphs = tmp_path / "graphs"
+    graphs.mkdir()
+    ring = "".join(f"a {i} {i % 6 + 1} 1\na {i % 6 + 1} {i} 1\n" for i in range(1, 7))
+    with gzip.open(graphs / "ring.gr.gz", "wt") as f:
+        f.write(f"p sp 6 12\n{ring}")
+    instance = sssp.generate("grid", size=100, seed=5)
+    monkeypatch.setattr(
+        workload, "class_instances", lambda gc, seed: [(instance, f"grid {gc} seed={seed}")]
+    )
+    cache = tmp_path / "cache"
+    argv = ["--cache", str(cache), "--graphs-dir", str(graphs), "--generated", "grid-7"]
+    argv += ["--classes", "24k/deg2/highdiam", "--class-seed", "5"]
+    assert hierarchy_cache.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "grid-7",
+        "ring",
+        "grid 24k/deg2/highdiam seed=5",
+    ]
+    assert all(" built " in line for line in lines) and len(list(cache.glob("*.npz"))) == 3
+    # bench_sssp's own graph of the file reads the kept hierarchy.
+    monkeypatch.setenv("SSSP_HIERARCHY_CACHE", str(cache))
+    spec = bench_sssp.Spec("ring", "file", graphs / "ring.gr.gz")
+    assert hierarchy_for(bench_sssp.build(spec, 0))[1] is True
+    assert hierarchy_cache.main([*argv, "--skip", "ring"]) == 0
+    again = capsys.readouterr().out.splitlines()
+    assert len(again) == 2 and all(" read " in line for line in again)
+    with pytest.raises(sssp.SSSPError, match="no such folder"):
+        hierarchy_cache.main(["--cache", str(cache), "--graphs-dir", str(tmp_path / "none")])
+    with pytest.raises(sssp.SSSPError, match="no graphs"):
+        hierarchy_cache.main(["--cache", str(cache)])
+    with pytest.raises(sssp.SSSPError, match="unknown generated graph"):
+        hierarchy_cache.main(["--cache", str(cache), "--generated", "tree-5"])
+
+
 def test_bucket_model_counts_waves_buckets_and_hop_rounds(tmp_path):
     import bucket_model
 
