@@ -183,7 +183,8 @@ def test_export_then_import_round_trip(db, capsys, tmp_path):
     assert a == b
 
 
-def test_export_of_a_gpu_model_gives_back_its_shipped_engine_records(capsys, tmp_path):
+@pytest.mark.parametrize("model", ["H200", "H100"])
+def test_export_of_a_gpu_model_gives_back_its_shipped_engine_records(capsys, tmp_path, model):
     """The shipping workflow: a database holding every shipped file, exported for one GPU
     model's engine records without trials, holds what the package ships for it."""
     from tuning_db import export as export_mod
@@ -191,12 +192,12 @@ def test_export_of_a_gpu_model_gives_back_its_shipped_engine_records(capsys, tmp
     url = f"sqlite:///{tmp_path / 'all.sqlite'}"
     with Store(url, seed=False) as store:
         store.seed_from_package()
-    out = tmp_path / "h200-engine2.json"
-    argv = ["export", "--db", url, "--device-name", "H200", "--kernel", "engine", "--no-trials"]
+    out = tmp_path / f"{model.lower()}-engine2.json"
+    argv = ["export", "--db", url, "--device-name", model, "--kernel", "engine", "--no-trials"]
     argv.append("--newest")
     rc, _, err = run(capsys, *argv, "-o", str(out))
     assert rc == 0 and "wrote" in err
-    shipped = dict(export_mod.shipped_exports())["h200-engine2.json"]
+    shipped = dict(export_mod.shipped_exports())[out.name]
 
     def content(doc: dict) -> tuple:
         bests = sorted(json.dumps({**b, "run": None}, sort_keys=True) for b in doc["best"])
