@@ -180,12 +180,7 @@ def graph_specs(args: argparse.Namespace) -> list[Spec]:
     for name in args.gap_families:
         specs.append(Spec(f"gap-{name}", "gap", parse_gap_family(name)))
     if args.graphs_dir and not args.skip_real:
-        files = sorted(Path(args.graphs_dir).rglob("*.gz"))
-        stems = [p.name.split(".")[0] for p in files]
-        for p, stem in zip(files, stems, strict=True):
-            # Two files of one stem (e.g. a METIS and a Matrix Market copy) get their folder too.
-            name = stem if stems.count(stem) == 1 else f"{p.parent.name}-{stem}"
-            specs.append(Spec(name, "file", p))
+        specs += file_specs(Path(args.graphs_dir))
     if args.only:
         unknown = set(args.only) - {s.name for s in specs}
         if unknown:
@@ -194,6 +189,17 @@ def graph_specs(args: argparse.Namespace) -> list[Spec]:
             )
         specs = [s for s in specs if s.name in args.only]
     return specs[: args.max_graphs] if args.max_graphs else specs
+
+
+def file_specs(folder: Path) -> list[Spec]:
+    """Every ``*.gz`` under ``folder``, named by its file stem (two files of one stem, e.g. a
+    METIS and a Matrix Market copy, get their folder's name too)."""
+    files = sorted(folder.rglob("*.gz"))
+    stems = [p.name.split(".")[0] for p in files]
+    return [
+        Spec(stem if stems.count(stem) == 1 else f"{p.parent.name}-{stem}", "file", p)
+        for p, stem in zip(files, stems, strict=True)
+    ]
 
 
 def parse_gap_family(name: str) -> tuple[str, int]:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_sssp import Spec, build, parse_generated  # noqa: E402
+from bench_sssp import Spec, build, file_specs, parse_generated  # noqa: E402
 
 import sssp  # noqa: E402
 from sssp.classes import GraphClass  # noqa: E402
@@ -45,9 +45,7 @@ def graphs(args: argparse.Namespace) -> list[tuple[str, Spec | sssp.Graph]]:
     if args.graphs_dir is not None:
         if not args.graphs_dir.is_dir():
             raise sssp.SSSPError(f"--graphs-dir {args.graphs_dir}: no such folder")
-        for p in sorted(args.graphs_dir.rglob("*.gz")):
-            stem = p.name.split(".")[0]
-            out.append((stem, Spec(stem, "file", p)))
+        out += [(spec.name, spec) for spec in file_specs(args.graphs_dir)]
     classes = [GraphClass.from_text(text) for text in args.classes]
     if classes:
         from tuner.workload import class_instances
