@@ -14,7 +14,10 @@ then any board with the same name and compute capability), engine 2's exact kern
 algorithm and variant:
 
 1. the graph's own class (``tuned-exact``);
-2. the nearest stored class in (log2 size, log10 degree) distance (``tuned-nearest``);
+2. the nearest stored class in (log2 size, log10 degree) distance of the graph's diameter class
+   (``tuned-nearest``); where the model has no record of that diameter class, one of a board of
+   the same chip (compute capability and SM count: an H100 SXM's query takes an H200's
+   record), before one of the other diameter class;
 3. nothing: the default configuration, 256 threads and L1 normal on the persistent loop
    (``default``).
 
@@ -75,6 +78,9 @@ class TunedQuery:
     variant : str
     db : str or None
         The database the caller named (``Solver(db=...)``), None for the provider's default.
+    sm_count : int or None
+        The GPU's multiprocessor count: with the compute capability it names the chip, whose
+        other boards' records may stand in for classes the model lacks (None: unknown).
     """
 
     graph_class: GraphClass
@@ -85,6 +91,7 @@ class TunedQuery:
     algorithm: str
     variant: str
     db: str | None = None
+    sm_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -582,6 +589,7 @@ def _lookup(
         algorithm,
         variant,
         db,
+        device.sm_count,
     )
     choice = _ask(query, provider)
     if choice is None:

@@ -194,3 +194,80 @@ def later(rec):
     import datetime as dt
 
     return rec.updated_at + dt.timedelta(seconds=1)
+
+
+def test_a_board_of_the_same_chip_answers_for_a_diameter_class_the_model_lacks(tmp_path):
+    """An H100 whose records are all of road networks and meshes (high diameter) solves a random
+    graph on the H200's low-diameter record: one chip (compute capability, SM count), a class of
+    the graph's kind; its own model's record of that kind wins wherever there is one, and a board
+    of another chip or an unknown SM count is never asked."""
+    import dataclasses
+
+    import kernels
+    from tuning_db import BestRecord, DeviceRecord, KernelVersionRecord, Store
+    from tuning_db.provider import StoreProvider
+
+    kv = KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE))
+    h100 = DeviceRecord("NVIDIA H100 80GB HBM3", "GPU-h100", "9.0", 132, "580", "13.0")
+    h200 = DeviceRecord("NVIDIA H200", "GPU-h200", "9.0", 132, "580", "13.0")
+    pcie = DeviceRecord("NVIDIA H100 PCIe", "GPU-pcie", "9.0", 114, "580", "13.0")
+    crauser = LaunchConfig(KernelConfig(1024, "A", 2), loop="persistent", blocks_per_sm=1)
+    phast = LaunchConfig(KernelConfig(256, "A", 2), loop="phast", core=8192)
+    pcie_config = LaunchConfig(KernelConfig(128, "A", 2), loop="persistent", blocks_per_sm=2)
+
+    def record(device, graph_class, config, algorithm):
+        return BestRecord(
+            device=device,
+            kernel_version=kv,
+            graph_class=graph_class,
+            algorithm="auto",
+            variant="successors",
+            config=config,
+            tuned_config=config,
+            tuned_median_ms=1.0,
+            default_median_ms=2.0,
+            speedup=2.0,
+            n_sources=3,
+            kept_default=False,
+            options=config.options(),
+            chosen_algorithm=algorithm,
+            delta_scale=1.0 if algorithm == "near-far" else None,
+        )
+
+    road = GraphClass("24k", "deg2", "highdiam")
+    dense = GraphClass("49k", "deg1000")
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    with Store(url, seed=False) as store:
+        store.put_best(record(h100, road, phast, "near-far"))
+        store.put_best(record(h200, dense, crauser, "crauser"))
+        store.put_best(record(h200, road, crauser, "crauser"))
+        store.put_best(record(pcie, GraphClass("24k", "deg1000"), pcie_config, "crauser"))
+    provider = StoreProvider()
+    query = tuned.TunedQuery(
+        GraphClass("24k", "deg1000"), h100.name, h100.uuid, "9.0", kv.digest, "auto",
+        "successors", url, 132,
+    )  # fmt: skip
+    choice = provider.lookup(query)
+    assert choice is not None
+    assert (choice.config, choice.algorithm, choice.graph_class) == (crauser, "crauser", dense)
+    assert choice.source is ConfigSource.TUNED_NEAREST
+    assert "of NVIDIA H200 (the same compute capability and SM count" in choice.detail
+    assert "no NVIDIA H100 80GB HBM3 record is of the lowdiam class" in choice.detail
+    # The graph's own class on the sibling is still not this model's: nearest, not exact.
+    exact = provider.lookup(dataclasses.replace(query, graph_class=dense))
+    assert exact.graph_class == dense and exact.source is ConfigSource.TUNED_NEAREST
+    # Of the graph's diameter class, the model's own record wins over the sibling's exact one.
+    own = provider.lookup(dataclasses.replace(query, graph_class=road))
+    assert (own.config, own.source) == (phast, ConfigSource.TUNED_EXACT)
+    assert "NVIDIA H200" not in own.detail
+    # No SM count (a provider's caller that does not know it): the model's records only.
+    blind = provider.lookup(dataclasses.replace(query, sm_count=None))
+    assert (blind.config, blind.graph_class) == (phast, road)
+    # Another chip (the PCIe board's 114 SMs) is never a sibling, whatever its classes.
+    other = provider.lookup(
+        dataclasses.replace(query, device_name=pcie.name, device_uuid="GPU-x", sm_count=114)
+    )
+    assert (other.config, other.source) == (pcie_config, ConfigSource.TUNED_EXACT)
+    unknown = dataclasses.replace(query, device_name="NVIDIA H800 PCIe", sm_count=114)
+    assert provider.lookup(unknown).config == pcie_config
+    assert provider.lookup(dataclasses.replace(unknown, sm_count=100)) is None

@@ -21,7 +21,7 @@ from .records import BestRecord
 
 logger = logging.getLogger(__name__)
 
-_cache: dict[tuple[str, str], tuple[tuple, list[BestRecord]]] = {}
+_cache: dict[tuple[str, str | None], tuple[tuple, list[BestRecord]]] = {}
 _where_cache: dict[tuple, tuple[str, Path, Path]] = {}
 _problems: dict[str, str] = {}  # the last look-up's failure, by the database's URL as given
 _lock = threading.Lock()
@@ -79,9 +79,9 @@ def state(url: str | None) -> tuple[str, tuple] | None:
     return resolved, (str(path), _file_state(path), _file_state(wal))
 
 
-def tuned_records(url: str | None, device_name: str) -> list[BestRecord]:
-    """The stored best configurations of ``device_name`` in the database at ``url`` (the
-    default database when ``None``).
+def tuned_records(url: str | None, device_name: str | None = None) -> list[BestRecord]:
+    """The stored best configurations of ``device_name`` (None: of every GPU) in the database
+    at ``url`` (the default database when ``None``).
 
     A database that cannot be used (missing, unreachable, damaged, of another schema) gives
     ``[]`` and a warning naming it, so the caller falls back to the default configuration. A
