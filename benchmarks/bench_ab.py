@@ -8,7 +8,8 @@ kernel digest whose stored records both should use::
 
 The look-up of ``solve(tuned=True)`` is pinned to ``--digest``, so both checkouts run the
 configuration tuned for those kernels whatever their own sources are. Per graph (the record's
-names: ``random-SIZE-degD``, ``grid-N``, ``rgg-N``): a warm-up solve, the median of
+names: ``random-SIZE-degD``, ``grid-N``, ``rgg-N``): warm-up solves for
+``bench_sssp.WARMUP_SECONDS``, the median of
 ``timings["gpu"]`` (CUDA events) over ``--sources`` sources, the phases, µs per phase, and
 whether every answer equals SciPy's. Alternate the two checkouts in one session: the H200's
 noise between runs is larger than many of the differences this measures.

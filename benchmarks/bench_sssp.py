@@ -21,8 +21,9 @@ the same ``--seed``; graphs of more than a million nodes get ``--big-sources`` s
 Per graph, one thing at a time (no worker pools, nothing in the background while a CPU anchor is
 timed):
   1. GPU: ``sssp.Solver(graph, backend="gpu", tuned=True, hierarchy="build")`` (a pick on the
-     phast loop reads or builds the graph's hierarchy first), a warm-up solve, then the medians
-     over ``--sources`` random sources (nodes with out-edges) of the wall time of each
+     phast loop reads or builds the graph's hierarchy first), warm-up solves for
+     ``--warmup-seconds`` (steady state after the CPU anchors of the last graph), then
+     the medians over ``--sources`` random sources (nodes with out-edges) of the wall time of each
      ``solver.solve(s)`` call, from the call to the returned result (``gpu_wall_ms``: what the
      user waits for, the headline), of its CUDA-event time (``gpu_ms``, ``timings["gpu"]``) and
      of the phases;
@@ -48,6 +49,7 @@ import argparse
 import csv
 import datetime as dt
 import json
+import math
 import os
 import platform
 import sys
@@ -363,14 +365,34 @@ def gpu_memory_mb(solver: sssp.Solver) -> float:
     return NAN
 
 
+WARMUP_SECONDS = 0.25
+"""Default ``--warmup-seconds``: how long the GPU solves before its timed solves. With one warm-up
+solve the 14 meshes' wall times were 1.22x those after 0.25 s of solves (geometric mean, runs
+alternated twice on one H100, ``warmup_ab_h100_run202_*.csv``); crack's CUDA-event time fell from
+54-64 to 37-38 us. The SM clock was at 1 980 MHz through both (``warmup_ab_h100_run202_clocks.csv``),
+so it is not the card's clock; what else warms up (the host thread's core and caches, the
+driver's) is not isolated."""
+
+
 def measure_gpu(
-    graph: sssp.Graph, sources: list[int], row: Row, device: int
+    graph: sssp.Graph,
+    sources: list[int],
+    row: Row,
+    device: int,
+    warmup_seconds: float = WARMUP_SECONDS,
 ) -> dict[int, np.ndarray]:
-    """Fill the GPU columns of ``row``; return each source's distances for the SciPy check."""
+    """Fill the GPU columns of ``row``; return each source's distances for the SciPy check.
+    Before the timed solves: one solve (module load, first touch of the buffers), then solves
+    from the sources in turn until ``warmup_seconds`` have passed since the first began."""
     # A phast pick's hierarchy is built (or read) here, before any timing, never in the
     # background: the anchors are timed alone (its build seconds are in the row's stats).
     with sssp.Solver(graph, backend="gpu", tuned=True, device=device, hierarchy="build") as solver:
-        solver.solve(sources[0])  # warm-up: module load, first touch of the buffers
+        t0 = time.perf_counter()
+        solver.solve(sources[0])
+        warmups = 1
+        while time.perf_counter() - t0 < warmup_seconds:
+            solver.solve(sources[warmups % len(sources)])
+            warmups += 1
         results, walls = [], []
         for s in sources:
             t0 = time.perf_counter()
@@ -497,7 +519,7 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
     t0 = time.perf_counter()
     if not args.no_gpu:
         try:
-            gpu = measure_gpu(graph, sources, row, args.device)
+            gpu = measure_gpu(graph, sources, row, args.device, args.warmup_seconds)
         except (
             Exception
         ) as err:  # any engine failure is a result of this row, not the end of the run
@@ -571,6 +593,7 @@ def environment(args: argparse.Namespace) -> list[str]:
         f"gap_threads={os.environ.get('OMP_NUM_THREADS') or os.cpu_count()}",
         f"python={platform.python_version()}",
         f"sources={args.sources}",
+        f"warmup_seconds={args.warmup_seconds:g}",
         f"seed={args.seed}",
         "gpu=tuned",
         f"gap_deltas={args.gap_deltas}",
@@ -666,6 +689,17 @@ def table(rows: list[Row]) -> str:
 # --------------------------------------------------------------------------- command line
 
 
+def non_negative_seconds(text: str) -> float:
+    """``--warmup-seconds``'s value: a finite number of seconds, at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = NAN
+    if not (0 <= value < math.inf):
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -715,6 +749,13 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-graphs", type=int, help="stop after this many graphs")
     ap.add_argument("--sources", type=int, default=5, help="sources per graph, medians (default 5)")
     ap.add_argument("--seed", type=int, default=0, help="graph, weight and source seed (default 0)")
+    ap.add_argument(
+        "--warmup-seconds",
+        type=non_negative_seconds,
+        default=WARMUP_SECONDS,
+        help="solve on the GPU this long before its timed solves, so that the solves timed are "
+        f"steady-state ones (default {WARMUP_SECONDS:g}; 0: one warm-up solve)",
+    )
     ap.add_argument(
         "--budget-seconds",
         type=float,

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -486,6 +487,7 @@ def test_gpu_stage_bookkeeping_with_a_cpu_stand_in(monkeypatch, tmp_path, corrup
     monkeypatch.setattr(bench_sssp.sssp, "Solver", factory)
     args = bench_sssp.parser().parse_args(
         ["--out", str(tmp_path), "--anchors", str(tmp_path), "--sources", "3"]
+        + ["--warmup-seconds", "0"]
     )
     g = bench_sssp.grid_graph(20, seed=4)
     row = bench_sssp.measure("grid-20", g, args, tmp_path)
@@ -495,6 +497,40 @@ def test_gpu_stage_bookkeeping_with_a_cpu_stand_in(monkeypatch, tmp_path, corrup
     assert row.verified == ("no" if corrupt else "yes")
     assert row.algorithm == "crauser" and row.phases > 0 and row.gpu_ms > 0
     assert math.isnan(row.gpu_mem_mb)  # the stand-in reports no device memory
+
+
+def test_the_gpu_warms_up_for_the_seconds_asked_before_its_timed_solves(monkeypatch, tmp_path):
+    """The warm-up solves the sources in turn until ``--warmup-seconds`` have passed, then times
+    every source once."""
+    made = []
+    clock = iter(range(1000))  # each reading of the clock: one more second
+
+    def factory(graph, **kw):
+        made.append(CpuStandIn(graph, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(bench_sssp.sssp, "Solver", factory)
+    # bench_sssp's own clock only (the solver keeps its own timings)
+    monkeypatch.setattr(bench_sssp, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+    g = bench_sssp.grid_graph(12, seed=4)
+    sources = bench_sssp.pick_sources(g, 3, 0)
+    row = bench_sssp.Row("grid-12", g.n, g.m, 3)
+    bench_sssp.measure_gpu(g, sources, row, 0, warmup_seconds=4.5)
+    # Read 0 at the start; after each solve 1, 2, 3, 4 are under 4.5 s and 5 is not: 5 solves.
+    warm = [sources[i % 3] for i in range(5)]
+    assert made[0].calls == [*warm, *sources]
+    assert row.gpu_wall_ms == 1e3  # one clock second between each timed solve's two readings
+
+
+@pytest.mark.parametrize("bad", ["-1", "nan", "inf", "soon"])
+def test_a_bad_warmup_is_one_line_naming_the_value(bad, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        bench_sssp.parser().parse_args(
+            ["--out", str(tmp_path), "--anchors", str(tmp_path), "--warmup-seconds", bad]
+        )
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith(f"argument --warmup-seconds: expected seconds >= 0, got {bad!r}")
 
 
 @pytest.mark.gpu
