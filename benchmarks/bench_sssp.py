@@ -21,7 +21,8 @@ the same ``--seed``; graphs of more than a million nodes get ``--big-sources`` s
 Per graph, one thing at a time (no worker pools, nothing in the background while a CPU anchor is
 timed):
   1. GPU: ``sssp.Solver(graph, backend="gpu", tuned=True, hierarchy="build")`` (a pick on the
-     phast loop reads or builds the graph's hierarchy first), warm-up solves for
+     phast loop reads or builds the graph's hierarchy first; ``--db``: the tuning database it
+     reads), warm-up solves for
      ``--warmup-seconds`` (steady state after the CPU anchors of the last graph), then
      the medians over ``--sources`` random sources (nodes with out-edges) of the wall time of each
      ``solver.solve(s)`` call, from the call to the returned result (``gpu_wall_ms``: what the
@@ -380,13 +381,17 @@ def measure_gpu(
     row: Row,
     device: int,
     warmup_seconds: float = WARMUP_SECONDS,
+    db: str | None = None,
 ) -> dict[int, np.ndarray]:
     """Fill the GPU columns of ``row``; return each source's distances for the SciPy check.
     Before the timed solves: one solve (module load, first touch of the buffers), then solves
-    from the sources in turn until ``warmup_seconds`` have passed since the first began."""
+    from the sources in turn until ``warmup_seconds`` have passed since the first began. ``db``:
+    the tuning database the look-up reads (None: ``solve(tuned=True)``'s default)."""
     # A phast pick's hierarchy is built (or read) here, before any timing, never in the
     # background: the anchors are timed alone (its build seconds are in the row's stats).
-    with sssp.Solver(graph, backend="gpu", tuned=True, device=device, hierarchy="build") as solver:
+    with sssp.Solver(
+        graph, backend="gpu", tuned=True, device=device, hierarchy="build", db=db
+    ) as solver:
         t0 = time.perf_counter()
         solver.solve(sources[0])
         warmups = 1
@@ -519,7 +524,7 @@ def measure(name: str, graph: sssp.Graph, args: argparse.Namespace, tmp: Path) -
     t0 = time.perf_counter()
     if not args.no_gpu:
         try:
-            gpu = measure_gpu(graph, sources, row, args.device, args.warmup_seconds)
+            gpu = measure_gpu(graph, sources, row, args.device, args.warmup_seconds, args.db)
         except (
             Exception
         ) as err:  # any engine failure is a result of this row, not the end of the run
@@ -596,6 +601,7 @@ def environment(args: argparse.Namespace) -> list[str]:
         f"warmup_seconds={args.warmup_seconds:g}",
         f"seed={args.seed}",
         "gpu=tuned",
+        f"tuning_db={'default' if args.db is None else shown_url(args.db)}",
         f"gap_deltas={args.gap_deltas}",
     ]
     build_info = args.anchors / "BUILD_INFO.txt"
@@ -689,6 +695,27 @@ def table(rows: list[Row]) -> str:
 # --------------------------------------------------------------------------- command line
 
 
+def shown_url(db: str) -> str:
+    """``--db`` as the CSV's header names it: a URL's password hidden."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(db).render_as_string(hide_password=True)
+    except ArgumentError:
+        return db  # a SQLite file's path
+
+
+def check_db(db: str | None) -> None:
+    """Refuse an unusable ``--db`` before any graph is built (the look-up itself would warn and
+    run the default configuration on every graph). Opening it never creates it."""
+    if db is None:
+        return
+    from tuning_db import Store
+
+    Store(db, create=False).close()
+
+
 def non_negative_seconds(text: str) -> float:
     """``--warmup-seconds``'s value: a finite number of seconds, at least 0."""
     try:
@@ -750,6 +777,13 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--sources", type=int, default=5, help="sources per graph, medians (default 5)")
     ap.add_argument("--seed", type=int, default=0, help="graph, weight and source seed (default 0)")
     ap.add_argument(
+        "--db",
+        metavar="URL",
+        help="the tuning database the GPU's tuned look-up reads, as named (an SQLAlchemy URL or "
+        "a SQLite file; default: $SSSP_TUNING_DB, else the user's database, which a process "
+        "opening it brings up to the shipped records)",
+    )
+    ap.add_argument(
         "--warmup-seconds",
         type=non_negative_seconds,
         default=WARMUP_SECONDS,
@@ -794,6 +828,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         specs = graph_specs(args)
+        check_db(args.db)
         env = environment(args)
         previous = previous_rows(args.out, env) if args.merge else []
     except sssp.SSSPError as err:

@@ -406,6 +406,19 @@ def test_run_without_gpu_or_anchors_writes_an_unverified_row(tmp_path, capsys):
     assert "grid-12" in capsys.readouterr().out
 
 
+def test_a_missing_tuning_database_is_one_line_before_any_graph(tmp_path, capsys):
+    out = tmp_path / "out"
+    missing = tmp_path / "typo.sqlite"
+    argv = ["--no-gpu", "--anchors", str(tmp_path), "--out", str(out), "--skip-synthetic"]
+    status = bench_sssp.main(
+        [*argv, "--skip-real", "--generated", "grid-12", "--db", f"sqlite:///{missing}"]
+    )
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(missing) in err[0] and "Traceback" not in err[0]
+    assert not missing.exists() and not out.exists()  # nothing created, nothing written
+
+
 # --------------------------------------------------------------------------- the binaries
 
 
@@ -453,9 +466,10 @@ class CpuStandIn:
     """Stands in for ``sssp.Solver(graph, backend="gpu", tuned=True)`` on a machine without a
     GPU: the CPU Crauser behind the same interface, so the GPU stage's bookkeeping is tested."""
 
-    def __init__(self, graph, *, backend, tuned, device, hierarchy, corrupt=False):
+    def __init__(self, graph, *, backend, tuned, device, hierarchy, db=None, corrupt=False):
         # a phast pick's hierarchy is ready before the timing starts, never built meanwhile
         assert (backend, tuned, hierarchy) == ("gpu", True, "build")
+        self.db = db
         self.inner = REAL_SOLVER(graph, backend="cpu", algorithm="crauser")
         self.corrupt = corrupt
         self.calls = []
@@ -497,6 +511,38 @@ def test_gpu_stage_bookkeeping_with_a_cpu_stand_in(monkeypatch, tmp_path, corrup
     assert row.verified == ("no" if corrupt else "yes")
     assert row.algorithm == "crauser" and row.phases > 0 and row.gpu_ms > 0
     assert math.isnan(row.gpu_mem_mb)  # the stand-in reports no device memory
+
+
+def test_the_named_tuning_database_is_what_the_gpu_reads_and_the_header_names(
+    monkeypatch, tmp_path
+):
+    """``--db`` goes to the solver as named (a default database opened by a process takes the
+    newer shipped records; a named one is read as it is), and the CSV's header names it with its
+    password hidden."""
+    from tuning_db import Store
+
+    made = []
+
+    def factory(graph, **kw):
+        made.append(CpuStandIn(graph, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(bench_sssp.sssp, "Solver", factory)
+    db = tmp_path / "own.sqlite"
+    Store(f"sqlite:///{db}", seed=False).close()
+    argv = ["--out", str(tmp_path), "--anchors", str(tmp_path), "--db", str(db)]
+    args = bench_sssp.parser().parse_args([*argv, "--sources", "2", "--warmup-seconds", "0"])
+    bench_sssp.measure("grid-12", bench_sssp.grid_graph(12, seed=4), args, tmp_path)
+    assert made and made[0].db == str(db) and made[0].calls
+
+    def header(argv):
+        return bench_sssp.environment(bench_sssp.parser().parse_args([*argv, "--no-gpu"]))
+
+    assert f"tuning_db={db}" in header(argv)
+    assert "tuning_db=default" in header(argv[:-2])  # without --db
+    secret = "postgresql+psycopg://tuner:hunter2@db.example/tuning"
+    assert bench_sssp.shown_url(secret) == "postgresql+psycopg://tuner:***@db.example/tuning"
+    assert bench_sssp.shown_url(str(db)) == str(db)
 
 
 def test_the_gpu_warms_up_for_the_seconds_asked_before_its_timed_solves(monkeypatch, tmp_path):
