@@ -780,8 +780,8 @@ def parser() -> argparse.ArgumentParser:
         "--db",
         metavar="URL",
         help="the tuning database the GPU's tuned look-up reads, as named (an SQLAlchemy URL or "
-        "a SQLite file; default: $SSSP_TUNING_DB, else the user's database, which a process "
-        "opening it brings up to the shipped records)",
+        "a SQLite file; default: $SSSP_TUNING_DB, else the user's database: a default "
+        "database lacking a shipped kernel version takes the shipped records when opened)",
     )
     ap.add_argument(
         "--warmup-seconds",
