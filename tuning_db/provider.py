@@ -53,9 +53,10 @@ def pick(
 
 
 def sibling(record: BestRecord, query: TunedQuery) -> bool:
-    """Whether ``record`` is of another GPU model built on the same chip as the query's: the
-    same compute capability and SM count (an H100 SXM and an H200: one GH100 die, the same
-    shared memory and L2; the H200 has more and faster memory). Unknown SM count: no sibling."""
+    """Whether ``record`` is of another GPU model built on the same chip as the query's, given
+    that its compute capability is the query's (the caller checks it): the same SM count (an
+    H100 SXM and an H200: one GH100 die, the same shared memory and L2; the H200 has more and
+    faster memory). Unknown SM count: no sibling."""
     return (
         record.device.name != query.device_name
         and query.sm_count is not None
