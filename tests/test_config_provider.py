@@ -271,3 +271,25 @@ def test_a_board_of_the_same_chip_answers_for_a_diameter_class_the_model_lacks(t
     unknown = dataclasses.replace(query, device_name="NVIDIA H800 PCIe", sm_count=114)
     assert provider.lookup(unknown).config == pcie_config
     assert provider.lookup(dataclasses.replace(unknown, sm_count=100)) is None
+
+
+@pytest.mark.parametrize("model", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+def test_on_the_shipped_records_every_class_takes_a_record_of_its_own_diameter(tmp_path, model):
+    """The shipped files with the look-up, as a new default database holds them: on either board
+    every paper class (low diameter) and every high-diameter class gets a tuned record of its
+    own diameter class (run 199: an H100 whose records were all of high diameter ran random
+    graphs of degree 200-2 000 on a road record's fallback, 4-20x slower)."""
+    import kernels
+    from sssp.classes import high_diameter_classes, paper_classes
+    from tuning_db import Store
+    from tuning_db.provider import StoreProvider
+
+    url = f"sqlite:///{tmp_path / 'shipped.sqlite'}"
+    Store(url, seed=True).close()
+    digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
+    provider = StoreProvider()
+    for gc in paper_classes() + high_diameter_classes():
+        query = tuned.TunedQuery(gc, model, "GPU-x", "9.0", digest, "auto", "successors", url, 132)
+        choice = provider.lookup(query)
+        assert choice is not None, (model, str(gc))
+        assert choice.graph_class.diameter == gc.diameter, (model, str(gc), choice.detail)
