@@ -134,28 +134,12 @@ def test_the_store_provider_answers_from_the_database(tmp_path):
     """The tuning database's provider: the record of the graph's class, with what it runs."""
     import dataclasses
 
-    import kernels
-    from tuning_db import BestRecord, DeviceRecord, KernelVersionRecord, Store
+    from tuning_db import DeviceRecord, Store
     from tuning_db.provider import StoreProvider
 
     gc = GRAPH.graph_class()
-    rec = BestRecord(
-        device=DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580", "13.0"),
-        kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE)),
-        graph_class=gc,
-        algorithm="auto",
-        variant="successors",
-        config=TUNED,
-        tuned_config=TUNED,
-        tuned_median_ms=1.0,
-        default_median_ms=2.0,
-        speedup=2.0,
-        n_sources=4,
-        kept_default=False,
-        options=TUNED.options(),
-        chosen_algorithm="near-far",
-        delta_scale=8.0,
-    )
+    device = DeviceRecord("NVIDIA H200", "GPU-1234", "9.0", 132, "580", "13.0")
+    rec = engine_record(device, gc, TUNED, "near-far", delta_scale=8.0)
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     with Store(url, seed=False) as store:
         store.put_best(rec)
@@ -190,6 +174,31 @@ def test_the_store_provider_answers_from_the_database(tmp_path):
     assert "measured on kernels 0123456789abcdef, carried" in detail
 
 
+def engine_record(device, graph_class, config, algorithm, delta_scale=1.0):
+    """An ``tune engine --algorithm auto`` record of engine 2's current kernels on ``device``
+    (``delta_scale`` only where ``algorithm`` is near-far)."""
+    import kernels
+    from tuning_db import BestRecord, KernelVersionRecord
+
+    return BestRecord(
+        device=device,
+        kernel_version=KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE)),
+        graph_class=graph_class,
+        algorithm="auto",
+        variant="successors",
+        config=config,
+        tuned_config=config,
+        tuned_median_ms=1.0,
+        default_median_ms=2.0,
+        speedup=2.0,
+        n_sources=3,
+        kept_default=False,
+        options=config.options(),
+        chosen_algorithm=algorithm,
+        delta_scale=delta_scale if algorithm == "near-far" else None,
+    )
+
+
 def later(rec):
     import datetime as dt
 
@@ -204,10 +213,9 @@ def test_a_board_of_the_same_chip_answers_for_a_diameter_class_the_model_lacks(t
     import dataclasses
 
     import kernels
-    from tuning_db import BestRecord, DeviceRecord, KernelVersionRecord, Store
+    from tuning_db import DeviceRecord, Store
     from tuning_db.provider import StoreProvider
 
-    kv = KernelVersionRecord(kernels.digest(kernels.ENGINE_SOURCE_FILE))
     h100 = DeviceRecord("NVIDIA H100 80GB HBM3", "GPU-h100", "9.0", 132, "580", "13.0")
     h200 = DeviceRecord("NVIDIA H200", "GPU-h200", "9.0", 132, "580", "13.0")
     pcie = DeviceRecord("NVIDIA H100 PCIe", "GPU-pcie", "9.0", 114, "580", "13.0")
@@ -215,37 +223,19 @@ def test_a_board_of_the_same_chip_answers_for_a_diameter_class_the_model_lacks(t
     phast = LaunchConfig(KernelConfig(256, "A", 2), loop="phast", core=8192)
     pcie_config = LaunchConfig(KernelConfig(128, "A", 2), loop="persistent", blocks_per_sm=2)
 
-    def record(device, graph_class, config, algorithm):
-        return BestRecord(
-            device=device,
-            kernel_version=kv,
-            graph_class=graph_class,
-            algorithm="auto",
-            variant="successors",
-            config=config,
-            tuned_config=config,
-            tuned_median_ms=1.0,
-            default_median_ms=2.0,
-            speedup=2.0,
-            n_sources=3,
-            kept_default=False,
-            options=config.options(),
-            chosen_algorithm=algorithm,
-            delta_scale=1.0 if algorithm == "near-far" else None,
-        )
-
     road = GraphClass("24k", "deg2", "highdiam")
     dense = GraphClass("49k", "deg1000")
     url = f"sqlite:///{tmp_path / 't.sqlite'}"
     with Store(url, seed=False) as store:
-        store.put_best(record(h100, road, phast, "near-far"))
-        store.put_best(record(h200, dense, crauser, "crauser"))
-        store.put_best(record(h200, road, crauser, "crauser"))
-        store.put_best(record(pcie, GraphClass("24k", "deg1000"), pcie_config, "crauser"))
+        store.put_best(engine_record(h100, road, phast, "near-far"))
+        store.put_best(engine_record(h200, dense, crauser, "crauser"))
+        store.put_best(engine_record(h200, road, crauser, "crauser"))
+        store.put_best(engine_record(pcie, GraphClass("24k", "deg1000"), pcie_config, "crauser"))
     provider = StoreProvider()
+    digest = kernels.digest(kernels.ENGINE_SOURCE_FILE)
     query = tuned.TunedQuery(
-        GraphClass("24k", "deg1000"), h100.name, h100.uuid, "9.0", kv.digest, "auto",
-        "successors", url, 132,
+        GraphClass("24k", "deg1000"), h100.name, h100.uuid, "9.0", digest, "auto", "successors",
+        url, 132,
     )  # fmt: skip
     choice = provider.lookup(query)
     assert choice is not None
