@@ -22,12 +22,11 @@ Per graph, one thing at a time (no worker pools, nothing in the background while
 timed):
   1. GPU: ``sssp.Solver(graph, backend="gpu", tuned=True, hierarchy="build")`` (a pick on the
      phast loop reads or builds the graph's hierarchy first; ``--db``: the tuning database it
-     reads), warm-up solves for
-     ``--warmup-seconds`` (steady state after the CPU anchors of the last graph), then
-     the medians over ``--sources`` random sources (nodes with out-edges) of the wall time of each
-     ``solver.solve(s)`` call, from the call to the returned result (``gpu_wall_ms``: what the
-     user waits for, the headline), of its CUDA-event time (``gpu_ms``, ``timings["gpu"]``) and
-     of the phases;
+     reads), solves for ``--warmup-seconds`` (steady state after the last graph's CPU anchors),
+     then the medians over ``--sources`` random sources (nodes with out-edges) of the wall time
+     of each ``solver.solve(s)`` call, from the call to the returned result (``gpu_wall_ms``:
+     what the user waits for, the headline), of its CUDA-event time (``gpu_ms``,
+     ``timings["gpu"]``) and of the phases;
   2. SciPy's Dijkstra from the same sources: the reference. GPU distances must equal it exactly;
   3. Boost (``ANCHORS/boost_dijkstra``), one thread, a warm-up solve, then the sources; checked by
      the sum of its finite distances;
