@@ -31,10 +31,11 @@ def pick(
     (:meth:`GraphClass.distance`). So a record of another board (:func:`sibling`) answers only
     where the model has no record of the graph's diameter class. On an H100 whose records were
     all of road networks and meshes, random graphs of degree 200-1 000 ran 3.9-13x slower on
-    them than on the H200's records of their classes, and built their solvers in up to 23 s
-    instead of 2 (``benchmarks/results/h200/sibling_rule_ab_h100_run201_*.csv``). Of records of the
-    same class and model (its GPUs each keep their own) the device's own (``device_uuid``) wins,
-    then the newest: a class searched again on another card replaces the older search."""
+    them than on the H200's records of their classes, and their solvers took up to 22 s to
+    build and solve instead of 0.1 (``benchmarks/results/h200/sibling_rule_ab_h100_run201_*``).
+    Of records of the same class and model (its GPUs each keep their own) the device's own
+    (``device_uuid``) wins, then the newest: a class searched again on another card replaces the
+    older search."""
     if not records:
         return None, ConfigSource.DEFAULT
 
