@@ -175,7 +175,7 @@ def test_the_store_provider_answers_from_the_database(tmp_path):
 
 
 def engine_record(device, graph_class, config, algorithm, delta_scale=1.0):
-    """An ``tune engine --algorithm auto`` record of engine 2's current kernels on ``device``
+    """A ``tune engine --algorithm auto`` record of engine 2's current kernels on ``device``
     (``delta_scale`` only where ``algorithm`` is near-far)."""
     import kernels
     from tuning_db import BestRecord, KernelVersionRecord
