@@ -416,7 +416,7 @@ def gpu_workers(solver: Any, devices: Sequence[int], options: dict[str, Any]) ->
     options : dict
         GPU options of each solve (``profile``): the engine then solves one source at a time.
     """
-    from .gpu.device import activate, deactivate
+    from .gpu.device import activate, adopt, deactivate
 
     workers = []
     for d in devices:
@@ -424,14 +424,11 @@ def gpu_workers(solver: Any, devices: Sequence[int], options: dict[str, Any]) ->
         def build(d: int = d) -> RowEngine:
             return _device_rows(solver, d, options)
 
-        workers.append(
-            DeviceWorker(
-                f"cuda:{d}",
-                build,
-                enter=functools.partial(activate, d),
-                leave=deactivate,
-            )
-        )
+        # The solver's own device runs the solver itself (_device_rows): its thread works in
+        # the solver's context object, so that the solver's close frees what the thread staged.
+        own = getattr(solver._gpu, "context", None) if d == solver._device else None
+        enter = functools.partial(activate, d) if own is None else functools.partial(adopt, own, d)
+        workers.append(DeviceWorker(f"cuda:{d}", build, enter=enter, leave=deactivate))
     return workers
 
 

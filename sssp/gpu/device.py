@@ -100,6 +100,25 @@ def activate(ordinal: int = 0) -> Any:
     return ctx
 
 
+def adopt(context: Any, ordinal: int) -> Any:
+    """Make ``context``, the one another thread's solver was built in (its ``context``), current
+    on this thread too, so that what this thread allocates for that solver belongs to it.
+
+    pycuda frees a buffer, stream or event in the context object that was current when it was
+    made, and only in a thread where that object is current or that created it. A device thread
+    of :mod:`sssp.multidevice` that drives the caller's own solver therefore pushes the caller's
+    context object rather than a new one of its own (:func:`activate`): the solver's close, on
+    the caller's thread, then frees what the device thread staged, instead of warning that it
+    "could not be cleaned up" and leaking it until exit. :func:`deactivate` pops it.
+    """
+    pushed = _pushed()
+    if ordinal in pushed:
+        return pushed[ordinal]
+    context.push()
+    pushed[ordinal] = context
+    return context
+
+
 def deactivate() -> None:
     """Pop the contexts that :func:`activate` pushed on this thread (a device thread's last
     call, so the primary contexts it retained are released)."""

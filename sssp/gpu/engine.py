@@ -209,7 +209,7 @@ class EngineSolver(DeviceBuffers):
         # come first, so that a bad request reads the same without CUDA.
         check_request(graph.n, variant, config or LaunchConfig.default())
         self.cuda = driver()
-        activate(device)
+        self.context = activate(device)  # what it allocates belongs to this (sssp.gpu.device.adopt)
         self.info: DeviceInfo = device_info(device)
         self._non_portable = _non_portable_clusters(self.cuda)
         self.device_facts = _device_facts(self.cuda, self.info, self._non_portable)

@@ -98,7 +98,7 @@ class GPUSolver(DeviceBuffers):
         if graph.n == 0:
             raise InvalidGraphError("the graph has no nodes")
         self.cuda = cuda = driver()
-        activate(device)
+        self.context = activate(device)  # what it allocates belongs to this (sssp.gpu.device.adopt)
         self.info: DeviceInfo = device_info(device)
         self.graph = graph
         self.algorithm, self.variant = algorithm, variant
