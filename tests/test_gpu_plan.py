@@ -849,12 +849,18 @@ def test_engine_solver_executes_its_plan(fake_driver, loop, algorithm, variant, 
         if p.sort_rows:
             assert fake_driver.functions["sssp_e_sort_rows"].calls  # sorted once at set-up
         # The first results' blocks are free in the pool: one slab per array kind, as many as
-        # SLAB_BYTES holds (a 3000-node graph: hundreds), within held_results.
+        # SLAB_BYTES holds (a 3000-node graph: hundreds), within held_results; beside them the
+        # solver's own block of each kind (the spare), made with them.
         free = {size: len(blocks) for size, blocks in solver._host._free.items()}
         item = solver._dist_dtype.itemsize
         for size in (3000 * item, 3000 * 4):
-            want = min(solver.held_results, max(2, solver.SLAB_BYTES // size))
-            assert free[size] == want > 2, (size, free)
+            want = min(solver.held_results, max(solver.HELD_RESULTS_MIN, solver.SLAB_BYTES // size))
+            assert free[size] == want > solver.HELD_RESULTS_MIN, (size, free)
+            assert solver._host._live[size] == want + 1, size
+        assert {k: a.nbytes for k, (a, _) in solver._spares.items()} == {
+            solver._dist_dtype.name: 3000 * item,
+            "int32": 3000 * 4,
+        }
 
 
 @pytest.mark.parametrize(
@@ -964,9 +970,10 @@ def test_the_pool_grows_only_the_kind_a_held_result_lacks(fake_driver, monkeypat
     grows that kind, so the next held results are still written in place, not copied."""
     import kernels
     from sssp.gpu.engine import EngineSolver
+    from sssp.gpu.hostmem import _Lease
 
     n = 3000
-    monkeypatch.setattr(EngineSolver, "SLAB_BYTES", 2 * n * 8)  # 2 distance, 4 tree blocks
+    monkeypatch.setattr(EngineSolver, "SLAB_BYTES", 6 * n * 8)  # 6 distance, 12 tree blocks
     monkeypatch.setattr(EngineSolver, "PIN_SECONDS", (0.2e-3, 0.0))  # the stand-in: 0.25 ms
     graph = sssp.generate("random", size=n, degree=4, seed=5)
     solver = EngineSolver(graph, algorithm="near-far", config=LaunchConfig(loop="cluster"))
@@ -974,15 +981,17 @@ def test_the_pool_grows_only_the_kind_a_held_result_lacks(fake_driver, monkeypat
     solver.h_info[kernels.RES_CTRL + kernels.CTRL_DONE] = 1
     solver.h_info[kernels.RES_CTRL + kernels.CTRL_PHASE] = 4
     pool = solver._host
-    assert (pool.free_blocks(n, np.int64), pool.free_blocks(n, np.int32)) == (2, 4)
-    held = [solver.solve(s) for s in range(4)]  # the tree blocks last for four
-    assert solver._spares == {}  # no result was a copy of the solver's own block
-    assert len({r.dist.ctypes.data for r in held}) == 4
+    assert (pool.free_blocks(n, np.int64), pool.free_blocks(n, np.int32)) == (6, 12)
+    held = [solver.solve(s) for s in range(12)]  # the tree blocks last for twelve
+    # Each written in place (a lease on a block of the pool), in a block of its own.
+    assert all(isinstance(r.dist.base, _Lease) for r in held)
+    assert len({r.dist.ctypes.data for r in held}) == 12
     assert pool.free_blocks(n, np.int32) == 0
     # Now both kinds are short and their price (0.4 ms) passes the device time: a copy.
-    held.append(solver.solve(4))
-    assert set(solver._spares) == {"int64", "int32"}
-    assert held[-1].dist.ctypes.data not in {r.dist.ctypes.data for r in held[:-1]}
+    held.append(solver.solve(12))
+    assert not isinstance(held[-1].dist.base, _Lease) and held[-1].dist.base is None
+    spares = {a.ctypes.data for a, _ in solver._spares.values()}
+    assert held[-1].dist.ctypes.data not in {r.dist.ctypes.data for r in held[:-1]} | spares
     solver.close()
 
 

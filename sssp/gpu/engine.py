@@ -254,6 +254,7 @@ class EngineSolver(DeviceBuffers):
         self.stream = cuda.Stream()
         self._shapes = self._launch_shapes()
         self.rows_sorted = self._sort_rows()
+        self._spares: dict[str, tuple[np.ndarray, int]] = {}  # the solver's own result blocks
         self._setup_result_pass()
         self._lane0 = _Lane(
             self.stream, self.d_key, self.d_pred, self.d_cnt, self.d_ctrl, self.d_result_scratch
@@ -268,7 +269,6 @@ class EngineSolver(DeviceBuffers):
         )
         self._copy_stream: Any = None
         self._stage_cache: dict[tuple, list[dict[str, Any]]] = {}
-        self._spares: dict[str, tuple[np.ndarray, int]] = {}
         self._copier: Any = None
         self._events = (
             cuda.Event(),
@@ -461,12 +461,15 @@ class EngineSolver(DeviceBuffers):
         )
         """Results of each kind that may be held in page-locked blocks at once; past them a solve
         returns a copy of the solver's own block."""
-        # The first results' blocks, allocated here rather than on a solve's way to its result:
-        # one slab per array kind holds as many as SLAB_BYTES does, at least two (a caller's
-        # ``r = solver.solve(s)`` holds the last result while the next is solved).
+        # The first results' blocks and the solver's own (the spare a solve writes and copies out
+        # of once the caller holds every block), allocated here rather than on a solve's way to
+        # its result: one slab per array kind, as many blocks as SLAB_BYTES holds, at least
+        # HELD_RESULTS_MIN and the spare. An allocation between the solve's launch and its
+        # result pass stalls the device: 4.5 ms of a road-1M solve's 0.5 ms (run 205).
         for d in (self._dist_dtype, np.dtype(np.int32)):
-            count = max(2, self.SLAB_BYTES // max(1, n * d.itemsize))
-            self._host.reserve(n, d, limit=self.held_results, count=count)
+            count = max(self.HELD_RESULTS_MIN, self.SLAB_BYTES // max(1, n * d.itemsize))
+            self._host.reserve(n, d, limit=self.held_results + 1, count=count + 1)
+            self._spares[d.name] = self._host.take(n, d)
 
     def _sort_rows(self) -> bool:
         """Sort the device copy of every row by weight once where the plan says so
@@ -855,6 +858,9 @@ class EngineSolver(DeviceBuffers):
     reads it; the pool grows only behind solves long enough to hide the allocation
     (:meth:`_grow_pool`)."""
     HELD_RESULTS_MIN = 4
+    """Results of each kind whose blocks a solver makes when it is built, however large the
+    graph (with the spare, :meth:`_result_array`): holding up to this many costs no copy. With
+    two, the third to fifth held result of road-1M cost 2.4-7 ms against 0.5 (run 205)."""
     SLAB_BYTES = 4 << 20
     """Page-locked memory per array kind for the results' blocks a solver makes when it is built,
     in one allocation each. On the H200's host one allocation took 0.94 ms at 0.2 and 0.8 MB and
@@ -869,10 +875,7 @@ class EngineSolver(DeviceBuffers):
         got = self._host.take(n, dtype, fill=fill, limit=0)  # a free block, never a new one
         if got is not None:
             return got[0], got[1], False
-        key = dtype.name
-        if key not in self._spares:
-            self._spares[key] = self._host.take(n, dtype)
-        spare, ptr = self._spares[key]
+        spare, ptr = self._spares[dtype.name]  # made with the pool (_setup_result_pass)
         if fill is not None:
             spare.view(np.uint8).fill(fill)
         return spare, ptr, True
@@ -898,7 +901,7 @@ class EngineSolver(DeviceBuffers):
         if not short or sum(fixed + per_byte * n * d.itemsize for d in short) >= self._last_gpu_s:
             return
         for d in short:
-            self._host.reserve(n, d, limit=self.held_results)
+            self._host.reserve(n, d, limit=self.held_results + 1)  # and the spare
 
     def _result_pass(
         self, lane: _Lane, source: int, d_dist: Any, d_pred: Any, d_info: Any, out_kind: int
