@@ -26,7 +26,8 @@ timed):
      then the medians over ``--sources`` random sources (nodes with out-edges) of the wall time
      of each ``solver.solve(s)`` call, from the call to the returned result (``gpu_wall_ms``:
      what the user waits for, the headline), of its CUDA-event time (``gpu_ms``,
-     ``timings["gpu"]``) and of the phases;
+     ``timings["gpu"]``), of its loop's CUDA-event time (``loop_ms``, ``timings["loop"]``: the
+     solve less its result pass) and of the phases;
   2. SciPy's Dijkstra from the same sources: the reference. GPU distances must equal it exactly;
   3. Boost (``ANCHORS/boost_dijkstra``), one thread, a warm-up solve, then the sources; checked by
      the sum of its finite distances;
@@ -97,6 +98,8 @@ DETAIL_COLUMNS = (
     "gpu_ms",
     "gpu_wall_ms",
     "us_per_phase",
+    "loop_ms",
+    "loop_us_per_phase",
     "scipy_ms",
     "boost_ms",
     "boost_weight_bits",
@@ -280,6 +283,10 @@ class Row:
     phases: float = NAN
     gpu_ms: float = NAN
     gpu_wall_ms: float = NAN
+    loop_ms: float = NAN
+    """CUDA-event time until the solve's loop ended (``timings["loop"]``): ``gpu_ms`` less the
+    result pass and its copies, so ``loop_us_per_phase`` is a step's cost with less of a solve's
+    fixed cost in it."""
     gpu_mem_mb: float = NAN
     scipy_ms: float = NAN
     boost_ms: float = NAN
@@ -326,6 +333,7 @@ class Row:
 
     def detail(self) -> list[object]:
         per_phase = 1e3 * self.gpu_ms / self.phases if self.phases > 0 else NAN
+        loop_per_phase = 1e3 * self.loop_ms / self.phases if self.phases > 0 else NAN
         return [
             self.graph,
             self.n,
@@ -336,6 +344,8 @@ class Row:
             self.gpu_ms,
             self.gpu_wall_ms,
             per_phase,
+            self.loop_ms,
+            loop_per_phase,
             self.scipy_ms,
             self.boost_ms,
             self.boost_weight_bits,
@@ -408,6 +418,8 @@ def measure_gpu(
             check_tree(graph, r)
     row.gpu_ms = 1e3 * float(np.median([r.timings.get("gpu", r.timings["total"]) for r in results]))
     row.gpu_wall_ms = 1e3 * float(np.median(walls))
+    loops = [r.timings["loop"] for r in results if "loop" in r.timings]
+    row.loop_ms = 1e3 * float(np.median(loops)) if loops else NAN
     row.phases = float(np.median([r.iterations for r in results]))
     last = results[-1]
     row.algorithm = last.algorithm

@@ -269,6 +269,7 @@ def measured_row() -> bench_sssp.Row:
         phases=238.0,
         gpu_ms=0.5,
         gpu_wall_ms=0.6,
+        loop_ms=0.4,
         gpu_mem_mb=1.5,
         scipy_ms=4.0,
         boost_ms=3.0,
@@ -306,6 +307,7 @@ def test_csv_schema(tmp_path):
     assert detail[1] == list(bench_sssp.DETAIL_COLUMNS)
     row = dict(zip(detail[1], detail[2], strict=True))
     assert float(row["us_per_phase"]) == pytest.approx(1e3 * 0.5 / 238)
+    assert float(row["loop_us_per_phase"]) == pytest.approx(1e3 * 0.4 / 238, rel=1e-5)
     assert not list(tmp_path.glob("*.part"))
 
 
