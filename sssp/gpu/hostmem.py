@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any, overload
 
 import numpy as np
@@ -62,6 +63,7 @@ class HostArrays:
         self._free: dict[int, list[tuple[np.ndarray, int]]] = {}
         self._live: dict[int, int] = {}  # blocks of each size allocated and not released
         self._lock = threading.Lock()
+        self._leases: dict[int, weakref.ref] = {}  # the weak references of the blocks in use
         self._closed = False
         self.allocations = 0
         """Blocks allocated so far (a test and benchmark aid: reuse keeps it flat)."""
@@ -99,8 +101,21 @@ class HostArrays:
         if fill is not None:
             raw.fill(fill)
         lease = raw.view(_Lease)
-        weakref.finalize(lease, self._give_back, nbytes, block)
+        # The block comes back when the lease dies: a weak reference's callback, the reference
+        # kept until then (weakref.finalize does the same with an exit hook this pool needs
+        # not, at twice the cost on a solve's way to its result pass).
+        ref = weakref.ref(lease, self._returner(nbytes, block))
+        self._leases[id(ref)] = ref
         return np.ndarray((int(n),), dtype, buffer=lease), ptr
+
+    def _returner(
+        self, nbytes: int, block: tuple[np.ndarray, int]
+    ) -> Callable[[weakref.ref], None]:
+        def back(ref: weakref.ref) -> None:
+            self._leases.pop(id(ref), None)
+            self._give_back(nbytes, block)
+
+        return back
 
     def free_blocks(self, n: int, dtype: np.dtype | type) -> int:
         """Free blocks of ``n`` elements of ``dtype`` (what the next :meth:`take` calls find)."""
