@@ -296,7 +296,7 @@ def test_shipped_h200_records_choose_per_class():
     """The shipped H200 records (tune engine --algorithm auto, this kernel version) cover the 12
     paper classes, the 10 high-diameter ones up to 393k and the 16 large ones (196k-3145k); they
     choose near-far on the sparse classes and on every high-diameter one (the phast loop on the
-    seven searched with it, the cluster loop on the other ones up to 393k, the persistent loop
+    eight searched with it, the cluster loop on the other ones up to 393k, the persistent loop
     past it), a Crauser criterion on the dense ones, and the wide loop on the low-diameter deg20
     classes from 786k nodes (GAP's scale-22 graphs are 3145k/deg20)."""
     import json
@@ -325,17 +325,20 @@ def test_shipped_h200_records_choose_per_class():
     high = {c: o for c, o in by_class.items() if c.diameter == "highdiam"}
     assert all(o["algorithm"] == "near-far" for o in high.values())
     # Runs 142-146 (the H200 searched again with the phast points): the phast loop with a core
-    # table of up to 1 024 nodes at 4 lanes on the seven classes searched, each with its
-    # fallback on another loop; the others as searched before (the cluster loop up to 393k,
-    # where the distances fit a cluster's shared memory, the persistent loop past it).
-    phast = {
+    # table of up to 1 024 nodes at 4 lanes on the classes searched, each with its fallback on
+    # another loop; run 210 searched the four mesh classes (24k, 49k x deg2, deg20) again and
+    # took a core of 8 192 (faster on all 14 meshes of the record, twice alternated); the others
+    # as searched before (the cluster loop up to 393k, where the distances fit a cluster's
+    # shared memory, the persistent loop past it).
+    meshes = {GraphClass(s, d, "highdiam") for s in ("24k", "49k") for d in ("deg2", "deg20")}
+    phast = meshes | {
         GraphClass(s, d, "highdiam")
-        for s, d in (("24k", "deg2"), ("49k", "deg2"), ("49k", "deg20"), ("196k", "deg2"))
-        + (("196k", "deg20"), ("393k", "deg2"), ("786k", "deg2"))
+        for s, d in (("196k", "deg2"), ("196k", "deg20"), ("393k", "deg2"), ("786k", "deg2"))
     }
     for c in phast:
         o = by_class[c]
-        assert o["loop"] == "phast" and o["core"] == 1024 and o["fallback.loop"] != "phast"
+        core = 8192 if c in meshes else 1024
+        assert o["loop"] == "phast" and o["core"] == core and o["fallback.loop"] != "phast"
     small = {"24k", "49k", "98k", "196k", "393k"}
     others = {c: o for c, o in high.items() if c not in phast}
     assert all((o["loop"] == "cluster") == (c.size in small) for c, o in others.items())
