@@ -17,7 +17,11 @@ milliseconds. Every PHAST answer is checked against near-far's distances and tre
 ``--level-weights`` builds each graph's hierarchy once per weight of a node's level in its
 contraction priority (``sssp.contraction.LEVEL_WEIGHT``; default: the library's). ``--cores``
 adds, per core table size, the levels the device sweeps below it (column ``levels_below``,
-``size:levels`` pairs): what a wider core table saves a graph, roads against meshes of one size.
+``size:levels`` pairs): what a wider core table saves a graph, roads against meshes of one size;
+and the passes of the device's grid of ``--threads`` threads over those levels (column
+``passes_below``): a level wider than the grid takes one pass per grid's width, one after another
+on each thread (:func:`grid_passes`), so a solve's loop time over its passes is what one
+dependent step costs.
 
 Counts and CPU times only: what a level costs on the device is for the device to measure.
 """
@@ -53,6 +57,7 @@ COLUMNS = (
     "small_nodes",
     "max_level_nodes",
     "levels_below",
+    "passes_below",
     "source",
     "upward_settled",
     "cpu_sweep_ms",
@@ -89,7 +94,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NODES",
         help="core table sizes: report the levels below each",
     )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=GRID_THREADS,
+        help=f"the device grid's threads, for passes_below (default {GRID_THREADS}: 132 x 1 024)",
+    )
     args = ap.parse_args(argv)
+    if args.threads < 1:
+        raise sssp.SSSPError(f"--threads must be at least 1, not {args.threads}")
     record = record_rows(args.record)
     rows: list[dict] = []
     for name in args.graphs:
@@ -101,10 +114,23 @@ def main(argv: list[str] | None = None) -> int:
         sources = pick_sources(graph, count, args.seed)
         refs = {s: near_far(graph, s) for s in sources}
         for weight in args.level_weights:
-            rows += _levels(name, graph, weight, refs, rec, args.small, args.cores)
+            rows += _levels(name, graph, weight, refs, rec, args.small, args.cores, args.threads)
     if args.out:
         write_rows(args.out, COLUMNS, rows)
     return 0
+
+
+GRID_THREADS = 132 * 1024
+"""The phast sweep's grid on an H100 or H200 at one block of 1 024 threads per multiprocessor."""
+
+
+def grid_passes(sizes: np.ndarray, threads: int) -> int:
+    """Passes of a grid of ``threads`` threads over levels of ``sizes`` nodes: the sweep gives
+    each node of a level a group of lanes (as many as still fit the level in one pass, at least
+    one), so a level takes one pass, or ``ceil(size / threads)`` where one lane a node is too
+    many."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return int(np.maximum(1, -(-sizes // threads)).sum())
 
 
 def _levels(
@@ -115,6 +141,7 @@ def _levels(
     rec: dict,
     small_at: int,
     cores: Sequence[int] = (),
+    threads: int = GRID_THREADS,
 ):
     """The rows of one graph's hierarchy at level weight ``weight``, one per source of
     ``refs`` (near-far's answers, each PHAST answer checked against its source's)."""
@@ -122,6 +149,10 @@ def _levels(
     sizes = np.diff(h.level_ptr)
     small = sizes < small_at
     below = " ".join(f"{c}:{h.levels_below(c)}" for c in cores)
+    # level_ptr runs from the top level down: the levels below a core are the last ones.
+    passes = " ".join(
+        f"{c}:{grid_passes(sizes[h.levels - h.levels_below(c) :], threads)}" for c in cores
+    )
     per = []
     for s, ref in refs.items():
         r = phast(graph, h, s)
@@ -140,6 +171,7 @@ def _levels(
                 "small_nodes": int(sizes[small].sum()),
                 "max_level_nodes": int(sizes.max()),
                 "levels_below": below,
+                "passes_below": passes,
                 "source": s,
                 "upward_settled": r.stats["upward_settled"],
                 "cpu_sweep_ms": 1e3 * r.timings["total"],
@@ -156,7 +188,7 @@ def _levels(
         f"under {small_at} nodes) edges x{h.edges / max(graph.m, 1):4.2f} build "
         f"{h.seconds:6.2f} s  upward {med['upward_settled']:5.0f}  near-far steps "
         f"{med['nearfar_steps']:5.0f}  CPU sweep {med['cpu_sweep_ms']:7.2f} ms"
-        + (f"  below cores {below}" if cores else ""),
+        + (f"  below cores {below} (grid passes {passes})" if cores else ""),
         flush=True,
     )
     return per

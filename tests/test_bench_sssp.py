@@ -920,3 +920,14 @@ def test_cluster_probe_forces_a_distances_only_layout_into_the_plan():
     with mock.patch.object(kernels, "cluster_layout", cluster_probe.distances_only(1)):
         p = plan_engine(GraphFacts.of(big), config, "near-far", "successors", delta, H200)
     assert p.loop == "persistent" and "do not fit" in p.cluster_fallback
+
+
+def test_hierarchy_levels_counts_a_pass_per_grid_width_of_a_level():
+    import hierarchy_levels
+
+    # A level that fits the grid is one pass whatever its lanes; a wider one takes one pass per
+    # grid's width; an empty slice of levels none.
+    assert hierarchy_levels.grid_passes(np.array([1, 100, 1024]), 1024) == 3
+    assert hierarchy_levels.grid_passes(np.array([1025, 2048, 2049]), 1024) == 2 + 2 + 3
+    assert hierarchy_levels.grid_passes(np.array([467_660, 244_280, 131_551]), 135_168) == 4 + 2 + 1
+    assert hierarchy_levels.grid_passes(np.array([], dtype=np.int64), 1024) == 0
