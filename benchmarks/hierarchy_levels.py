@@ -150,9 +150,7 @@ def _levels(
     small = sizes < small_at
     below = " ".join(f"{c}:{h.levels_below(c)}" for c in cores)
     # level_ptr runs from the top level down: the levels below a core are the last ones.
-    passes = " ".join(
-        f"{c}:{grid_passes(sizes[h.levels - h.levels_below(c) :], threads)}" for c in cores
-    )
+    passes = " ".join(f"{c}:{grid_passes(sizes[h.top_levels(c) :], threads)}" for c in cores)
     per = []
     for s, ref in refs.items():
         r = phast(graph, h, s)
